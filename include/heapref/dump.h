@@ -1,0 +1,280 @@
+/*
+ * dump.h - the dump reader: stage 1 of the pipeline.
+ *
+ * Reads a Go heap dump (runtime/debug.WriteHeapDump; header "go1.5 heap dump\n",
+ * "go1.6 ..." or "go1.7 ...": current Go still writes go1.7) and indexes it so that
+ * later stages never parse it again:
+ *   - heap objects sorted by address, with hr_dump_object_at() finding the object that
+ *     contains any address (interior pointers too) through a sparse page table, in time
+ *     independent of the heap's size; one pointer bit per heap word, from each object's
+ *     field list;
+ *   - data and bss segments and stack frames, each with its pointer bitmap;
+ *   - goroutines with their frames in depth order, finalizers, itabs, types, OS threads,
+ *     defers, panics, other roots, the params record, memstats, memory-profile buckets
+ *     and their alloc samples.
+ *
+ * The file is memory-mapped and stays mapped while the struct hr_dump lives: contents,
+ * names and strings below point into the mapping rather than being copied.
+ * Multi-byte words inside contents use the dump's byte order and pointer size (params):
+ * read them with hr_dump_word().
+ *
+ * Every record is checked as it is read; a malformed dump fails with one error line
+ * "FILE: byte OFFSET: what is wrong" and nothing is returned. No allocation is sized by
+ * a length field of the file before that length has been checked against the file.
+ */
+#ifndef HEAPREF_DUMP_H
+#define HEAPREF_DUMP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "heapref/base.h"
+
+/* Record kinds, as numbered by the format. */
+enum hr_record_kind {
+	HR_REC_EOF = 0,
+	HR_REC_OBJECT = 1,
+	HR_REC_OTHER_ROOT = 2,
+	HR_REC_TYPE = 3,
+	HR_REC_GOROUTINE = 4,
+	HR_REC_STACK_FRAME = 5,
+	HR_REC_PARAMS = 6,
+	HR_REC_FINALIZER = 7,
+	HR_REC_ITAB = 8,
+	HR_REC_OS_THREAD = 9,
+	HR_REC_MEMSTATS = 10,
+	HR_REC_QUEUED_FINALIZER = 11,
+	HR_REC_DATA = 12,
+	HR_REC_BSS = 13,
+	HR_REC_DEFER = 14,
+	HR_REC_PANIC = 15,
+	HR_REC_MEMPROF = 16,
+	HR_REC_ALLOC_SAMPLE = 17,
+	HR_REC_KIND_COUNT
+};
+
+/* Name of a record kind ("object", "stack frame", ...), or "unknown". */
+const char *hr_record_kind_name(unsigned kind);
+
+/* A run of bytes inside the mapped dump (a string or a memory image). */
+struct hr_bytes {
+	const uint8_t *ptr;
+	uint64_t len;
+};
+
+struct hr_dump_params {
+	bool big_endian;
+	uint32_t ptr_size;      /* 4 or 8 */
+	uint64_t heap_start;    /* arena range the heap lives in */
+	uint64_t heap_end;
+	struct hr_bytes goarch; /* "amd64" */
+	struct hr_bytes go_version; /* runtime's build version, "go1.26.8"; go1.5-era dumps wrote GOEXPERIMENT here */
+	uint64_t ncpu;
+};
+
+/* A heap object: address, size (its size class, from the record) and its memory. */
+struct hr_object {
+	uint64_t addr;
+	uint64_t size;
+	const uint8_t *data;
+};
+
+/* Data or bss: its address, memory image and one pointer bit per word. */
+struct hr_segment {
+	bool present;
+	uint64_t addr;
+	struct hr_bytes contents;
+	const uint64_t *ptr_bits; /* hr_bit_words(contents.len / ptr_size) words */
+	uint64_t file_offset;     /* where the record starts */
+};
+
+struct hr_goroutine {
+	uint64_t addr;
+	uint64_t sp;
+	uint64_t goid;
+	uint64_t gopc;          /* PC of the go statement that created it */
+	uint64_t status;        /* runtime _G* status, see hr_goroutine_status_name() */
+	bool is_system;
+	bool is_background;
+	uint64_t wait_since;
+	struct hr_bytes wait_reason;
+	uint64_t ctxt;
+	uint64_t thread;        /* M descriptor */
+	uint64_t top_defer;
+	uint64_t top_panic;
+	uint32_t first_frame;   /* index into hr_dump_frames(); frames in depth order */
+	uint32_t frame_count;
+	uint64_t file_offset;
+};
+
+/* "idle", "runnable", "running", "syscall", "waiting", ... or "unknown". */
+const char *hr_goroutine_status_name(uint64_t status);
+
+struct hr_frame {
+	uint64_t sp;            /* lowest address of the frame */
+	uint64_t depth;         /* 0 = top of stack (the running frame) */
+	uint64_t child_sp;      /* sp of the frame it called, 0 for the top frame */
+	struct hr_bytes contents;
+	uint64_t entry_pc;
+	uint64_t pc;
+	uint64_t cont_pc;
+	struct hr_bytes func_name;
+	uint32_t goroutine;     /* index into hr_dump_goroutines() */
+	uint64_t bits_index;    /* first bit of this frame in hr_dump_frame_bits() */
+	uint64_t file_offset;
+};
+
+/* Registered (kind 7) and queued (kind 11) finalizers share a layout. */
+struct hr_finalizer {
+	uint64_t obj;
+	uint64_t fn;            /* FuncVal */
+	uint64_t fn_pc;
+	uint64_t arg_type;
+	uint64_t obj_type;
+};
+
+struct hr_type_record {
+	uint64_t addr;
+	uint64_t size;
+	struct hr_bytes name;
+	bool data_is_ptr;       /* an interface holding it stores *T (true) or T in its data word */
+};
+
+struct hr_itab {
+	uint64_t addr;
+	uint64_t type_addr;
+};
+
+struct hr_os_thread {
+	uint64_t addr;
+	uint64_t id;
+	uint64_t os_id;
+};
+
+struct hr_other_root {
+	struct hr_bytes description;
+	uint64_t ptr;
+};
+
+struct hr_defer {
+	uint64_t addr;
+	uint64_t goroutine;
+	uint64_t argp;
+	uint64_t pc;
+	uint64_t fn;
+	uint64_t fn_pc;
+	uint64_t link;
+};
+
+struct hr_panic {
+	uint64_t addr;
+	uint64_t goroutine;
+	uint64_t arg_type;
+	uint64_t arg_data;
+	uint64_t defer;
+	uint64_t link;
+};
+
+/* runtime.MemStats as the dump records it, in its field order. */
+struct hr_memstats {
+	uint64_t alloc, total_alloc, sys, lookups, mallocs, frees;
+	uint64_t heap_alloc, heap_sys, heap_idle, heap_inuse, heap_released, heap_objects;
+	uint64_t stack_inuse, stack_sys, mspan_inuse, mspan_sys, mcache_inuse, mcache_sys;
+	uint64_t buck_hash_sys, gc_sys, other_sys, next_gc, last_gc, pause_total_ns;
+	uint64_t pause_ns[256];
+	uint64_t num_gc;
+};
+
+struct hr_memprof_frame {
+	struct hr_bytes func;
+	struct hr_bytes file;
+	uint64_t line;
+};
+
+/* A memory-profile bucket: an allocation site (stack) and its counts. */
+struct hr_memprof_bucket {
+	uint64_t id;
+	uint64_t size;
+	uint32_t first_frame;   /* index into hr_dump_memprof_frames() */
+	uint32_t frame_count;
+	uint64_t allocs;
+	uint64_t frees;
+};
+
+struct hr_alloc_sample {
+	uint64_t addr;
+	uint64_t bucket_id;
+};
+
+struct hr_dump;
+
+/*
+ * Maps and indexes the dump at path. Returns NULL on failure with err set
+ * (HR_EIO: cannot open or map; HR_EINPUT: not a well-formed dump; HR_ENOMEM).
+ * The caller owns the result and frees it with hr_dump_free().
+ */
+struct hr_dump *hr_dump_open(const char *path, struct hr_error *err);
+
+/*
+ * Same, on bytes already in memory (tests, fuzzing). name is used in error messages.
+ * The buffer is not copied: it must outlive the returned dump.
+ */
+struct hr_dump *hr_dump_open_bytes(const void *bytes, size_t len, const char *name,
+				   struct hr_error *err);
+
+/* Unmaps and frees everything; NULL is fine. */
+void hr_dump_free(struct hr_dump *dump);
+
+const char *hr_dump_path(const struct hr_dump *dump);
+uint64_t hr_dump_file_size(const struct hr_dump *dump);
+/* 5, 6 or 7: the N of the "go1.N heap dump" header. */
+unsigned hr_dump_format_minor(const struct hr_dump *dump);
+const struct hr_dump_params *hr_dump_params(const struct hr_dump *dump);
+/* How many records of each kind the file holds (kind < HR_REC_KIND_COUNT). */
+uint64_t hr_dump_record_count(const struct hr_dump *dump, unsigned kind);
+
+/* Reads the pointer-sized word at p (inside the mapping), in the dump's byte order. */
+uint64_t hr_dump_word(const struct hr_dump *dump, const uint8_t *p);
+
+/* --- heap objects, sorted by address ---------------------------------------------- */
+size_t hr_dump_object_count(const struct hr_dump *dump);
+struct hr_object hr_dump_object(const struct hr_dump *dump, size_t index);
+/* Index of the object whose [addr, addr+size) contains addr, or -1. O(1) in heap size. */
+int64_t hr_dump_object_at(const struct hr_dump *dump, uint64_t addr);
+/* Whether the heap word at addr (pointer-aligned, inside an object) holds a pointer. */
+bool hr_dump_heap_ptr_bit(const struct hr_dump *dump, uint64_t addr);
+/* Number of pointer words in object index (counts set bits). */
+uint64_t hr_dump_object_ptr_count(const struct hr_dump *dump, size_t index);
+/* Pointer words in the whole heap. */
+uint64_t hr_dump_heap_ptr_words(const struct hr_dump *dump);
+/* Sum of all object sizes. */
+uint64_t hr_dump_object_bytes(const struct hr_dump *dump);
+
+/* --- roots and the rest ------------------------------------------------------------- */
+const struct hr_segment *hr_dump_data(const struct hr_dump *dump);
+const struct hr_segment *hr_dump_bss(const struct hr_dump *dump);
+
+const struct hr_goroutine *hr_dump_goroutines(const struct hr_dump *dump, size_t *count);
+const struct hr_frame *hr_dump_frames(const struct hr_dump *dump, size_t *count);
+/* Whether word `word` of frame f (offset word * ptr_size from its sp) holds a pointer. */
+bool hr_dump_frame_ptr_bit(const struct hr_dump *dump, const struct hr_frame *f, uint64_t word);
+
+const struct hr_finalizer *hr_dump_finalizers(const struct hr_dump *dump, size_t *count);
+const struct hr_finalizer *hr_dump_queued_finalizers(const struct hr_dump *dump, size_t *count);
+const struct hr_type_record *hr_dump_types(const struct hr_dump *dump, size_t *count);
+const struct hr_itab *hr_dump_itabs(const struct hr_dump *dump, size_t *count);
+const struct hr_os_thread *hr_dump_os_threads(const struct hr_dump *dump, size_t *count);
+const struct hr_other_root *hr_dump_other_roots(const struct hr_dump *dump, size_t *count);
+const struct hr_defer *hr_dump_defers(const struct hr_dump *dump, size_t *count);
+const struct hr_panic *hr_dump_panics(const struct hr_dump *dump, size_t *count);
+/* NULL when the dump has no memstats record. */
+const struct hr_memstats *hr_dump_memstats(const struct hr_dump *dump);
+const struct hr_memprof_bucket *hr_dump_memprof_buckets(const struct hr_dump *dump, size_t *count);
+const struct hr_memprof_frame *hr_dump_memprof_frames(const struct hr_dump *dump, size_t *count);
+const struct hr_alloc_sample *hr_dump_alloc_samples(const struct hr_dump *dump, size_t *count);
+
+/* Bytes of memory the index holds (not counting the mapping), for benchmarks. */
+uint64_t hr_dump_index_bytes(const struct hr_dump *dump);
+
+#endif

@@ -1,0 +1,22 @@
+/*
+ * writers.h - the last pipeline stage: turning what the earlier stages found into
+ * output a person or a tool reads.
+ *
+ * For now: the text summary of a dump behind `heapref info`.
+ */
+#ifndef HEAPREF_WRITERS_H
+#define HEAPREF_WRITERS_H
+
+#include <stdio.h>
+
+#include "heapref/dump.h"
+
+/*
+ * Writes a readable summary of the dump to out: Go version and GOARCH, record counts,
+ * objects and bytes with a histogram by size, goroutines by status and wait reason,
+ * data/bss sizes, finalizers, memstats HeapAlloc next to the sum of object sizes.
+ * Returns 0, or HR_EIO (err set) when writing fails.
+ */
+int hr_write_dump_info(FILE *out, const struct hr_dump *dump, struct hr_error *err);
+
+#endif

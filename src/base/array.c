@@ -1,0 +1,57 @@
+/* array.c - growable arrays and bit-vector scanning (see base.h). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "heapref/base.h"
+
+int hr_array_reserve(void **items, size_t *cap, size_t need, size_t elem_size)
+{
+	size_t new_cap;
+	uint64_t bytes;
+	void *grown;
+
+	if (need <= *cap)
+		return HR_OK;
+	new_cap = *cap ? *cap : 16;
+	while (new_cap < need) {
+		if (new_cap > SIZE_MAX / 2)
+			return HR_ENOMEM;
+		new_cap *= 2;
+	}
+	if (!hr_mul_ok(new_cap, elem_size, &bytes) || bytes > SIZE_MAX)
+		return HR_ENOMEM;
+	grown = realloc(*items, (size_t)bytes);
+	if (!grown)
+		return HR_ENOMEM;
+	*items = grown;
+	*cap = new_cap;
+	return HR_OK;
+}
+
+uint64_t hr_bit_next(const uint64_t *bits, uint64_t from, uint64_t limit)
+{
+	uint64_t word, i = from;
+
+	while (i < limit) {
+		word = bits[i >> 6] >> (i & 63);
+		if (word)
+			i += (uint64_t)__builtin_ctzll(word);
+		else
+			i = (i | 63) + 1;
+		if (word)
+			return i < limit ? i : limit;
+	}
+	return limit;
+}
+
+void *hr_array_push(void **items, size_t *n, size_t *cap, size_t elem_size)
+{
+	unsigned char *slot;
+
+	if (*n == SIZE_MAX || hr_array_reserve(items, cap, *n + 1, elem_size) != HR_OK)
+		return NULL;
+	slot = (unsigned char *)*items + *n * elem_size;
+	memset(slot, 0, elem_size);
+	(*n)++;
+	return slot;
+}

@@ -1,0 +1,94 @@
+/*
+ * main.c - the command line: picks a subcommand, runs the pipeline stages it needs,
+ * prints the one-line error of whatever failed and turns it into an exit status.
+ *
+ * Exit status: 0 success, 1 bad input (a file that cannot be read or is not what it
+ * should be), 2 usage error, 3 out of memory or an output that cannot be written.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "heapref/dump.h"
+#include "heapref/writers.h"
+
+#define HEAPREF_VERSION "0.1.0"
+
+enum exit_status { EXIT_OK = 0, EXIT_BAD_INPUT = 1, EXIT_USAGE = 2, EXIT_RESOURCES = 3 };
+
+static const char usage[] =
+	"usage: heapref <command> [arguments]\n"
+	"\n"
+	"Find out which variables keep a Go program's memory alive, from a heap dump\n"
+	"(runtime/debug.WriteHeapDump) and the binary that wrote it.\n"
+	"\n"
+	"commands:\n"
+	"  info DUMP     summarise a heap dump: Go version, records, objects by size,\n"
+	"                goroutines by state, segments, finalizers, memstats\n"
+	"  help          show this text\n"
+	"  version       show heapref's version\n"
+	"\n"
+	"exit status: 0 success, 1 bad input, 2 usage error, 3 out of memory or output error\n";
+
+static int exit_status_of(const struct hr_error *err)
+{
+	switch (err->code) {
+	case HR_EINPUT:
+	case HR_EIO:
+		return EXIT_BAD_INPUT;
+	case HR_EUSAGE:
+		return EXIT_USAGE;
+	default:
+		return EXIT_RESOURCES;
+	}
+}
+
+static int report(const struct hr_error *err)
+{
+	fprintf(stderr, "heapref: %s\n", err->msg);
+	return exit_status_of(err);
+}
+
+static int usage_error(const char *what)
+{
+	fprintf(stderr, "heapref: %s\n%s", what, usage);
+	return EXIT_USAGE;
+}
+
+static int cmd_info(int argc, char **argv)
+{
+	struct hr_error err = { 0 };
+	struct hr_dump *dump;
+	int rc;
+
+	if (argc != 1)
+		return usage_error("info takes exactly one argument: the heap dump file");
+	dump = hr_dump_open(argv[0], &err);
+	if (!dump)
+		return report(&err);
+	rc = hr_write_dump_info(stdout, dump, &err);
+	hr_dump_free(dump);
+	if (rc) {
+		fprintf(stderr, "heapref: standard output: %s\n", err.msg);
+		return EXIT_RESOURCES;
+	}
+	return EXIT_OK;
+}
+
+int main(int argc, char **argv)
+{
+	const char *cmd = argc > 1 ? argv[1] : NULL;
+
+	if (!cmd)
+		return usage_error("no command given");
+	if (!strcmp(cmd, "info"))
+		return cmd_info(argc - 2, argv + 2);
+	if (!strcmp(cmd, "help") || !strcmp(cmd, "--help") || !strcmp(cmd, "-h")) {
+		fputs(usage, stdout);
+		return EXIT_OK;
+	}
+	if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
+		puts("heapref " HEAPREF_VERSION);
+		return EXIT_OK;
+	}
+	return usage_error("unknown command");
+}

@@ -1,0 +1,381 @@
+/*
+ * dump_index.c - the heap object index: objects sorted by address, a sparse page table
+ * for address -> object lookups, and one pointer bit per heap word.
+ * See dump_internal.h for the layout and why it is shaped this way.
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dump_internal.h"
+
+#define PAGE_HASH_MULT UINT64_C(0x9E3779B97F4A7C15)
+
+static size_t page_slot(const struct heap_index *idx, uint64_t page_no)
+{
+	return (size_t)((page_no * PAGE_HASH_MULT) >> 20) & (idx->page_slots - 1);
+}
+
+static struct heap_page *page_find(const struct heap_index *idx, uint64_t page_no)
+{
+	size_t i = page_slot(idx, page_no);
+
+	for (;;) {
+		struct heap_page *p = &idx->pages[i];
+
+		if (p->page_no == page_no)
+			return p;
+		if (p->page_no == HEAP_NO_PAGE)
+			return NULL;
+		i = (i + 1) & (idx->page_slots - 1);
+	}
+}
+
+static struct heap_page *alloc_page_table(size_t slots)
+{
+	struct heap_page *pages = malloc(slots * sizeof(*pages));
+	size_t i;
+
+	if (!pages)
+		return NULL;
+	for (i = 0; i < slots; i++)
+		pages[i] = (struct heap_page){ .page_no = HEAP_NO_PAGE };
+	return pages;
+}
+
+static int grow_page_table(struct heap_index *idx)
+{
+	struct heap_page *old = idx->pages;
+	size_t old_slots = idx->page_slots, i;
+	struct heap_page *pages;
+
+	if (old_slots > SIZE_MAX / 2 / sizeof(*pages))
+		return HR_ENOMEM;
+	pages = alloc_page_table(old_slots * 2);
+	if (!pages)
+		return HR_ENOMEM;
+	idx->pages = pages;
+	idx->page_slots = old_slots * 2;
+	for (i = 0; i < old_slots; i++) {
+		size_t j;
+
+		if (old[i].page_no == HEAP_NO_PAGE)
+			continue;
+		j = page_slot(idx, old[i].page_no);
+		while (pages[j].page_no != HEAP_NO_PAGE)
+			j = (j + 1) & (idx->page_slots - 1);
+		pages[j] = old[i];
+	}
+	free(old);
+	idx->cached = NULL;
+	return HR_OK;
+}
+
+/* Finds or creates the entry of page_no. */
+static int page_get(struct heap_index *idx, uint64_t page_no, struct heap_page **out)
+{
+	size_t i;
+	int rc;
+
+	if ((idx->page_used + 1) * 2 > idx->page_slots) {
+		rc = grow_page_table(idx);
+		if (rc)
+			return rc;
+	}
+	i = page_slot(idx, page_no);
+	while (idx->pages[i].page_no != page_no) {
+		if (idx->pages[i].page_no == HEAP_NO_PAGE) {
+			idx->pages[i].page_no = page_no;
+			idx->page_used++;
+			break;
+		}
+		i = (i + 1) & (idx->page_slots - 1);
+	}
+	*out = &idx->pages[i];
+	return HR_OK;
+}
+
+int heap_index_init(struct heap_index *idx, const uint8_t *file, uint32_t ptr_size)
+{
+	memset(idx, 0, sizeof(*idx));
+	idx->file = file;
+	idx->ptr_size = ptr_size;
+	idx->block_words = (uint32_t)hr_bit_words(HEAP_PAGE_SIZE / ptr_size);
+	idx->page_slots = 1024;
+	idx->pages = alloc_page_table(idx->page_slots);
+	return idx->pages ? HR_OK : HR_ENOMEM;
+}
+
+void heap_index_release(struct heap_index *idx)
+{
+	free(idx->pages);
+	free(idx->bit_pool);
+	free(idx->objs);
+	free(idx->big);
+	memset(idx, 0, sizeof(*idx));
+}
+
+int heap_index_add(struct heap_index *idx, uint64_t addr, uint64_t size, uint64_t data_off)
+{
+	uint64_t page, last = (addr + size - 1) >> HEAP_PAGE_SHIFT;
+	struct heap_obj *obj;
+	struct heap_page *p;
+	int rc;
+
+	for (page = addr >> HEAP_PAGE_SHIFT; page <= last; page++) {
+		rc = page_get(idx, page, &p);
+		if (rc)
+			return rc;
+	}
+	obj = hr_array_push((void **)&idx->objs, &idx->nobj, &idx->obj_cap, sizeof(*obj));
+	if (!obj)
+		return HR_ENOMEM;
+	obj->addr = addr;
+	if (size >= OBJ_SIZE_ESCAPE) {
+		struct heap_big_size *big = hr_array_push((void **)&idx->big, &idx->nbig,
+							  &idx->big_cap, sizeof(*big));
+		if (!big)
+			return HR_ENOMEM;
+		big->addr = addr;
+		big->size = size;
+		obj->packed = data_off << OBJ_SIZE_BITS | OBJ_SIZE_ESCAPE;
+	} else {
+		obj->packed = data_off << OBJ_SIZE_BITS | size;
+	}
+	idx->total_bytes += size;
+	idx->cached = NULL;
+	return HR_OK;
+}
+
+static uint64_t *page_bits(struct heap_index *idx, struct heap_page *p)
+{
+	if (!p->bits) {
+		size_t words;
+
+		if (idx->bit_blocks >= UINT32_MAX - 1)
+			return NULL;
+		if (hr_array_reserve((void **)&idx->bit_pool, &idx->bit_cap, idx->bit_blocks + 1,
+				     (size_t)idx->block_words * sizeof(uint64_t)))
+			return NULL;
+		words = idx->bit_blocks * idx->block_words;
+		memset(idx->bit_pool + words, 0, idx->block_words * sizeof(uint64_t));
+		p->bits = (uint32_t)++idx->bit_blocks;
+	}
+	return idx->bit_pool + (size_t)(p->bits - 1) * idx->block_words;
+}
+
+int heap_index_set_ptr(struct heap_index *idx, uint64_t addr)
+{
+	uint64_t page_no = addr >> HEAP_PAGE_SHIFT;
+	struct heap_page *p = idx->cached;
+	uint64_t *bits;
+
+	if (!p || p->page_no != page_no) {
+		p = page_find(idx, page_no); /* heap_index_add() created it */
+		if (!p)
+			return HR_EUSAGE;
+		idx->cached = p;
+	}
+	bits = page_bits(idx, p);
+	if (!bits)
+		return HR_ENOMEM;
+	hr_bit_set(bits, (addr & (HEAP_PAGE_SIZE - 1)) / idx->ptr_size);
+	return HR_OK;
+}
+
+uint64_t heap_index_obj_size(const struct heap_index *idx, size_t i)
+{
+	uint64_t code = idx->objs[i].packed & OBJ_SIZE_ESCAPE;
+	size_t lo = 0, hi = idx->nbig;
+
+	if (code != OBJ_SIZE_ESCAPE)
+		return code;
+	while (lo < hi) { /* big sizes are sorted by address */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (idx->big[mid].addr < idx->objs[i].addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return idx->big[lo].size;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+static int cmp_obj(const void *a, const void *b)
+{
+	return cmp_u64(&((const struct heap_obj *)a)->addr, &((const struct heap_obj *)b)->addr);
+}
+
+static int cmp_big(const void *a, const void *b)
+{
+	return cmp_u64(&((const struct heap_big_size *)a)->addr,
+		       &((const struct heap_big_size *)b)->addr);
+}
+
+/* Moves objs[i] to objs[dest[i]] for all i, in place; dest is consumed. */
+static void permute_objects(struct heap_obj *objs, uint32_t *dest, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		while (dest[i] != i) {
+			uint32_t j = dest[i];
+			struct heap_obj tmp = objs[j];
+
+			objs[j] = objs[i];
+			objs[i] = tmp;
+			dest[i] = dest[j];
+			dest[j] = j;
+		}
+	}
+}
+
+/*
+ * Page numbers of all pages in use, sorted; each page's `first` temporarily holds
+ * its rank in that order.
+ */
+static uint64_t *rank_pages(struct heap_index *idx)
+{
+	uint64_t *order = malloc((idx->page_used ? idx->page_used : 1) * sizeof(*order));
+	size_t i, n = 0;
+
+	if (!order)
+		return NULL;
+	for (i = 0; i < idx->page_slots; i++)
+		if (idx->pages[i].page_no != HEAP_NO_PAGE)
+			order[n++] = idx->pages[i].page_no;
+	qsort(order, n, sizeof(*order), cmp_u64);
+	for (i = 0; i < n; i++)
+		page_find(idx, order[i])->first = (uint32_t)i;
+	return order;
+}
+
+/*
+ * Sorts objects by address: a counting sort on the page an object starts in. Go writes
+ * a span's objects in address order and a page belongs to one span, so this sort is
+ * complete for a dump Go wrote; a general sort covers any other order.
+ */
+static int sort_objects(struct heap_index *idx)
+{
+	uint32_t *start = NULL, *dest = NULL;
+	uint64_t *order = rank_pages(idx);
+	size_t i, run = 0;
+	int rc = HR_ENOMEM;
+
+	if (!order)
+		goto out;
+	start = calloc(idx->page_used + 1, sizeof(*start));
+	dest = malloc((idx->nobj ? idx->nobj : 1) * sizeof(*dest));
+	if (!start || !dest)
+		goto out;
+	for (i = 0; i < idx->nobj; i++) {
+		struct heap_page *p = page_find(idx, idx->objs[i].addr >> HEAP_PAGE_SHIFT);
+
+		dest[i] = p->first; /* rank of its page */
+		start[p->first]++;
+	}
+	for (i = 0; i < idx->page_used; i++) {
+		uint32_t count = start[i];
+
+		start[i] = (uint32_t)run;
+		run += count;
+	}
+	for (i = 0; i < idx->nobj; i++)
+		dest[i] = start[dest[i]]++;
+	permute_objects(idx->objs, dest, idx->nobj);
+	for (i = 1; i < idx->nobj; i++)
+		if (idx->objs[i - 1].addr > idx->objs[i].addr)
+			break;
+	if (i < idx->nobj)
+		qsort(idx->objs, idx->nobj, sizeof(*idx->objs), cmp_obj);
+	/* Fill each page's object range: after the pass start[r] is the end of rank r. */
+	for (i = 0; i < idx->page_used; i++) {
+		struct heap_page *p = page_find(idx, order[i]);
+		uint32_t end = start[i], first = i ? start[i - 1] : 0;
+
+		p->first = first;
+		p->count = end - first;
+	}
+	rc = HR_OK;
+out:
+	free(order);
+	free(start);
+	free(dest);
+	return rc;
+}
+
+int heap_index_finish(struct heap_index *idx, const char *name, struct hr_error *err)
+{
+	size_t i;
+	int rc;
+
+	if (idx->nobj > UINT32_MAX - 1)
+		return hr_error_set(err, HR_EINPUT, "%s: more than %" PRIu32 " objects", name,
+				    UINT32_MAX - 1);
+	qsort(idx->big, idx->nbig, sizeof(*idx->big), cmp_big);
+	rc = sort_objects(idx);
+	if (rc)
+		return hr_error_set(err, rc, "%s: out of memory sorting %zu objects", name, idx->nobj);
+	for (i = 1; i < idx->nobj; i++) {
+		const struct heap_obj *prev = &idx->objs[i - 1], *cur = &idx->objs[i];
+
+		if (cur->addr - prev->addr < heap_index_obj_size(idx, i - 1))
+			return hr_error_set(err, HR_EINPUT,
+					    "%s: byte %" PRIu64 ": object at 0x%" PRIx64
+					    " overlaps the object at 0x%" PRIx64,
+					    name, cur->packed >> OBJ_SIZE_BITS, cur->addr, prev->addr);
+	}
+	return HR_OK;
+}
+
+int64_t heap_index_find(const struct heap_index *idx, uint64_t addr)
+{
+	const struct heap_page *p = page_find(idx, addr >> HEAP_PAGE_SHIFT);
+	size_t lo, hi;
+	int64_t cand;
+
+	if (!p)
+		return -1;
+	lo = p->first;
+	hi = lo + p->count;
+	if (lo == hi || idx->objs[lo].addr > addr) {
+		cand = (int64_t)lo - 1; /* starts in an earlier page, if anything */
+	} else {
+		while (hi - lo > 1) { /* invariant: objs[lo].addr <= addr < objs[hi].addr */
+			size_t mid = lo + (hi - lo) / 2;
+
+			if (idx->objs[mid].addr <= addr)
+				lo = mid;
+			else
+				hi = mid;
+		}
+		cand = (int64_t)lo;
+	}
+	if (cand < 0 || addr - idx->objs[cand].addr >= heap_index_obj_size(idx, (size_t)cand))
+		return -1;
+	return cand;
+}
+
+bool heap_index_ptr_bit(const struct heap_index *idx, uint64_t addr)
+{
+	const struct heap_page *p = page_find(idx, addr >> HEAP_PAGE_SHIFT);
+
+	if (!p || !p->bits)
+		return false;
+	return hr_bit_get(idx->bit_pool + (size_t)(p->bits - 1) * idx->block_words,
+			  (addr & (HEAP_PAGE_SIZE - 1)) / idx->ptr_size);
+}
+
+uint64_t heap_index_bytes(const struct heap_index *idx)
+{
+	return idx->page_slots * sizeof(*idx->pages) +
+	       idx->bit_cap * idx->block_words * sizeof(uint64_t) +
+	       idx->obj_cap * sizeof(*idx->objs) + idx->big_cap * sizeof(*idx->big);
+}

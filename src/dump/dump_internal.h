@@ -1,0 +1,90 @@
+/*
+ * dump_internal.h - the dump reader's private structures, shared by dump_reader.c
+ * (record parsing) and dump_index.c (the heap object index).
+ */
+#ifndef HEAPREF_DUMP_INTERNAL_H
+#define HEAPREF_DUMP_INTERNAL_H
+
+#include "heapref/dump.h"
+
+/*
+ * The heap index.
+ *
+ * Objects are kept in one array of 16-byte entries: the address, and the offset of the
+ * contents in the file packed with the size (sizes of 16 MiB and more go to a small side
+ * table). The array is sorted by address once all records are read.
+ *
+ * A sparse page table maps each 8 KiB heap page that some object touches to
+ *   - the range of objects that start in it (so a lookup is a short binary search
+ *     within one page, however large the heap), and
+ *   - a block of pointer bits, one per word of the page, allocated only for pages that
+ *     hold pointers.
+ * It is an open-addressing hash keyed by page number, so its size follows the pages in
+ * use, never the span of addresses a (possibly hostile) params record claims.
+ */
+#define HEAP_PAGE_SHIFT 13
+#define HEAP_PAGE_SIZE (UINT64_C(1) << HEAP_PAGE_SHIFT)
+#define HEAP_NO_PAGE UINT64_MAX
+#define OBJ_SIZE_BITS 24
+#define OBJ_SIZE_ESCAPE ((UINT64_C(1) << OBJ_SIZE_BITS) - 1)
+#define OBJ_MAX_FILE_OFFSET (UINT64_C(1) << (64 - OBJ_SIZE_BITS))
+
+struct heap_obj {
+	uint64_t addr;
+	uint64_t packed; /* file offset of contents << OBJ_SIZE_BITS | size (or OBJ_SIZE_ESCAPE) */
+};
+
+struct heap_big_size {
+	uint64_t addr;
+	uint64_t size;
+};
+
+struct heap_page {
+	uint64_t page_no;  /* address >> HEAP_PAGE_SHIFT, HEAP_NO_PAGE for an empty slot */
+	uint32_t bits;     /* 1-based block in the bit pool; 0: no pointer in this page */
+	uint32_t first;    /* index of the first object starting at or after this page */
+	uint32_t count;    /* objects starting in this page */
+};
+
+struct heap_index {
+	const uint8_t *file;      /* the mapping, for object contents */
+	uint32_t ptr_size;
+	uint32_t block_words;     /* uint64_t words of pointer bits per page */
+
+	struct heap_page *pages;  /* hash table, power-of-two size */
+	size_t page_slots;
+	size_t page_used;
+
+	uint64_t *bit_pool;       /* blocks of block_words words */
+	size_t bit_blocks;
+	size_t bit_cap;           /* in blocks */
+
+	struct heap_obj *objs;
+	size_t nobj;
+	size_t obj_cap;
+
+	struct heap_big_size *big; /* sorted by address after heap_index_finish() */
+	size_t nbig;
+	size_t big_cap;
+
+	uint64_t total_bytes;
+	struct heap_page *cached; /* last page touched by heap_index_set_ptr() */
+};
+
+int heap_index_init(struct heap_index *idx, const uint8_t *file, uint32_t ptr_size);
+void heap_index_release(struct heap_index *idx);
+/* Adds an object; its pages get entries. data_off is the offset of its contents. */
+int heap_index_add(struct heap_index *idx, uint64_t addr, uint64_t size, uint64_t data_off);
+/* Marks the word at addr, inside the object added last, as a pointer. */
+int heap_index_set_ptr(struct heap_index *idx, uint64_t addr);
+/*
+ * Sorts the objects by address and fills in the page ranges. Fails (HR_EINPUT, with
+ * err naming `name`) if two objects overlap.
+ */
+int heap_index_finish(struct heap_index *idx, const char *name, struct hr_error *err);
+int64_t heap_index_find(const struct heap_index *idx, uint64_t addr);
+uint64_t heap_index_obj_size(const struct heap_index *idx, size_t i);
+bool heap_index_ptr_bit(const struct heap_index *idx, uint64_t addr);
+uint64_t heap_index_bytes(const struct heap_index *idx);
+
+#endif

@@ -1,0 +1,975 @@
+/*
+ * dump_reader.c - maps a Go heap dump and parses every record into the tables of
+ * struct hr_dump (see dump.h). The heap object index lives in dump_index.c.
+ *
+ * The dump is hostile input: every read is bounded by the end of the mapping, every
+ * length is checked against the bytes left before it is used, and every failure names
+ * the file and the byte offset of the element that is wrong.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "dump_internal.h"
+
+#define VEC(type, name)  \
+	type *name;      \
+	size_t name##_n; \
+	size_t name##_cap
+#define VEC_PUSH(d, name) \
+	hr_array_push((void **)&(d)->name, &(d)->name##_n, &(d)->name##_cap, sizeof(*(d)->name))
+
+struct hr_dump {
+	char *path;
+	const uint8_t *map;
+	size_t map_len;
+	bool owns_map;
+	unsigned minor;
+
+	bool have_params;
+	struct hr_dump_params params;
+	uint64_t counts[HR_REC_KIND_COUNT];
+	struct heap_index heap;
+
+	struct hr_segment data;
+	struct hr_segment bss;
+	uint64_t *data_bits;
+	uint64_t *bss_bits;
+
+	VEC(struct hr_goroutine, goroutines);
+	VEC(struct hr_frame, frames);
+	VEC(uint64_t, frame_bits);
+	VEC(struct hr_finalizer, finalizers);
+	VEC(struct hr_finalizer, queued);
+	VEC(struct hr_type_record, types);
+	VEC(struct hr_itab, itabs);
+	VEC(struct hr_os_thread, threads);
+	VEC(struct hr_other_root, other_roots);
+	VEC(struct hr_defer, defers);
+	VEC(struct hr_panic, panics);
+	VEC(struct hr_memprof_bucket, buckets);
+	VEC(struct hr_memprof_frame, bucket_frames);
+	VEC(struct hr_alloc_sample, samples);
+
+	bool have_memstats;
+	struct hr_memstats memstats;
+};
+
+/* ---------------------------------------------------------------------------------- */
+/* Names                                                                               */
+
+const char *hr_record_kind_name(unsigned kind)
+{
+	static const char *const names[HR_REC_KIND_COUNT] = {
+		"EOF", "object", "other root", "type", "goroutine", "stack frame",
+		"params", "finalizer", "itab", "OS thread", "memstats", "queued finalizer",
+		"data segment", "bss segment", "defer", "panic", "memory profile",
+		"alloc sample",
+	};
+
+	return kind < HR_REC_KIND_COUNT ? names[kind] : "unknown";
+}
+
+const char *hr_goroutine_status_name(uint64_t status)
+{
+	static const char *const names[] = {
+		"idle", "runnable", "running", "syscall", "waiting", "moribund",
+		"dead", "enqueue", "copystack", "preempted", "leaked", "deadextra",
+	};
+
+	return status < sizeof(names) / sizeof(names[0]) ? names[status] : "unknown";
+}
+
+/* ---------------------------------------------------------------------------------- */
+/* Reading primitives                                                                  */
+
+struct cursor {
+	struct hr_dump *d;
+	const uint8_t *pos;
+	const uint8_t *end;
+	const uint8_t *rec; /* start of the record being read, NULL for the header */
+	unsigned kind;
+	struct hr_error *err;
+};
+
+static uint64_t file_offset(const struct cursor *c, const uint8_t *p)
+{
+	return (uint64_t)(p - c->d->map);
+}
+
+/* Reports bad input at byte `at`: "FILE: byte N: what (in the KIND record at byte M)". */
+HR_PRINTF(3, 4)
+static int fail_at(struct cursor *c, const uint8_t *at, const char *fmt, ...)
+{
+	char what[HR_ERROR_MAX];
+	char where[96] = "";
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	if (c->rec && c->rec != at)
+		snprintf(where, sizeof(where), " (in the %s record at byte %" PRIu64 ")",
+			 hr_record_kind_name(c->kind), file_offset(c, c->rec));
+	return hr_error_set(c->err, HR_EINPUT, "%s: byte %" PRIu64 ": %s%s", c->d->path,
+			    file_offset(c, at), what, where);
+}
+
+static int fail_nomem(struct cursor *c)
+{
+	return hr_error_set(c->err, HR_ENOMEM, "%s: out of memory at byte %" PRIu64, c->d->path,
+			    file_offset(c, c->pos));
+}
+
+static int get_uvarint_slow(struct cursor *c, uint64_t *v, const char *what)
+{
+	const uint8_t *p = c->pos;
+	uint64_t x = 0;
+	unsigned i;
+
+	for (i = 0; i < 10; i++) {
+		uint8_t b;
+
+		if (p >= c->end)
+			return fail_at(c, c->pos, "truncated %s record: the file ends inside its %s",
+				       hr_record_kind_name(c->kind), what);
+		b = *p++;
+		if (i == 9 && b > 1)
+			break;
+		x |= (uint64_t)(b & 0x7f) << (7 * i);
+		if (b < 0x80) {
+			c->pos = p;
+			*v = x;
+			return HR_OK;
+		}
+	}
+	if (p[-1] < 0x80)
+		return fail_at(c, c->pos, "varint %s overflows 64 bits", what);
+	return fail_at(c, c->pos, "varint %s is longer than 10 bytes", what);
+}
+
+static inline int get_uvarint(struct cursor *c, uint64_t *v, const char *what)
+{
+	if (c->pos < c->end && *c->pos < 0x80) {
+		*v = *c->pos++;
+		return HR_OK;
+	}
+	return get_uvarint_slow(c, v, what);
+}
+
+static int get_bool(struct cursor *c, bool *v, const char *what)
+{
+	const uint8_t *at = c->pos;
+	uint64_t x;
+	int rc = get_uvarint(c, &x, what);
+
+	if (rc)
+		return rc;
+	if (x > 1)
+		return fail_at(c, at, "%s is %" PRIu64 ", not a bool (0 or 1)", what, x);
+	*v = x == 1;
+	return HR_OK;
+}
+
+static int get_bytes(struct cursor *c, struct hr_bytes *out, const char *what)
+{
+	const uint8_t *at = c->pos;
+	uint64_t len;
+	int rc = get_uvarint(c, &len, what);
+
+	if (rc)
+		return rc;
+	if (len > (uint64_t)(c->end - c->pos))
+		return fail_at(c, at, "%s length %" PRIu64 " runs past the end of the file (%" PRIu64
+				      " bytes left)",
+			       what, len, (uint64_t)(c->end - c->pos));
+	out->ptr = c->pos;
+	out->len = len;
+	c->pos += len;
+	return HR_OK;
+}
+
+/* Reads count uvarints into vals, naming them `what` in errors. */
+static int get_uvarints(struct cursor *c, uint64_t *vals, size_t count, const char *what)
+{
+	size_t i;
+	int rc;
+
+	for (i = 0; i < count; i++) {
+		rc = get_uvarint(c, &vals[i], what);
+		if (rc)
+			return rc;
+	}
+	return HR_OK;
+}
+
+/*
+ * Reads the next entry of a field list describing `region` (region_len bytes).
+ * Returns 1 with *off set for a pointer field, 0 at the end of the list, or an error.
+ * Offsets may come in any order and more than once.
+ */
+static int next_field(struct cursor *c, uint64_t region_len, const char *region, uint64_t *off)
+{
+	uint32_t ptr = c->d->params.ptr_size;
+	const uint8_t *at = c->pos;
+	uint64_t kind;
+	int rc = get_uvarint(c, &kind, "field kind");
+
+	if (rc)
+		return rc;
+	if (kind == 0)
+		return 0;
+	if (kind != 1)
+		return fail_at(c, at, "field kind %" PRIu64 " in the %s's field list (want 1 = pointer, 0 = end)",
+			       kind, region);
+	at = c->pos;
+	rc = get_uvarint(c, off, "field offset");
+	if (rc)
+		return rc;
+	if (*off % ptr)
+		return fail_at(c, at, "field offset %" PRIu64 " is not a multiple of the pointer size %" PRIu32,
+			       *off, ptr);
+	if (*off > region_len || region_len - *off < ptr)
+		return fail_at(c, at, "field offset %" PRIu64 " lies outside the %s (%" PRIu64 " bytes)",
+			       *off, region, region_len);
+	return 1;
+}
+
+/* Reads a field list into a fresh bitmap of region_len / ptr_size bits (owned by caller). */
+static int read_field_bitmap(struct cursor *c, uint64_t region_len, const char *region,
+			     uint64_t *bits)
+{
+	uint64_t off;
+	int rc;
+
+	while ((rc = next_field(c, region_len, region, &off)) == 1)
+		hr_bit_set(bits, off / c->d->params.ptr_size);
+	return rc;
+}
+
+static int need_params(struct cursor *c)
+{
+	if (c->d->have_params)
+		return HR_OK;
+	return fail_at(c, c->rec, "%s record before the params record (its pointer size is needed)",
+		       hr_record_kind_name(c->kind));
+}
+
+/* ---------------------------------------------------------------------------------- */
+/* Records                                                                             */
+
+static int parse_object(struct cursor *c)
+{
+	const struct hr_dump_params *pp = &c->d->params;
+	struct hr_bytes contents;
+	const uint8_t *at;
+	uint64_t addr, off;
+	int rc;
+
+	if ((rc = need_params(c)) || (rc = get_uvarint(c, &addr, "address")))
+		return rc;
+	at = c->pos;
+	if ((rc = get_bytes(c, &contents, "contents")))
+		return rc;
+	if (contents.len == 0)
+		return fail_at(c, at, "object at 0x%" PRIx64 " has no contents", addr);
+	if (addr % pp->ptr_size)
+		return fail_at(c, c->rec, "object address 0x%" PRIx64 " is not pointer-aligned", addr);
+	if (addr < pp->heap_start || addr >= pp->heap_end || contents.len > pp->heap_end - addr)
+		return fail_at(c, c->rec,
+			       "object 0x%" PRIx64 " (%" PRIu64 " bytes) lies outside the heap range "
+			       "0x%" PRIx64 "-0x%" PRIx64 " of the params record",
+			       addr, contents.len, pp->heap_start, pp->heap_end);
+	if (heap_index_add(&c->d->heap, addr, contents.len, file_offset(c, contents.ptr)))
+		return fail_nomem(c);
+	while ((rc = next_field(c, contents.len, "object", &off)) == 1)
+		if (heap_index_set_ptr(&c->d->heap, addr + off))
+			return fail_nomem(c);
+	return rc;
+}
+
+static int parse_other_root(struct cursor *c)
+{
+	struct hr_other_root r;
+	int rc;
+
+	if ((rc = get_bytes(c, &r.description, "description")) ||
+	    (rc = get_uvarint(c, &r.ptr, "root pointer")))
+		return rc;
+	struct hr_other_root *slot = VEC_PUSH(c->d, other_roots);
+	if (!slot)
+		return fail_nomem(c);
+	*slot = r;
+	return HR_OK;
+}
+
+static int parse_type(struct cursor *c)
+{
+	struct hr_type_record t;
+	int rc;
+
+	if ((rc = get_uvarint(c, &t.addr, "type address")) ||
+	    (rc = get_uvarint(c, &t.size, "type size")) ||
+	    (rc = get_bytes(c, &t.name, "type name")) ||
+	    (rc = get_bool(c, &t.data_is_ptr, "indirect flag")))
+		return rc;
+	struct hr_type_record *slot = VEC_PUSH(c->d, types);
+	if (!slot)
+		return fail_nomem(c);
+	*slot = t;
+	return HR_OK;
+}
+
+static int parse_goroutine(struct cursor *c)
+{
+	struct hr_goroutine g = { .file_offset = file_offset(c, c->rec) };
+	uint64_t head[5], tail[4];
+	int rc;
+
+	if ((rc = get_uvarints(c, head, 5, "goroutine field")) ||
+	    (rc = get_bool(c, &g.is_system, "system flag")) ||
+	    (rc = get_bool(c, &g.is_background, "background flag")) ||
+	    (rc = get_uvarint(c, &g.wait_since, "wait time")) ||
+	    (rc = get_bytes(c, &g.wait_reason, "wait reason")) ||
+	    (rc = get_uvarints(c, tail, 4, "goroutine field")))
+		return rc;
+	g.addr = head[0];
+	g.sp = head[1];
+	g.goid = head[2];
+	g.gopc = head[3];
+	g.status = head[4];
+	g.ctxt = tail[0];
+	g.thread = tail[1];
+	g.top_defer = tail[2];
+	g.top_panic = tail[3];
+	if (c->d->goroutines_n >= UINT32_MAX || c->d->frames_n >= UINT32_MAX)
+		return fail_at(c, c->rec, "too many goroutines");
+	g.first_frame = (uint32_t)c->d->frames_n;
+	struct hr_goroutine *slot = VEC_PUSH(c->d, goroutines);
+	if (!slot)
+		return fail_nomem(c);
+	*slot = g;
+	return HR_OK;
+}
+
+static int parse_stack_frame(struct cursor *c)
+{
+	struct hr_dump *d = c->d;
+	struct hr_frame f = { .file_offset = file_offset(c, c->rec) };
+	uint64_t words, first_word;
+	struct hr_goroutine *g;
+	int rc;
+
+	if ((rc = need_params(c)) ||
+	    (rc = get_uvarint(c, &f.sp, "stack pointer")) ||
+	    (rc = get_uvarint(c, &f.depth, "depth")) ||
+	    (rc = get_uvarint(c, &f.child_sp, "child stack pointer")) ||
+	    (rc = get_bytes(c, &f.contents, "contents")) ||
+	    (rc = get_uvarint(c, &f.entry_pc, "entry PC")) ||
+	    (rc = get_uvarint(c, &f.pc, "PC")) ||
+	    (rc = get_uvarint(c, &f.cont_pc, "continuation PC")) ||
+	    (rc = get_bytes(c, &f.func_name, "function name")))
+		return rc;
+	if (d->goroutines_n == 0)
+		return fail_at(c, c->rec, "stack frame record before any goroutine record");
+	if (d->frames_n >= UINT32_MAX)
+		return fail_at(c, c->rec, "too many stack frames");
+	words = hr_bit_words(f.contents.len / d->params.ptr_size);
+	first_word = d->frame_bits_n;
+	if (hr_array_reserve((void **)&d->frame_bits, &d->frame_bits_cap, first_word + words,
+			     sizeof(uint64_t)))
+		return fail_nomem(c);
+	memset(d->frame_bits + first_word, 0, words * sizeof(uint64_t));
+	d->frame_bits_n += words;
+	f.bits_index = first_word * 64;
+	rc = read_field_bitmap(c, f.contents.len, "stack frame", d->frame_bits + first_word);
+	if (rc)
+		return rc;
+	g = &d->goroutines[d->goroutines_n - 1];
+	f.goroutine = (uint32_t)(d->goroutines_n - 1);
+	g->frame_count++;
+	struct hr_frame *slot = VEC_PUSH(d, frames);
+	if (!slot)
+		return fail_nomem(c);
+	*slot = f;
+	return HR_OK;
+}
+
+static int parse_params(struct cursor *c)
+{
+	struct hr_dump *d = c->d;
+	struct hr_dump_params *pp = &d->params;
+	const uint8_t *at;
+	uint64_t ptr_size;
+	int rc;
+
+	if (d->have_params)
+		return fail_at(c, c->rec, "second params record");
+	if ((rc = get_bool(c, &pp->big_endian, "big-endian flag")))
+		return rc;
+	at = c->pos;
+	if ((rc = get_uvarint(c, &ptr_size, "pointer size")))
+		return rc;
+	if (ptr_size != 4 && ptr_size != 8)
+		return fail_at(c, at, "pointer size %" PRIu64 " (want 4 or 8)", ptr_size);
+	pp->ptr_size = (uint32_t)ptr_size;
+	at = c->pos;
+	if ((rc = get_uvarint(c, &pp->heap_start, "heap start")) ||
+	    (rc = get_uvarint(c, &pp->heap_end, "heap end")))
+		return rc;
+	if (pp->heap_end < pp->heap_start)
+		return fail_at(c, at, "heap end 0x%" PRIx64 " is below heap start 0x%" PRIx64,
+			       pp->heap_end, pp->heap_start);
+	if ((rc = get_bytes(c, &pp->goarch, "architecture")) ||
+	    (rc = get_bytes(c, &pp->go_version, "Go version")) ||
+	    (rc = get_uvarint(c, &pp->ncpu, "CPU count")))
+		return rc;
+	if (heap_index_init(&d->heap, d->map, pp->ptr_size))
+		return fail_nomem(c);
+	d->have_params = true;
+	return HR_OK;
+}
+
+static int parse_finalizer(struct cursor *c)
+{
+	uint64_t v[5];
+	int rc = get_uvarints(c, v, 5, "finalizer field");
+	struct hr_finalizer *f;
+
+	if (rc)
+		return rc;
+	f = c->kind == HR_REC_FINALIZER ? VEC_PUSH(c->d, finalizers) : VEC_PUSH(c->d, queued);
+	if (!f)
+		return fail_nomem(c);
+	*f = (struct hr_finalizer){ v[0], v[1], v[2], v[3], v[4] };
+	return HR_OK;
+}
+
+static int parse_itab(struct cursor *c)
+{
+	uint64_t v[2];
+	int rc = get_uvarints(c, v, 2, "itab field");
+
+	if (rc)
+		return rc;
+	struct hr_itab *slot = VEC_PUSH(c->d, itabs);
+	if (!slot)
+		return fail_nomem(c);
+	*slot = (struct hr_itab){ v[0], v[1] };
+	return HR_OK;
+}
+
+static int parse_os_thread(struct cursor *c)
+{
+	uint64_t v[3];
+	int rc = get_uvarints(c, v, 3, "OS thread field");
+
+	if (rc)
+		return rc;
+	struct hr_os_thread *slot = VEC_PUSH(c->d, threads);
+	if (!slot)
+		return fail_nomem(c);
+	*slot = (struct hr_os_thread){ v[0], v[1], v[2] };
+	return HR_OK;
+}
+
+static int parse_memstats(struct cursor *c)
+{
+	struct hr_memstats *m = &c->d->memstats;
+	uint64_t v[24];
+	int rc;
+
+	if (c->d->have_memstats)
+		return fail_at(c, c->rec, "second memstats record");
+	if ((rc = get_uvarints(c, v, 24, "memstats field")) ||
+	    (rc = get_uvarints(c, m->pause_ns, 256, "PauseNs entry")) ||
+	    (rc = get_uvarint(c, &m->num_gc, "NumGC")))
+		return rc;
+	m->alloc = v[0];
+	m->total_alloc = v[1];
+	m->sys = v[2];
+	m->lookups = v[3];
+	m->mallocs = v[4];
+	m->frees = v[5];
+	m->heap_alloc = v[6];
+	m->heap_sys = v[7];
+	m->heap_idle = v[8];
+	m->heap_inuse = v[9];
+	m->heap_released = v[10];
+	m->heap_objects = v[11];
+	m->stack_inuse = v[12];
+	m->stack_sys = v[13];
+	m->mspan_inuse = v[14];
+	m->mspan_sys = v[15];
+	m->mcache_inuse = v[16];
+	m->mcache_sys = v[17];
+	m->buck_hash_sys = v[18];
+	m->gc_sys = v[19];
+	m->other_sys = v[20];
+	m->next_gc = v[21];
+	m->last_gc = v[22];
+	m->pause_total_ns = v[23];
+	c->d->have_memstats = true;
+	return HR_OK;
+}
+
+static int parse_segment(struct cursor *c)
+{
+	bool is_data = c->kind == HR_REC_DATA;
+	struct hr_segment *seg = is_data ? &c->d->data : &c->d->bss;
+	const char *name = is_data ? "data segment" : "bss segment";
+	uint64_t *bits;
+	int rc;
+
+	if ((rc = need_params(c)))
+		return rc;
+	if (seg->present)
+		return fail_at(c, c->rec, "second %s record", name);
+	if ((rc = get_uvarint(c, &seg->addr, "address")) ||
+	    (rc = get_bytes(c, &seg->contents, "contents")))
+		return rc;
+	bits = calloc(hr_bit_words(seg->contents.len / c->d->params.ptr_size) + 1, sizeof(*bits));
+	if (!bits)
+		return fail_nomem(c);
+	if (is_data)
+		c->d->data_bits = bits;
+	else
+		c->d->bss_bits = bits;
+	seg->ptr_bits = bits;
+	seg->file_offset = file_offset(c, c->rec);
+	seg->present = true;
+	return read_field_bitmap(c, seg->contents.len, name, bits);
+}
+
+static int parse_defer(struct cursor *c)
+{
+	uint64_t v[7];
+	int rc = get_uvarints(c, v, 7, "defer field");
+
+	if (rc)
+		return rc;
+	struct hr_defer *slot = VEC_PUSH(c->d, defers);
+	if (!slot)
+		return fail_nomem(c);
+	*slot = (struct hr_defer){ v[0], v[1], v[2], v[3], v[4], v[5], v[6] };
+	return HR_OK;
+}
+
+static int parse_panic(struct cursor *c)
+{
+	uint64_t v[6];
+	int rc = get_uvarints(c, v, 6, "panic field");
+
+	if (rc)
+		return rc;
+	struct hr_panic *slot = VEC_PUSH(c->d, panics);
+	if (!slot)
+		return fail_nomem(c);
+	*slot = (struct hr_panic){ v[0], v[1], v[2], v[3], v[4], v[5] };
+	return HR_OK;
+}
+
+static int parse_memprof(struct cursor *c)
+{
+	struct hr_dump *d = c->d;
+	struct hr_memprof_bucket b;
+	uint64_t nframes, i;
+	int rc;
+
+	if ((rc = get_uvarint(c, &b.id, "bucket id")) ||
+	    (rc = get_uvarint(c, &b.size, "object size")) ||
+	    (rc = get_uvarint(c, &nframes, "frame count")))
+		return rc;
+	if (d->bucket_frames_n > UINT32_MAX)
+		return fail_at(c, c->rec, "too many memory profile frames");
+	b.first_frame = (uint32_t)d->bucket_frames_n;
+	/* No allocation is sized by nframes: each frame is read, and so bounded, first. */
+	for (i = 0; i < nframes; i++) {
+		struct hr_memprof_frame fr;
+
+		if ((rc = get_bytes(c, &fr.func, "function name")) ||
+		    (rc = get_bytes(c, &fr.file, "file name")) ||
+		    (rc = get_uvarint(c, &fr.line, "line number")))
+			return rc;
+		if (d->bucket_frames_n >= UINT32_MAX)
+			return fail_at(c, c->rec, "too many memory profile frames");
+		struct hr_memprof_frame *slot = VEC_PUSH(d, bucket_frames);
+		if (!slot)
+			return fail_nomem(c);
+		*slot = fr;
+	}
+	b.frame_count = (uint32_t)nframes;
+	if ((rc = get_uvarint(c, &b.allocs, "allocation count")) ||
+	    (rc = get_uvarint(c, &b.frees, "free count")))
+		return rc;
+	struct hr_memprof_bucket *slot = VEC_PUSH(d, buckets);
+	if (!slot)
+		return fail_nomem(c);
+	*slot = b;
+	return HR_OK;
+}
+
+static int parse_alloc_sample(struct cursor *c)
+{
+	uint64_t v[2];
+	int rc = get_uvarints(c, v, 2, "alloc sample field");
+
+	if (rc)
+		return rc;
+	struct hr_alloc_sample *slot = VEC_PUSH(c->d, samples);
+	if (!slot)
+		return fail_nomem(c);
+	*slot = (struct hr_alloc_sample){ v[0], v[1] };
+	return HR_OK;
+}
+
+typedef int (*record_parser)(struct cursor *c);
+
+static const record_parser parsers[HR_REC_KIND_COUNT] = {
+	[HR_REC_OBJECT] = parse_object,
+	[HR_REC_OTHER_ROOT] = parse_other_root,
+	[HR_REC_TYPE] = parse_type,
+	[HR_REC_GOROUTINE] = parse_goroutine,
+	[HR_REC_STACK_FRAME] = parse_stack_frame,
+	[HR_REC_PARAMS] = parse_params,
+	[HR_REC_FINALIZER] = parse_finalizer,
+	[HR_REC_ITAB] = parse_itab,
+	[HR_REC_OS_THREAD] = parse_os_thread,
+	[HR_REC_MEMSTATS] = parse_memstats,
+	[HR_REC_QUEUED_FINALIZER] = parse_finalizer,
+	[HR_REC_DATA] = parse_segment,
+	[HR_REC_BSS] = parse_segment,
+	[HR_REC_DEFER] = parse_defer,
+	[HR_REC_PANIC] = parse_panic,
+	[HR_REC_MEMPROF] = parse_memprof,
+	[HR_REC_ALLOC_SAMPLE] = parse_alloc_sample,
+};
+
+/* ---------------------------------------------------------------------------------- */
+/* The whole file                                                                      */
+
+#define HEADER_LEN 16 /* "go1.N heap dump\n" */
+
+static int parse_header(struct cursor *c)
+{
+	static const char prefix[] = "go1.";
+	static const char suffix[] = " heap dump\n";
+	size_t len = (size_t)(c->end - c->pos);
+	const char *h = (const char *)c->pos;
+
+	if (len == 0)
+		return fail_at(c, c->pos, "bad header: the file is empty, not a Go heap dump");
+	if (len < HEADER_LEN || memcmp(h, prefix, 4) != 0 || memcmp(h + 5, suffix, 11) != 0 ||
+	    h[4] < '0' || h[4] > '9')
+		return fail_at(c, c->pos, "bad header: not a Go heap dump (want \"go1.7 heap dump\\n\")");
+	if (h[4] < '5')
+		return fail_at(c, c->pos,
+			       "bad header: dump format go1.%c is older than heapref reads (go1.5 to go1.7)",
+			       h[4]);
+	if (h[4] > '7')
+		return fail_at(c, c->pos,
+			       "bad header: dump format go1.%c is newer than heapref reads (go1.5 to go1.7)",
+			       h[4]);
+	c->d->minor = (unsigned)(h[4] - '0');
+	c->pos += HEADER_LEN;
+	return HR_OK;
+}
+
+static int parse_records(struct cursor *c)
+{
+	uint64_t kind, nrecords = 0;
+	int rc;
+
+	while (c->pos < c->end) {
+		c->rec = c->pos;
+		c->kind = HR_REC_KIND_COUNT;
+		if ((rc = get_uvarint(c, &kind, "record kind")))
+			return rc;
+		if (kind >= HR_REC_KIND_COUNT)
+			return fail_at(c, c->rec, "unknown record kind %" PRIu64, kind);
+		c->kind = (unsigned)kind;
+		c->d->counts[kind]++;
+		nrecords++;
+		if (kind == HR_REC_EOF) {
+			if (c->pos != c->end)
+				return fail_at(c, c->pos, "%" PRIu64 " bytes after the EOF record",
+					       (uint64_t)(c->end - c->pos));
+			return HR_OK;
+		}
+		if ((rc = parsers[kind](c)))
+			return rc;
+	}
+	c->rec = NULL;
+	return fail_at(c, c->end, "no EOF record: the file ends after %" PRIu64
+				  " records (truncated dump?)", nrecords);
+}
+
+static int cmp_frame_depth(const void *a, const void *b)
+{
+	const struct hr_frame *x = a, *y = b;
+
+	if (x->depth != y->depth)
+		return x->depth < y->depth ? -1 : 1;
+	return (x->file_offset > y->file_offset) - (x->file_offset < y->file_offset);
+}
+
+/* Go writes frames top (depth 0) first; put any other order right. */
+static void order_frames(struct hr_dump *d)
+{
+	size_t g, i;
+
+	for (g = 0; g < d->goroutines_n; g++) {
+		struct hr_frame *f = d->frames + d->goroutines[g].first_frame;
+		size_t n = d->goroutines[g].frame_count;
+
+		for (i = 1; i < n && f[i - 1].depth <= f[i].depth; i++)
+			;
+		if (i < n)
+			qsort(f, n, sizeof(*f), cmp_frame_depth);
+	}
+}
+
+static int parse_dump(struct hr_dump *d, struct hr_error *err)
+{
+	struct cursor c = { .d = d, .pos = d->map, .end = d->map + d->map_len, .err = err };
+	int rc;
+
+	if ((rc = parse_header(&c)) || (rc = parse_records(&c)))
+		return rc;
+	if (!d->have_params)
+		return hr_error_set(err, HR_EINPUT, "%s: byte %zu: no params record in the dump",
+				    d->path, d->map_len);
+	if ((rc = heap_index_finish(&d->heap, d->path, err)))
+		return rc;
+	order_frames(d);
+	return HR_OK;
+}
+
+static struct hr_dump *dump_new(const char *name, struct hr_error *err)
+{
+	struct hr_dump *d = calloc(1, sizeof(*d));
+
+	if (d)
+		d->path = strdup(name);
+	if (!d || !d->path) {
+		free(d);
+		hr_error_set(err, HR_ENOMEM, "%s: out of memory", name);
+		return NULL;
+	}
+	return d;
+}
+
+struct hr_dump *hr_dump_open_bytes(const void *bytes, size_t len, const char *name,
+				   struct hr_error *err)
+{
+	struct hr_dump *d = dump_new(name, err);
+
+	if (!d)
+		return NULL;
+	d->map = bytes;
+	d->map_len = len;
+	if (parse_dump(d, err)) {
+		hr_dump_free(d);
+		return NULL;
+	}
+	return d;
+}
+
+static int map_file(struct hr_dump *d, const char *path, struct hr_error *err)
+{
+	struct stat st;
+	void *map;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return hr_error_set(err, HR_EIO, "%s: cannot open: %s", path, strerror(errno));
+	if (fstat(fd, &st) != 0) {
+		int code = errno;
+
+		close(fd);
+		return hr_error_set(err, HR_EIO, "%s: cannot stat: %s", path, strerror(code));
+	}
+	if (!S_ISREG(st.st_mode)) {
+		close(fd);
+		return hr_error_set(err, HR_EIO, "%s: %s, not a heap dump file", path,
+				    S_ISDIR(st.st_mode) ? "is a directory" : "is not a regular file");
+	}
+	if ((uint64_t)st.st_size >= OBJ_MAX_FILE_OFFSET || (uint64_t)st.st_size > SIZE_MAX) {
+		close(fd);
+		return hr_error_set(err, HR_EINPUT, "%s: file of %jd bytes is larger than heapref reads",
+				    path, (intmax_t)st.st_size);
+	}
+	if (st.st_size > 0) {
+		map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+		if (map == MAP_FAILED) {
+			int code = errno;
+
+			close(fd);
+			return hr_error_set(err, HR_EIO, "%s: cannot map: %s", path, strerror(code));
+		}
+		posix_madvise(map, (size_t)st.st_size, POSIX_MADV_WILLNEED);
+		d->map = map;
+		d->map_len = (size_t)st.st_size;
+		d->owns_map = true;
+	}
+	close(fd);
+	return HR_OK;
+}
+
+struct hr_dump *hr_dump_open(const char *path, struct hr_error *err)
+{
+	struct hr_dump *d = dump_new(path, err);
+
+	if (!d)
+		return NULL;
+	if (map_file(d, path, err) || parse_dump(d, err)) {
+		hr_dump_free(d);
+		return NULL;
+	}
+	return d;
+}
+
+void hr_dump_free(struct hr_dump *d)
+{
+	if (!d)
+		return;
+	if (d->owns_map)
+		munmap((void *)d->map, d->map_len);
+	heap_index_release(&d->heap);
+	free(d->data_bits);
+	free(d->bss_bits);
+	free(d->goroutines);
+	free(d->frames);
+	free(d->frame_bits);
+	free(d->finalizers);
+	free(d->queued);
+	free(d->types);
+	free(d->itabs);
+	free(d->threads);
+	free(d->other_roots);
+	free(d->defers);
+	free(d->panics);
+	free(d->buckets);
+	free(d->bucket_frames);
+	free(d->samples);
+	free(d->path);
+	free(d);
+}
+
+/* ---------------------------------------------------------------------------------- */
+/* Accessors                                                                           */
+
+const char *hr_dump_path(const struct hr_dump *d) { return d->path; }
+uint64_t hr_dump_file_size(const struct hr_dump *d) { return d->map_len; }
+unsigned hr_dump_format_minor(const struct hr_dump *d) { return d->minor; }
+const struct hr_dump_params *hr_dump_params(const struct hr_dump *d) { return &d->params; }
+
+uint64_t hr_dump_record_count(const struct hr_dump *d, unsigned kind)
+{
+	return kind < HR_REC_KIND_COUNT ? d->counts[kind] : 0;
+}
+
+uint64_t hr_dump_word(const struct hr_dump *d, const uint8_t *p)
+{
+	uint64_t v = 0;
+	uint32_t i, n = d->params.ptr_size;
+
+	for (i = 0; i < n; i++) {
+		unsigned shift = d->params.big_endian ? 8 * (n - 1 - i) : 8 * i;
+
+		v |= (uint64_t)p[i] << shift;
+	}
+	return v;
+}
+
+size_t hr_dump_object_count(const struct hr_dump *d) { return d->heap.nobj; }
+uint64_t hr_dump_object_bytes(const struct hr_dump *d) { return d->heap.total_bytes; }
+
+struct hr_object hr_dump_object(const struct hr_dump *d, size_t i)
+{
+	const struct heap_obj *o = &d->heap.objs[i];
+
+	return (struct hr_object){
+		.addr = o->addr,
+		.size = heap_index_obj_size(&d->heap, i),
+		.data = d->map + (o->packed >> OBJ_SIZE_BITS),
+	};
+}
+
+int64_t hr_dump_object_at(const struct hr_dump *d, uint64_t addr)
+{
+	return heap_index_find(&d->heap, addr);
+}
+
+bool hr_dump_heap_ptr_bit(const struct hr_dump *d, uint64_t addr)
+{
+	return heap_index_ptr_bit(&d->heap, addr);
+}
+
+uint64_t hr_dump_heap_ptr_words(const struct hr_dump *d)
+{
+	uint64_t n = 0, i, words = (uint64_t)d->heap.bit_blocks * d->heap.block_words;
+
+	for (i = 0; i < words; i++)
+		n += (uint64_t)__builtin_popcountll(d->heap.bit_pool[i]);
+	return n;
+}
+
+uint64_t hr_dump_object_ptr_count(const struct hr_dump *d, size_t i)
+{
+	struct hr_object o = hr_dump_object(d, i);
+	uint64_t off, n = 0;
+
+	for (off = 0; off + d->params.ptr_size <= o.size; off += d->params.ptr_size)
+		n += heap_index_ptr_bit(&d->heap, o.addr + off);
+	return n;
+}
+
+const struct hr_segment *hr_dump_data(const struct hr_dump *d) { return &d->data; }
+const struct hr_segment *hr_dump_bss(const struct hr_dump *d) { return &d->bss; }
+
+#define ARRAY_ACCESSOR(fn, type, field)                                   \
+	const type *fn(const struct hr_dump *d, size_t *count)            \
+	{                                                                 \
+		*count = d->field##_n;                                    \
+		return d->field;                                          \
+	}
+
+ARRAY_ACCESSOR(hr_dump_goroutines, struct hr_goroutine, goroutines)
+ARRAY_ACCESSOR(hr_dump_frames, struct hr_frame, frames)
+ARRAY_ACCESSOR(hr_dump_finalizers, struct hr_finalizer, finalizers)
+ARRAY_ACCESSOR(hr_dump_queued_finalizers, struct hr_finalizer, queued)
+ARRAY_ACCESSOR(hr_dump_types, struct hr_type_record, types)
+ARRAY_ACCESSOR(hr_dump_itabs, struct hr_itab, itabs)
+ARRAY_ACCESSOR(hr_dump_os_threads, struct hr_os_thread, threads)
+ARRAY_ACCESSOR(hr_dump_other_roots, struct hr_other_root, other_roots)
+ARRAY_ACCESSOR(hr_dump_defers, struct hr_defer, defers)
+ARRAY_ACCESSOR(hr_dump_panics, struct hr_panic, panics)
+ARRAY_ACCESSOR(hr_dump_memprof_buckets, struct hr_memprof_bucket, buckets)
+ARRAY_ACCESSOR(hr_dump_memprof_frames, struct hr_memprof_frame, bucket_frames)
+ARRAY_ACCESSOR(hr_dump_alloc_samples, struct hr_alloc_sample, samples)
+
+bool hr_dump_frame_ptr_bit(const struct hr_dump *d, const struct hr_frame *f, uint64_t word)
+{
+	if (word >= f->contents.len / d->params.ptr_size)
+		return false;
+	return hr_bit_get(d->frame_bits, f->bits_index + word);
+}
+
+const struct hr_memstats *hr_dump_memstats(const struct hr_dump *d)
+{
+	return d->have_memstats ? &d->memstats : NULL;
+}
+
+uint64_t hr_dump_index_bytes(const struct hr_dump *d)
+{
+	return heap_index_bytes(&d->heap) + d->frame_bits_cap * sizeof(uint64_t) +
+	       d->frames_cap * sizeof(*d->frames) + d->goroutines_cap * sizeof(*d->goroutines);
+}

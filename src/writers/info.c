@@ -1,0 +1,184 @@
+/*
+ * info.c - the text summary of a heap dump (`heapref info`), see writers.h.
+ *
+ * Each line is "label: value" so that a person can read it and a test can pick a
+ * figure out of it; the layout is documented in docs/cli.md.
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "heapref/writers.h"
+
+#define SIZE_CLASSES 64
+
+struct goroutine_group {
+	uint64_t status;
+	struct hr_bytes reason;
+	uint64_t count;
+};
+
+static void print_str(FILE *out, struct hr_bytes s)
+{
+	fwrite(s.ptr, 1, (size_t)s.len, out);
+}
+
+static void print_header(FILE *out, const struct hr_dump *d)
+{
+	const struct hr_dump_params *p = hr_dump_params(d);
+
+	fprintf(out, "file:          %s\n", hr_dump_path(d));
+	fprintf(out, "size:          %" PRIu64 " bytes\n", hr_dump_file_size(d));
+	fprintf(out, "format:        go1.%u heap dump\n", hr_dump_format_minor(d));
+	fprintf(out, "go version:    ");
+	print_str(out, p->go_version);
+	fprintf(out, "\narch:          ");
+	print_str(out, p->goarch);
+	fprintf(out, " (%" PRIu32 "-byte pointers, %s-endian), %" PRIu64 " CPUs\n", p->ptr_size,
+		p->big_endian ? "big" : "little", p->ncpu);
+	fprintf(out, "heap range:    0x%" PRIx64 "-0x%" PRIx64 " (%" PRIu64 " bytes)\n",
+		p->heap_start, p->heap_end, p->heap_end - p->heap_start);
+}
+
+static void print_records(FILE *out, const struct hr_dump *d)
+{
+	unsigned kind;
+
+	fprintf(out, "records:\n");
+	for (kind = 0; kind < HR_REC_KIND_COUNT; kind++)
+		fprintf(out, "  %-18s %12" PRIu64 "\n", hr_record_kind_name(kind),
+			hr_dump_record_count(d, kind));
+}
+
+/* Histogram bucket of a size: b holds sizes in [2^b, 2^(b+1)). */
+static unsigned size_bucket(uint64_t size)
+{
+	return size ? 63u - (unsigned)__builtin_clzll(size) : 0;
+}
+
+static void print_objects(FILE *out, const struct hr_dump *d)
+{
+	uint64_t count[SIZE_CLASSES] = { 0 }, bytes[SIZE_CLASSES] = { 0 };
+	size_t i, n = hr_dump_object_count(d);
+	unsigned b;
+
+	for (i = 0; i < n; i++) {
+		uint64_t size = hr_dump_object(d, i).size;
+
+		b = size_bucket(size);
+		count[b]++;
+		bytes[b] += size;
+	}
+	fprintf(out, "objects:       %zu objects, %" PRIu64 " bytes, %" PRIu64 " pointer words\n", n,
+		hr_dump_object_bytes(d), hr_dump_heap_ptr_words(d));
+	fprintf(out, "object sizes:\n  %-23s %12s %15s\n", "size (bytes)", "objects", "bytes");
+	for (b = 0; b < SIZE_CLASSES; b++) {
+		char range[48];
+
+		if (!count[b])
+			continue;
+		snprintf(range, sizeof(range), "%" PRIu64 "-%" PRIu64, UINT64_C(1) << b,
+			 b == 63 ? UINT64_MAX : (UINT64_C(1) << (b + 1)) - 1);
+		fprintf(out, "  %-23s %12" PRIu64 " %15" PRIu64 "\n", range, count[b], bytes[b]);
+	}
+}
+
+static int cmp_group(const void *a, const void *b)
+{
+	const struct goroutine_group *x = a, *y = b;
+	size_t n = x->reason.len < y->reason.len ? (size_t)x->reason.len : (size_t)y->reason.len;
+	int c;
+
+	if (x->status != y->status)
+		return x->status < y->status ? -1 : 1;
+	c = n ? memcmp(x->reason.ptr, y->reason.ptr, n) : 0;
+	if (c)
+		return c;
+	return (x->reason.len > y->reason.len) - (x->reason.len < y->reason.len);
+}
+
+/* Goroutines grouped by (status, wait reason); the reason counts only when waiting. */
+static void print_goroutines(FILE *out, const struct hr_dump *d)
+{
+	size_t n, i, ngroups = 0;
+	const struct hr_goroutine *g = hr_dump_goroutines(d, &n);
+	struct goroutine_group *groups = calloc(n ? n : 1, sizeof(*groups));
+
+	fprintf(out, "goroutines:    %zu\n", n);
+	if (!groups)
+		return;
+	for (i = 0; i < n; i++)
+		groups[i] = (struct goroutine_group){
+			.status = g[i].status,
+			.reason = g[i].status == 4 ? g[i].wait_reason : (struct hr_bytes){ 0 },
+			.count = 1,
+		};
+	qsort(groups, n, sizeof(*groups), cmp_group);
+	for (i = 0; i < n; i++) {
+		if (ngroups && cmp_group(&groups[ngroups - 1], &groups[i]) == 0)
+			groups[ngroups - 1].count++;
+		else
+			groups[ngroups++] = groups[i];
+	}
+	for (i = 0; i < ngroups; i++) {
+		fprintf(out, "  %-10s %6" PRIu64, hr_goroutine_status_name(groups[i].status),
+			groups[i].count);
+		if (groups[i].reason.len) {
+			fprintf(out, "  (");
+			print_str(out, groups[i].reason);
+			fprintf(out, ")");
+		}
+		fprintf(out, "\n");
+	}
+	free(groups);
+}
+
+static void print_segment(FILE *out, const char *label, const struct hr_dump *d,
+			  const struct hr_segment *s)
+{
+	uint64_t words, i, ptrs = 0;
+
+	if (!s->present) {
+		fprintf(out, "%-14s absent\n", label);
+		return;
+	}
+	words = s->contents.len / hr_dump_params(d)->ptr_size;
+	for (i = 0; i < words; i++)
+		ptrs += hr_bit_get(s->ptr_bits, i);
+	fprintf(out, "%-14s 0x%" PRIx64 ", %" PRIu64 " bytes, %" PRIu64 " pointer words\n", label,
+		s->addr, s->contents.len, ptrs);
+}
+
+static void print_tail(FILE *out, const struct hr_dump *d)
+{
+	const struct hr_memstats *ms = hr_dump_memstats(d);
+	size_t nfin, nqueued, nbuckets, nsamples;
+
+	hr_dump_finalizers(d, &nfin);
+	hr_dump_queued_finalizers(d, &nqueued);
+	hr_dump_memprof_buckets(d, &nbuckets);
+	hr_dump_alloc_samples(d, &nsamples);
+	print_segment(out, "data segment:", d, hr_dump_data(d));
+	print_segment(out, "bss segment:", d, hr_dump_bss(d));
+	fprintf(out, "finalizers:    %zu registered, %zu queued\n", nfin, nqueued);
+	fprintf(out, "mem profile:   %zu buckets, %zu alloc samples\n", nbuckets, nsamples);
+	if (ms)
+		fprintf(out, "memstats:      HeapAlloc %" PRIu64 " bytes in %" PRIu64
+			     " objects; the dump holds %" PRIu64 " bytes in %zu objects\n",
+			ms->heap_alloc, ms->heap_objects, hr_dump_object_bytes(d),
+			hr_dump_object_count(d));
+	else
+		fprintf(out, "memstats:      absent\n");
+}
+
+int hr_write_dump_info(FILE *out, const struct hr_dump *d, struct hr_error *err)
+{
+	print_header(out, d);
+	print_records(out, d);
+	print_objects(out, d);
+	print_goroutines(out, d);
+	print_tail(out, d);
+	if (fflush(out) != 0 || ferror(out))
+		return hr_error_set(err, HR_EIO, "cannot write the summary");
+	return HR_OK;
+}

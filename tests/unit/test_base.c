@@ -1,0 +1,82 @@
+/* test_base.c - the shared helpers: errors, arrays, checked arithmetic, bit vectors. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "heapref/base.h"
+
+static void test_error_keeps_first(void **state)
+{
+	struct hr_error err = { 0 };
+
+	assert_int_equal(hr_error_set(&err, HR_EINPUT, "first %d", 1), HR_EINPUT);
+	assert_int_equal(hr_error_set(&err, HR_ENOMEM, "second"), HR_ENOMEM);
+	assert_int_equal(err.code, HR_EINPUT);
+	assert_string_equal(err.msg, "first 1");
+}
+
+static void test_checked_arithmetic(void **state)
+{
+	uint64_t out = 7;
+
+	assert_true(hr_add_ok(1, 2, &out));
+	assert_int_equal(out, 3);
+	assert_false(hr_add_ok(UINT64_MAX, 1, &out));
+	assert_int_equal(out, 3);
+	assert_true(hr_mul_ok(UINT64_C(1) << 31, UINT64_C(1) << 32, &out));
+	assert_false(hr_mul_ok(UINT64_C(1) << 32, UINT64_C(1) << 32, &out));
+	assert_true(hr_mul_ok(0, UINT64_MAX, &out));
+	assert_int_equal(out, 0);
+}
+
+static void test_array_push_zeroes(void **state)
+{
+	uint64_t *items = NULL;
+	size_t n = 0, cap = 0, i;
+
+	for (i = 0; i < 1000; i++) {
+		uint64_t *slot = hr_array_push((void **)&items, &n, &cap, sizeof(*items));
+
+		assert_non_null(slot);
+		assert_int_equal(*slot, 0);
+		*slot = i * 3;
+	}
+	assert_int_equal(n, 1000);
+	assert_true(cap >= 1000);
+	for (i = 0; i < 1000; i++)
+		assert_int_equal(items[i], i * 3);
+	free(items);
+}
+
+static void test_bit_next(void **state)
+{
+	uint64_t bits[3] = { 0 };
+
+	hr_bit_set(bits, 3);
+	hr_bit_set(bits, 64);
+	hr_bit_set(bits, 190);
+	assert_int_equal(hr_bit_next(bits, 0, 192), 3);
+	assert_int_equal(hr_bit_next(bits, 4, 192), 64);
+	assert_int_equal(hr_bit_next(bits, 65, 192), 190);
+	assert_int_equal(hr_bit_next(bits, 65, 150), 150);
+	assert_int_equal(hr_bit_next(bits, 191, 192), 192);
+	hr_bit_clear(bits, 64);
+	assert_false(hr_bit_get(bits, 64));
+	assert_int_equal(hr_bit_next(bits, 4, 192), 190);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_error_keeps_first),
+		cmocka_unit_test(test_checked_arithmetic),
+		cmocka_unit_test(test_array_push_zeroes),
+		cmocka_unit_test(test_bit_next),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
