@@ -2,7 +2,7 @@
  * writers.h - the last pipeline stage: turning what the earlier stages found into
  * output a person or a tool reads.
  *
- * For now: the text summary of a dump behind `heapref info`.
+ * For now: the text views of a dump behind `heapref info` and `heapref object`.
  */
 #ifndef HEAPREF_WRITERS_H
 #define HEAPREF_WRITERS_H
@@ -18,5 +18,13 @@
  * Returns 0, or HR_EIO (err set) when writing fails.
  */
 int hr_write_dump_info(FILE *out, const struct hr_dump *dump, struct hr_error *err);
+
+/*
+ * Writes which heap object contains addr (interior pointers too): its address, size
+ * and pointer words with where each points; or that no object contains it.
+ * Shows at most max_ptrs pointer words. Returns 0, or HR_EIO when writing fails.
+ */
+int hr_write_object_at(FILE *out, const struct hr_dump *dump, uint64_t addr,
+		       unsigned max_ptrs, struct hr_error *err);
 
 #endif

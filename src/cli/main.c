@@ -5,7 +5,9 @@
  * Exit status: 0 success, 1 bad input (a file that cannot be read or is not what it
  * should be), 2 usage error, 3 out of memory or an output that cannot be written.
  */
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "heapref/dump.h"
@@ -24,6 +26,9 @@ static const char usage[] =
 	"commands:\n"
 	"  info DUMP     summarise a heap dump: Go version, records, objects by size,\n"
 	"                goroutines by state, segments, finalizers, memstats\n"
+	"  object DUMP ADDRESS...\n"
+	"                show the heap object containing each address (interior\n"
+	"                pointers too) and where its pointer words point\n"
 	"  help          show this text\n"
 	"  version       show heapref's version\n"
 	"\n"
@@ -74,6 +79,42 @@ static int cmd_info(int argc, char **argv)
 	return EXIT_OK;
 }
 
+static int parse_address(const char *text, uint64_t *addr)
+{
+	char *end;
+
+	errno = 0;
+	*addr = strtoull(text, &end, 0);
+	return errno == 0 && end != text && *end == '\0' ? 0 : -1;
+}
+
+static int cmd_object(int argc, char **argv)
+{
+	struct hr_error err = { 0 };
+	struct hr_dump *dump;
+	uint64_t addr;
+	int i, rc = 0;
+
+	if (argc < 2)
+		return usage_error("object takes a heap dump file and one or more addresses");
+	for (i = 1; i < argc; i++)
+		if (parse_address(argv[i], &addr))
+			return usage_error("object: addresses are numbers, like 0xc000012340");
+	dump = hr_dump_open(argv[0], &err);
+	if (!dump)
+		return report(&err);
+	for (i = 1; i < argc && !rc; i++) {
+		parse_address(argv[i], &addr);
+		rc = hr_write_object_at(stdout, dump, addr, 64, &err);
+	}
+	hr_dump_free(dump);
+	if (rc) {
+		fprintf(stderr, "heapref: standard output: %s\n", err.msg);
+		return EXIT_RESOURCES;
+	}
+	return EXIT_OK;
+}
+
 int main(int argc, char **argv)
 {
 	const char *cmd = argc > 1 ? argv[1] : NULL;
@@ -82,6 +123,8 @@ int main(int argc, char **argv)
 		return usage_error("no command given");
 	if (!strcmp(cmd, "info"))
 		return cmd_info(argc - 2, argv + 2);
+	if (!strcmp(cmd, "object"))
+		return cmd_object(argc - 2, argv + 2);
 	if (!strcmp(cmd, "help") || !strcmp(cmd, "--help") || !strcmp(cmd, "-h")) {
 		fputs(usage, stdout);
 		return EXIT_OK;

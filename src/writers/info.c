@@ -182,3 +182,52 @@ int hr_write_dump_info(FILE *out, const struct hr_dump *d, struct hr_error *err)
 		return hr_error_set(err, HR_EIO, "cannot write the summary");
 	return HR_OK;
 }
+
+static void print_target(FILE *out, const struct hr_dump *d, uint64_t ptr)
+{
+	int64_t i = hr_dump_object_at(d, ptr);
+
+	if (i < 0) {
+		fprintf(out, "(not a heap object)");
+		return;
+	}
+	struct hr_object o = hr_dump_object(d, (size_t)i);
+
+	fprintf(out, "-> object 0x%" PRIx64 "+%" PRIu64 " (%" PRIu64 " bytes)", o.addr,
+		ptr - o.addr, o.size);
+}
+
+int hr_write_object_at(FILE *out, const struct hr_dump *d, uint64_t addr, unsigned max_ptrs,
+		       struct hr_error *err)
+{
+	uint32_t ptr_size = hr_dump_params(d)->ptr_size;
+	int64_t i = hr_dump_object_at(d, addr);
+	uint64_t off, shown = 0, nptrs;
+
+	if (i < 0) {
+		fprintf(out, "0x%" PRIx64 ": not in any heap object\n", addr);
+	} else {
+		struct hr_object o = hr_dump_object(d, (size_t)i);
+
+		nptrs = hr_dump_object_ptr_count(d, (size_t)i);
+		fprintf(out, "0x%" PRIx64 ": object 0x%" PRIx64 "+%" PRIu64 ", %" PRIu64
+			     " bytes, %" PRIu64 " pointer words\n",
+			addr, o.addr, addr - o.addr, o.size, nptrs);
+		for (off = 0; off + ptr_size <= o.size && shown < max_ptrs; off += ptr_size) {
+			uint64_t ptr;
+
+			if (!hr_dump_heap_ptr_bit(d, o.addr + off))
+				continue;
+			ptr = hr_dump_word(d, o.data + off);
+			fprintf(out, "  +%-8" PRIu64 " 0x%016" PRIx64 " ", off, ptr);
+			print_target(out, d, ptr);
+			fputc('\n', out);
+			shown++;
+		}
+		if (shown < nptrs)
+			fprintf(out, "  ... %" PRIu64 " more pointer words\n", nptrs - shown);
+	}
+	if (ferror(out))
+		return hr_error_set(err, HR_EIO, "cannot write the object view");
+	return HR_OK;
+}

@@ -1,0 +1,75 @@
+// Command closure keeps a buffer alive only through a heap-allocated
+// closure stored in a func-typed global:
+//
+//	main.gFunc func() int -> closure object {code pointer, buf slice, n int}
+//	                          -> 4096-byte buffer captured by the closure
+//
+// makeClosure returns the closure, so it escapes to the heap. The closure's
+// code is "closure_func_name" (main.makeClosure.func1). A correct analysis
+// must follow the func value to the closure object and from its captured
+// slice to the buffer, attributing both to main.gFunc.
+//
+// Usage: closure DUMPFILE
+package main
+
+import (
+	"os"
+	"runtime"
+	"unsafe"
+
+	"heapref/testprogs/internal/dump"
+)
+
+const bufSize = 4096
+
+var gFunc func() int
+
+// bufAddr is the captured buffer's address, recorded as a plain integer.
+var bufAddr uintptr
+
+//go:noinline
+func makeClosure(n int) func() int {
+	buf := make([]byte, bufSize)
+	for i := range buf {
+		buf[i] = byte(i * n)
+	}
+	bufAddr = uintptr(unsafe.Pointer(&buf[0]))
+	return func() int {
+		s := n
+		for _, b := range buf {
+			s += int(b)
+		}
+		return s
+	}
+}
+
+func main() {
+	path := dump.Path(os.Args[1:])
+	n := os.Getpid()
+	gFunc = makeClosure(n)
+
+	closure := *(*unsafe.Pointer)(unsafe.Pointer(&gFunc))
+	code := *(*uintptr)(closure)
+	ptrSize := int64(unsafe.Sizeof(uintptr(0)))
+	// code pointer + slice header + int
+	closureSize := ptrSize + int64(unsafe.Sizeof([]byte(nil))) + int64(unsafe.Sizeof(n))
+
+	facts := dump.NewFacts()
+	facts["buf_size"] = bufSize
+	facts["captured_int"] = n
+	facts["addr_main.gFunc"] = dump.Addr(unsafe.Pointer(&gFunc))
+	facts["ptr_main.gFunc"] = dump.Addr(closure)
+	facts["closure_code"] = uint64(code)
+	facts["closure_func_name"] = runtime.FuncForPC(code).Name()
+	facts["closure_size"] = closureSize
+	facts["ptr_buf"] = uint64(bufAddr)
+	facts["kept_objects_main.gFunc"] = 2
+	facts["kept_bytes_main.gFunc"] = closureSize + bufSize
+	facts["kept_objects"] = 2
+	facts["kept_bytes"] = closureSize + bufSize
+	facts["call_result"] = gFunc()
+
+	dump.Write(path)
+	runtime.KeepAlive(gFunc)
+	facts.Print()
+}

@@ -1,0 +1,3 @@
+module heapref/testprogs
+
+go 1.19

@@ -1,0 +1,121 @@
+// Command iface keeps heap objects alive only through interface values:
+//
+//	main.gIface interface{} = &Big{...}   (type word *main.Big, data word -> Big)
+//	                                        Big.Payload -> 2048-byte buffer
+//	main.gAny   any         = Small{...}  (type word main.Small, data word ->
+//	                                        a heap copy of the 24-byte Small)
+//	main.gErr   error       = &MyErr{...} (itab word for (error, *main.MyErr),
+//	                                        data word -> MyErr -> Msg string)
+//
+// All three are assigned in main from run-time values, so the compiler
+// cannot lay the boxed values out statically. A correct analysis must read
+// the first word of each interface: for an empty interface it is the runtime
+// type ("type_word_<name>" names "type_name_<name>"), for a non-empty one it
+// is an itab ("itab_word_main.gErr", whose type is "itab_type_word_main.gErr",
+// the same address as reflect's *main.MyErr type), and follow the second
+// word ("ptr_<name>") to the object.
+//
+// Usage: iface DUMPFILE
+package main
+
+import (
+	"os"
+	"reflect"
+	"runtime"
+	"strings"
+	"unsafe"
+
+	"heapref/testprogs/internal/dump"
+)
+
+type Big struct {
+	Name    string
+	Payload []byte
+	N       [32]int64
+}
+
+type Small struct {
+	X, Y, Z int64
+}
+
+type MyErr struct {
+	Code int
+	Msg  string
+}
+
+func (e *MyErr) Error() string { return e.Msg }
+
+var (
+	gIface interface{}
+	gAny   any
+	gErr   error
+)
+
+const payloadSize = 2048
+
+// words returns the two words of an interface variable.
+func words(p unsafe.Pointer) (uint64, uint64) {
+	w := (*[2]uintptr)(p)
+	return uint64(w[0]), uint64(w[1])
+}
+
+func main() {
+	path := dump.Path(os.Args[1:])
+	pid := int64(os.Getpid())
+
+	big := &Big{Name: "big", Payload: make([]byte, payloadSize)}
+	for i := range big.N {
+		big.N[i] = pid + int64(i)
+	}
+	gIface = big
+	gAny = Small{X: pid, Y: pid + 1, Z: pid + 2}
+	msg := strings.Repeat("e", 40)
+	gErr = &MyErr{Code: int(pid), Msg: msg}
+
+	facts := dump.NewFacts()
+	t, d := words(unsafe.Pointer(&gIface))
+	facts["type_word_main.gIface"] = t
+	facts["type_name_main.gIface"] = reflect.TypeOf(gIface).String()
+	facts["ptr_main.gIface"] = d
+	t, d = words(unsafe.Pointer(&gAny))
+	facts["type_word_main.gAny"] = t
+	facts["type_name_main.gAny"] = reflect.TypeOf(gAny).String()
+	facts["ptr_main.gAny"] = d
+	tab, d := words(unsafe.Pointer(&gErr))
+	facts["itab_word_main.gErr"] = tab
+	// An itab starts with the interface type and then the concrete type.
+	itab := (*[2]unsafe.Pointer)(unsafe.Pointer(&gErr))[0]
+	facts["itab_type_word_main.gErr"] = uint64((*[2]uintptr)(itab)[1])
+	facts["type_name_main.gErr"] = reflect.TypeOf(gErr).String()
+	facts["ptr_main.gErr"] = d
+	// The runtime type word of *MyErr as seen through an empty interface.
+	var e interface{} = gErr.(*MyErr)
+	rt, _ := words(unsafe.Pointer(&e))
+	facts["type_word_*main.MyErr"] = rt
+
+	facts["addr_main.gIface"] = dump.Addr(unsafe.Pointer(&gIface))
+	facts["addr_main.gAny"] = dump.Addr(unsafe.Pointer(&gAny))
+	facts["addr_main.gErr"] = dump.Addr(unsafe.Pointer(&gErr))
+	facts["sizeof_main.Big"] = int64(unsafe.Sizeof(Big{}))
+	facts["sizeof_main.Small"] = int64(unsafe.Sizeof(Small{}))
+	facts["sizeof_main.MyErr"] = int64(unsafe.Sizeof(MyErr{}))
+	facts["offsetof_main.Big.Payload"] = int64(unsafe.Offsetof(Big{}.Payload))
+	facts["offsetof_main.MyErr.Msg"] = int64(unsafe.Offsetof(MyErr{}.Msg))
+	facts["payload_size"] = payloadSize
+
+	facts["kept_objects_main.gIface"] = 2
+	facts["kept_bytes_main.gIface"] = int64(unsafe.Sizeof(Big{})) + payloadSize
+	facts["kept_objects_main.gAny"] = 1
+	facts["kept_bytes_main.gAny"] = int64(unsafe.Sizeof(Small{}))
+	facts["kept_objects_main.gErr"] = 2
+	facts["kept_bytes_main.gErr"] = int64(unsafe.Sizeof(MyErr{})) + int64(len(msg))
+	facts["kept_objects"] = 5
+	facts["kept_bytes"] = int64(unsafe.Sizeof(Big{})) + payloadSize +
+		int64(unsafe.Sizeof(Small{})) + int64(unsafe.Sizeof(MyErr{})) + int64(len(msg))
+
+	dump.Write(path)
+	runtime.KeepAlive(gIface)
+	runtime.KeepAlive(gAny)
+	runtime.KeepAlive(gErr)
+	facts.Print()
+}

@@ -1,0 +1,241 @@
+"""Build and run the Go test programs in testprogs/ for end-to-end tests.
+
+Each program in testprogs/<name>/ writes a heap dump to the file named on
+its command line and prints one JSON object ("facts") on stdout that tests
+use as independent truth (see the comment at the top of each main.go).
+
+    binary, dump, facts = progs.prepare("cache", work_dir)
+    binary, dump, facts = progs.prepare("cache", work_dir,
+                                        env={"GOTOOLCHAIN": "go1.22.12"})
+
+Standard library only.
+"""
+
+import errno
+import fcntl
+import hashlib
+import json
+import os
+import subprocess
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TESTPROGS = os.path.normpath(os.path.join(HERE, "..", "..", "testprogs"))
+
+# The scenario programs (not gen, the benchmark dump generator).
+PROGRAMS = [
+    "globals",
+    "cache",
+    "goroutine",
+    "iface",
+    "chan",
+    "closure",
+    "unsafecast",
+    "finalizer",
+    "list",
+    "cycle",
+    "example",
+]
+
+DUMP_MAGIC = b"go1.7 heap dump\n"
+
+BUILD_TIMEOUT = 900  # seconds; a first build may download a toolchain
+RUN_TIMEOUT = 1800
+
+
+class ProgError(Exception):
+    """A test program failed to build or run."""
+
+
+def _env(env):
+    e = dict(os.environ)
+    if env:
+        e.update({k: str(v) for k, v in env.items()})
+    return e
+
+
+def _go_output(go, args, env):
+    try:
+        p = subprocess.run([go] + args, cwd=TESTPROGS, env=env,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           timeout=BUILD_TIMEOUT)
+    except OSError as e:
+        raise ProgError("cannot run %s: %s" % (go, e))
+    if p.returncode != 0:
+        raise ProgError("%s %s failed (exit %d):\n%s%s" % (
+            go, " ".join(args), p.returncode,
+            p.stdout.decode(errors="replace"), p.stderr.decode(errors="replace")))
+    return p.stdout.decode().strip()
+
+
+def _toolchain(go, env):
+    """Returns (go command, environment) to build with.
+
+    A toolchain selected with GOTOOLCHAIN is downloaded into the module
+    cache, and Go releases before 1.21 cannot build in module mode when
+    their GOROOT lies inside GOMODCACHE (every package fails with
+    'import "": import of unknown directory'). So resolve the selected
+    toolchain's GOROOT and run its go command directly, with
+    GOTOOLCHAIN=local and, if needed, a private empty module cache (the
+    programs have no dependencies).
+    """
+    e = _env(env)
+    if not (env and "GOTOOLCHAIN" in env):
+        return go, e
+    goroot = _go_output(go, ["env", "GOROOT"], e)
+    modcache = _go_output(go, ["env", "GOMODCACHE"], e)
+    gobin = os.path.join(goroot, "bin", "go")
+    if not os.path.exists(gobin):
+        return go, e
+    e["GOTOOLCHAIN"] = "local"
+    e["GOROOT"] = goroot
+    root = os.path.realpath(goroot)
+    for mc in modcache.split(os.pathsep):
+        mc = os.path.realpath(mc) if mc else ""
+        if mc and (root == mc or root.startswith(mc + os.sep)):
+            private = os.path.join(tempfile.gettempdir(),
+                                   "heapref-gomodcache-%d" % os.getuid())
+            os.makedirs(private, exist_ok=True)
+            e["GOMODCACHE"] = private
+            break
+    return gobin, e
+
+
+def go_version(go="go", env=None):
+    """`go env GOVERSION` of the toolchain build() would use."""
+    gobin, e = _toolchain(go, env)
+    return _go_output(gobin, ["env", "GOVERSION"], e)
+
+
+def build(name, out_dir, go="go", env=None, gcflags=None, ldflags=None):
+    """Builds testprogs/<name> into out_dir/<name> and returns its path.
+
+    env overrides environment variables (e.g. {"GOTOOLCHAIN": "go1.22.12"});
+    gcflags / ldflags are passed as -gcflags= / -ldflags=.
+    Raises ProgError with the build output on failure.
+    """
+    if not os.path.isdir(os.path.join(TESTPROGS, name)):
+        raise ProgError("no test program %r in %s" % (name, TESTPROGS))
+    os.makedirs(out_dir, exist_ok=True)
+    out = os.path.abspath(os.path.join(out_dir, name))
+    gobin, e = _toolchain(go, env)
+    # -buildvcs=false: testprogs/ sits in the project's git work tree, and
+    # stamping VCS information can fail (no git, "dubious ownership").
+    args = ["build", "-buildvcs=false", "-o", out]
+    if gcflags is not None:
+        args.append("-gcflags=" + gcflags)
+    if ldflags is not None:
+        args.append("-ldflags=" + ldflags)
+    args.append("./" + name)
+    _go_output(gobin, args, e)
+    return out
+
+
+def run(binary, dump_path, args=(), timeout=RUN_TIMEOUT):
+    """Runs a test program; returns its facts (parsed JSON from stdout).
+
+    args are extra arguments before the dump path (e.g. gen's flags).
+    Raises ProgError (with stderr) if it fails, prints no JSON object, or
+    leaves the dump missing or empty.
+    """
+    try:
+        os.remove(dump_path)
+    except OSError as e:
+        if e.errno != errno.ENOENT:
+            raise
+    cmd = [binary] + list(args) + [dump_path]
+    try:
+        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           timeout=timeout)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        raise ProgError("cannot run %s: %s" % (" ".join(cmd), e))
+    stderr = p.stderr.decode(errors="replace")
+    if p.returncode != 0:
+        raise ProgError("%s exited %d:\n%s" % (" ".join(cmd), p.returncode, stderr))
+    try:
+        facts = json.loads(p.stdout.decode())
+    except ValueError as e:
+        raise ProgError("%s printed no facts JSON (%s):\nstdout: %r\nstderr: %s" % (
+            " ".join(cmd), e, p.stdout[:2000], stderr))
+    if not isinstance(facts, dict):
+        raise ProgError("%s printed %r, not a JSON object" % (" ".join(cmd), facts))
+    try:
+        size = os.path.getsize(dump_path)
+    except OSError:
+        size = 0
+    if size == 0:
+        raise ProgError("%s left no dump at %s:\n%s" % (" ".join(cmd), dump_path, stderr))
+    return facts
+
+
+def _source_digest(name):
+    """Hash of the program's sources, the shared package and go.mod."""
+    h = hashlib.sha256()
+    paths = [os.path.join(TESTPROGS, "go.mod")]
+    for d in (os.path.join(TESTPROGS, name), os.path.join(TESTPROGS, "internal")):
+        for root, dirs, files in os.walk(d):
+            dirs.sort()
+            paths.extend(os.path.join(root, f) for f in sorted(files))
+    for path in paths:
+        h.update(os.path.relpath(path, TESTPROGS).encode() + b"\0")
+        with open(path, "rb") as f:
+            h.update(f.read())
+        h.update(b"\0")
+    return h.hexdigest()
+
+
+_prepared = {}
+
+
+def prepare(name, work_dir, args=(), **build_kwargs):
+    """Builds and runs a program once; returns (binary, dump, facts).
+
+    Results are cached by (name, args, go, env, gcflags, ldflags, sources)
+    in a subdirectory of work_dir, both within this process and on disk, so
+    several tests (or several test processes sharing work_dir) build and
+    run each variant once. A lock file serialises concurrent preparers.
+    """
+    key_parts = {
+        "name": name,
+        "args": list(args),
+        "go": build_kwargs.get("go", "go"),
+        "env": sorted((build_kwargs.get("env") or {}).items()),
+        "gcflags": build_kwargs.get("gcflags"),
+        "ldflags": build_kwargs.get("ldflags"),
+        "src": _source_digest(name),
+    }
+    key = hashlib.sha256(json.dumps(key_parts, sort_keys=True).encode()).hexdigest()[:16]
+    cache_key = (os.path.abspath(work_dir), key)
+    if cache_key in _prepared:
+        return _prepared[cache_key]
+
+    d = os.path.join(work_dir, "%s-%s" % (name, key))
+    os.makedirs(d, exist_ok=True)
+    binary = os.path.join(d, name)
+    dump_path = os.path.join(d, name + ".dump")
+    facts_path = os.path.join(d, "facts.json")
+    with open(os.path.join(d, ".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        facts = None
+        if os.path.exists(facts_path) and os.path.exists(binary):
+            try:
+                with open(facts_path) as f:
+                    facts = json.load(f)
+                if os.path.getsize(dump_path) == 0:
+                    facts = None
+            except (OSError, ValueError):
+                facts = None
+        if facts is None:
+            try:
+                os.remove(facts_path)
+            except OSError:
+                pass
+            build(name, d, **build_kwargs)
+            facts = run(binary, dump_path, args=args)
+            tmp = facts_path + ".tmp"
+            with open(tmp, "w") as f:
+                json.dump(facts, f, sort_keys=True)
+            os.replace(tmp, facts_path)
+    result = (binary, dump_path, facts)
+    _prepared[cache_key] = result
+    return result
