@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# The whole test suite: installs what the tests need, then builds and runs every test
+# twice: a normal build with warnings as errors, and a build with AddressSanitizer and
+# UndefinedBehaviorSanitizer. Unit tests (cmocka) and end-to-end tests (real Go
+# programs, real dumps, the real heapref binary) all run under ctest.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+bash scripts/install-deps.sh
+jobs=$(nproc)
+work="$PWD/build-e2e-work"   # built Go programs and their dumps, shared by both builds
+
+run_suite() { # build-dir, extra cmake args...
+  local dir=$1; shift
+  echo "=== $dir: configure and build"
+  cmake -S . -B "$dir" -DHEAPREF_WERROR=ON -DHEAPREF_E2E_WORK="$work" "$@" >/dev/null
+  cmake --build "$dir" -j"$jobs" >/dev/null
+  echo "=== $dir: ctest"
+  (cd "$dir" && ctest --output-on-failure -j"$jobs")
+}
+
+run_suite build
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  run_suite build-asan -DCMAKE_BUILD_TYPE=Debug -DHEAPREF_SANITIZE=ON
