@@ -6,12 +6,14 @@
  * should be), 2 usage error, 3 out of memory or an output that cannot be written.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "heapref/dump.h"
 #include "heapref/writers.h"
+#include "stats.h"
 
 #define HEAPREF_VERSION "0.1.0"
 
@@ -24,8 +26,10 @@ static const char usage[] =
 	"(runtime/debug.WriteHeapDump) and the binary that wrote it.\n"
 	"\n"
 	"commands:\n"
-	"  info DUMP     summarise a heap dump: Go version, records, objects by size,\n"
-	"                goroutines by state, segments, finalizers, memstats\n"
+	"  info [--stats] DUMP\n"
+	"                summarise a heap dump: Go version, records, objects by size,\n"
+	"                goroutines by state, segments, finalizers, memstats;\n"
+	"                --stats adds the time and memory reading it took, on stderr\n"
 	"  object DUMP ADDRESS...\n"
 	"                show the heap object containing each address (interior\n"
 	"                pointers too) and where its pointer words point\n"
@@ -59,18 +63,47 @@ static int usage_error(const char *what)
 	return EXIT_USAGE;
 }
 
+/* Opens a dump; with stats, reports how long reading and indexing took and what it holds. */
+static struct hr_dump *open_dump(const char *path, struct stats *stats, struct hr_error *err)
+{
+	struct hr_dump *dump = hr_dump_open(path, err);
+
+	if (dump && stats) {
+		stats_mark(stats, "read+index", stderr);
+		fprintf(stderr, "stats: %.0f MB, %zu objects; index %.1f MB (%.1f bytes per object)\n",
+			(double)hr_dump_file_size(dump) / 1e6, hr_dump_object_count(dump),
+			(double)hr_dump_index_bytes(dump) / 1e6,
+			hr_dump_object_count(dump)
+				? (double)hr_dump_index_bytes(dump) / (double)hr_dump_object_count(dump)
+				: 0.0);
+	}
+	return dump;
+}
+
 static int cmd_info(int argc, char **argv)
 {
 	struct hr_error err = { 0 };
+	struct stats *stats = NULL;
 	struct hr_dump *dump;
 	int rc;
 
-	if (argc != 1)
-		return usage_error("info takes exactly one argument: the heap dump file");
-	dump = hr_dump_open(argv[0], &err);
-	if (!dump)
+	if (argc > 0 && !strcmp(argv[0], "--stats")) {
+		stats = stats_start();
+		argc--;
+		argv++;
+	}
+	if (argc != 1) {
+		stats_stop(stats);
+		return usage_error("info takes one argument: the heap dump file");
+	}
+	dump = open_dump(argv[0], stats, &err);
+	if (!dump) {
+		stats_stop(stats);
 		return report(&err);
+	}
 	rc = hr_write_dump_info(stdout, dump, &err);
+	stats_mark(stats, "summary", stderr);
+	stats_stop(stats);
 	hr_dump_free(dump);
 	if (rc) {
 		fprintf(stderr, "heapref: standard output: %s\n", err.msg);

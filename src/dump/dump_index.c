@@ -68,6 +68,7 @@ static int grow_page_table(struct heap_index *idx)
 	}
 	free(old);
 	idx->cached = NULL;
+	idx->added = NULL;
 	return HR_OK;
 }
 
@@ -110,9 +111,32 @@ void heap_index_release(struct heap_index *idx)
 {
 	free(idx->pages);
 	free(idx->bit_pool);
+	for (size_t i = 0; i < idx->nchunks; i++)
+		free(idx->chunks[i]);
+	free(idx->chunks);
 	free(idx->objs);
 	free(idx->big);
 	memset(idx, 0, sizeof(*idx));
+}
+
+static struct heap_obj *append_object(struct heap_index *idx)
+{
+	size_t slot = idx->nobj & (OBJ_CHUNK - 1);
+
+	if (slot == 0) {
+		struct heap_obj **chunk = hr_array_push((void **)&idx->chunks, &idx->nchunks,
+							&idx->chunks_cap, sizeof(*chunk));
+
+		if (!chunk)
+			return NULL;
+		*chunk = malloc(OBJ_CHUNK * sizeof(**chunk));
+		if (!*chunk) {
+			idx->nchunks--;
+			return NULL;
+		}
+	}
+	idx->nobj++;
+	return &idx->chunks[idx->nchunks - 1][slot];
 }
 
 int heap_index_add(struct heap_index *idx, uint64_t addr, uint64_t size, uint64_t data_off)
@@ -122,12 +146,16 @@ int heap_index_add(struct heap_index *idx, uint64_t addr, uint64_t size, uint64_
 	struct heap_page *p;
 	int rc;
 
-	for (page = addr >> HEAP_PAGE_SHIFT; page <= last; page++) {
+	page = addr >> HEAP_PAGE_SHIFT;
+	if (page == last && idx->added && idx->added->page_no == page)
+		page++; /* same page as the object before: most objects */
+	for (; page <= last; page++) {
 		rc = page_get(idx, page, &p);
 		if (rc)
 			return rc;
+		idx->added = p;
 	}
-	obj = hr_array_push((void **)&idx->objs, &idx->nobj, &idx->obj_cap, sizeof(*obj));
+	obj = append_object(idx);
 	if (!obj)
 		return HR_ENOMEM;
 	obj->addr = addr;
@@ -143,7 +171,6 @@ int heap_index_add(struct heap_index *idx, uint64_t addr, uint64_t size, uint64_
 		obj->packed = data_off << OBJ_SIZE_BITS | size;
 	}
 	idx->total_bytes += size;
-	idx->cached = NULL;
 	return HR_OK;
 }
 
@@ -219,24 +246,6 @@ static int cmp_big(const void *a, const void *b)
 		       &((const struct heap_big_size *)b)->addr);
 }
 
-/* Moves objs[i] to objs[dest[i]] for all i, in place; dest is consumed. */
-static void permute_objects(struct heap_obj *objs, uint32_t *dest, size_t n)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		while (dest[i] != i) {
-			uint32_t j = dest[i];
-			struct heap_obj tmp = objs[j];
-
-			objs[j] = objs[i];
-			objs[i] = tmp;
-			dest[i] = dest[j];
-			dest[j] = j;
-		}
-	}
-}
-
 /*
  * Page numbers of all pages in use, sorted; each page's `first` temporarily holds
  * its rank in that order.
@@ -257,49 +266,65 @@ static uint64_t *rank_pages(struct heap_index *idx)
 	return order;
 }
 
+/* Rank of the page an object starts in; *p caches the page of the object before. */
+static uint32_t start_rank(const struct heap_index *idx, const struct heap_obj *o,
+			   struct heap_page **p)
+{
+	uint64_t page_no = o->addr >> HEAP_PAGE_SHIFT;
+
+	if (!*p || (*p)->page_no != page_no)
+		*p = page_find(idx, page_no);
+	return (*p)->first; /* holds the page's rank until sort_objects() is done */
+}
+
 /*
- * Sorts objects by address: a counting sort on the page an object starts in. Go writes
- * a span's objects in address order and a page belongs to one span, so this sort is
- * complete for a dump Go wrote; a general sort covers any other order.
+ * Sorts objects by address: a counting sort on the page an object starts in, scattered
+ * from the reading chunks into one array. Go writes a span's objects in address order
+ * and a page belongs to one span, so this sort is complete for a dump Go wrote and its
+ * writes are sequential within each span; a general sort covers any other order.
+ * (Cycle-following in place needs 4 bytes an object less but was five times slower.)
  */
 static int sort_objects(struct heap_index *idx)
 {
-	uint32_t *start = NULL, *dest = NULL;
 	uint64_t *order = rank_pages(idx);
-	size_t i, run = 0;
+	struct heap_page *p = NULL;
+	uint32_t *start = NULL;
+	size_t i, c, run = 0;
 	int rc = HR_ENOMEM;
 
 	if (!order)
 		goto out;
 	start = calloc(idx->page_used + 1, sizeof(*start));
-	dest = malloc((idx->nobj ? idx->nobj : 1) * sizeof(*dest));
-	if (!start || !dest)
+	idx->objs = malloc((idx->nobj ? idx->nobj : 1) * sizeof(*idx->objs));
+	if (!start || !idx->objs)
 		goto out;
-	for (i = 0; i < idx->nobj; i++) {
-		struct heap_page *p = page_find(idx, idx->objs[i].addr >> HEAP_PAGE_SHIFT);
-
-		dest[i] = p->first; /* rank of its page */
-		start[p->first]++;
-	}
+	for (i = 0; i < idx->nobj; i++)
+		start[start_rank(idx, &idx->chunks[i >> OBJ_CHUNK_SHIFT][i & (OBJ_CHUNK - 1)], &p)]++;
 	for (i = 0; i < idx->page_used; i++) {
 		uint32_t count = start[i];
 
 		start[i] = (uint32_t)run;
 		run += count;
 	}
-	for (i = 0; i < idx->nobj; i++)
-		dest[i] = start[dest[i]]++;
-	permute_objects(idx->objs, dest, idx->nobj);
+	for (c = 0; c < idx->nchunks; c++) {
+		size_t n = c + 1 < idx->nchunks ? OBJ_CHUNK : idx->nobj - c * OBJ_CHUNK;
+
+		for (i = 0; i < n; i++)
+			idx->objs[start[start_rank(idx, &idx->chunks[c][i], &p)]++] = idx->chunks[c][i];
+		free(idx->chunks[c]);
+		idx->chunks[c] = NULL;
+	}
+	idx->nchunks = 0;
 	for (i = 1; i < idx->nobj; i++)
 		if (idx->objs[i - 1].addr > idx->objs[i].addr)
 			break;
 	if (i < idx->nobj)
 		qsort(idx->objs, idx->nobj, sizeof(*idx->objs), cmp_obj);
-	/* Fill each page's object range: after the pass start[r] is the end of rank r. */
+	/* Fill each page's object range: after the scatter start[r] is the end of rank r. */
 	for (i = 0; i < idx->page_used; i++) {
-		struct heap_page *p = page_find(idx, order[i]);
 		uint32_t end = start[i], first = i ? start[i - 1] : 0;
 
+		p = page_find(idx, order[i]);
 		p->first = first;
 		p->count = end - first;
 	}
@@ -307,7 +332,6 @@ static int sort_objects(struct heap_index *idx)
 out:
 	free(order);
 	free(start);
-	free(dest);
 	return rc;
 }
 
@@ -377,5 +401,6 @@ uint64_t heap_index_bytes(const struct heap_index *idx)
 {
 	return idx->page_slots * sizeof(*idx->pages) +
 	       idx->bit_cap * idx->block_words * sizeof(uint64_t) +
-	       idx->obj_cap * sizeof(*idx->objs) + idx->big_cap * sizeof(*idx->big);
+	       (idx->objs ? idx->nobj : idx->nchunks * OBJ_CHUNK) * sizeof(*idx->objs) +
+	       idx->big_cap * sizeof(*idx->big);
 }

@@ -12,7 +12,10 @@
  *
  * Objects are kept in one array of 16-byte entries: the address, and the offset of the
  * contents in the file packed with the size (sizes of 16 MiB and more go to a small side
- * table). The array is sorted by address once all records are read.
+ * table). While records are read, entries are appended to fixed-size chunks in file
+ * order; once all are read they are scattered into one array sorted by address, each
+ * chunk freed as soon as it has been scattered, so the peak stays near 22 bytes an
+ * object rather than the 32 of two whole arrays.
  *
  * A sparse page table maps each 8 KiB heap page that some object touches to
  *   - the range of objects that start in it (so a lookup is a short binary search
@@ -28,6 +31,8 @@
 #define OBJ_SIZE_BITS 24
 #define OBJ_SIZE_ESCAPE ((UINT64_C(1) << OBJ_SIZE_BITS) - 1)
 #define OBJ_MAX_FILE_OFFSET (UINT64_C(1) << (64 - OBJ_SIZE_BITS))
+#define OBJ_CHUNK_SHIFT 16 /* 64 Ki objects, 1 MiB, per chunk while reading */
+#define OBJ_CHUNK (UINT64_C(1) << OBJ_CHUNK_SHIFT)
 
 struct heap_obj {
 	uint64_t addr;
@@ -59,9 +64,11 @@ struct heap_index {
 	size_t bit_blocks;
 	size_t bit_cap;           /* in blocks */
 
-	struct heap_obj *objs;
+	struct heap_obj **chunks; /* while reading: objects in file order */
+	size_t nchunks;
+	size_t chunks_cap;
+	struct heap_obj *objs;    /* after heap_index_finish(): sorted by address */
 	size_t nobj;
-	size_t obj_cap;
 
 	struct heap_big_size *big; /* sorted by address after heap_index_finish() */
 	size_t nbig;
@@ -69,6 +76,7 @@ struct heap_index {
 
 	uint64_t total_bytes;
 	struct heap_page *cached; /* last page touched by heap_index_set_ptr() */
+	struct heap_page *added;  /* last page touched by heap_index_add() */
 };
 
 int heap_index_init(struct heap_index *idx, const uint8_t *file, uint32_t ptr_size);

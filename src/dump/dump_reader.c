@@ -157,9 +157,19 @@ static int get_uvarint_slow(struct cursor *c, uint64_t *v, const char *what)
 
 static inline int get_uvarint(struct cursor *c, uint64_t *v, const char *what)
 {
-	if (c->pos < c->end && *c->pos < 0x80) {
-		*v = *c->pos++;
-		return HR_OK;
+	const uint8_t *p = c->pos;
+	uint64_t x = 0;
+	unsigned i;
+
+	if (c->end - p >= 10) { /* no bounds check per byte; 10 bytes is the longest */
+		for (i = 0; i < 9; i++) {
+			x |= (uint64_t)(p[i] & 0x7f) << (7 * i);
+			if (p[i] < 0x80) {
+				c->pos = p + i + 1;
+				*v = x;
+				return HR_OK;
+			}
+		}
 	}
 	return get_uvarint_slow(c, v, what);
 }
