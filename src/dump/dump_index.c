@@ -343,7 +343,8 @@ int heap_index_finish(struct heap_index *idx, const char *name, struct hr_error 
 	if (idx->nobj > UINT32_MAX - 1)
 		return hr_error_set(err, HR_EINPUT, "%s: more than %" PRIu32 " objects", name,
 				    UINT32_MAX - 1);
-	qsort(idx->big, idx->nbig, sizeof(*idx->big), cmp_big);
+	if (idx->nbig > 1)
+		qsort(idx->big, idx->nbig, sizeof(*idx->big), cmp_big);
 	rc = sort_objects(idx);
 	if (rc)
 		return hr_error_set(err, rc, "%s: out of memory sorting %zu objects", name, idx->nobj);
