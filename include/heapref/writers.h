@@ -2,13 +2,15 @@
  * writers.h - the last pipeline stage: turning what the earlier stages found into
  * output a person or a tool reads.
  *
- * For now: the text views of a dump behind `heapref info` and `heapref object`.
+ * The text views of a dump behind `heapref info` and `heapref object`, and the chain
+ * tree as a pprof profile.
  */
 #ifndef HEAPREF_WRITERS_H
 #define HEAPREF_WRITERS_H
 
 #include <stdio.h>
 
+#include "heapref/chains.h"
 #include "heapref/dump.h"
 
 /*
@@ -26,5 +28,14 @@ int hr_write_dump_info(FILE *out, const struct hr_dump *dump, struct hr_error *e
  */
 int hr_write_object_at(FILE *out, const struct hr_dump *dump, uint64_t addr,
 		       unsigned max_ptrs, struct hr_error *err);
+
+/*
+ * Writes the chain tree as a gzipped pprof profile to out: sample types
+ * inuse_objects/count and inuse_space/bytes (the default), one sample per node with an
+ * own value, its stack the chain from that node up to its root (leaf first), so pprof's
+ * cumulative figure for a node is everything reached through it. Returns 0, HR_EIO
+ * when writing fails or HR_ENOMEM; err says which.
+ */
+int hr_write_pprof(FILE *out, const struct hr_chains *tree, struct hr_error *err);
 
 #endif

@@ -1,0 +1,61 @@
+/*
+ * chains.h - the chain tree: stage 4 of the pipeline.
+ *
+ * Reference chains from root variables to the memory they keep alive, merged into a
+ * tree: `main.cache` -> `$mapval. (*main.Entry)` -> `buf. ([]uint8)`. Each node has a
+ * name (no addresses, so two dumps of one program compare) and its own value: the
+ * objects and bytes charged to it, i.e. what the pointers read at that node lead to.
+ * A node's cumulative value (its own plus its descendants') is what is reached through it.
+ *
+ * Nodes have dense ids; id 0 is the invisible top whose children are the roots. Names
+ * are interned: each distinct name is stored once and has a dense name id.
+ *
+ * Depth is counted in named nodes from the root (a root has depth 1). A child asked for
+ * beyond the depth limit is not made: hr_chains_child() returns the parent, so what lies
+ * deeper is charged to the last node of the chain: cut, never lost.
+ */
+#ifndef HEAPREF_CHAINS_H
+#define HEAPREF_CHAINS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "heapref/base.h"
+
+#define HR_CHAINS_TOP 0u
+#define HR_CHAINS_NONE UINT32_MAX
+
+struct hr_chain_node {
+	uint32_t parent;   /* HR_CHAINS_TOP for a root; HR_CHAINS_NONE for the top itself */
+	uint32_t name;     /* name id, see hr_chains_name() */
+	uint32_t depth;    /* 1 for a root */
+	uint64_t objects;  /* own value: objects charged to this node */
+	uint64_t bytes;    /* own value: their bytes */
+};
+
+struct hr_chains;
+
+/* A tree that keeps at most max_depth named nodes in a chain (0: no limit). NULL if no memory. */
+struct hr_chains *hr_chains_new(uint32_t max_depth);
+void hr_chains_free(struct hr_chains *tree);
+
+/*
+ * The child of parent named name (len bytes), made if it does not exist yet. Returns
+ * its id, parent itself if the depth limit stops it, or HR_CHAINS_NONE when out of memory.
+ */
+uint32_t hr_chains_child(struct hr_chains *tree, uint32_t parent, const char *name, size_t len);
+
+/* Adds objects and bytes to node's own value. */
+void hr_chains_charge(struct hr_chains *tree, uint32_t node, uint64_t objects, uint64_t bytes);
+
+/* Nodes, including the top (id 0). Ids are dense in [0, count). */
+size_t hr_chains_count(const struct hr_chains *tree);
+const struct hr_chain_node *hr_chains_node(const struct hr_chains *tree, uint32_t id);
+/* The text of a name id (NUL-terminated; owned by the tree) and how many names exist. */
+const char *hr_chains_name(const struct hr_chains *tree, uint32_t name_id);
+size_t hr_chains_name_count(const struct hr_chains *tree);
+
+/* Sum of the own values of all nodes. */
+void hr_chains_totals(const struct hr_chains *tree, uint64_t *objects, uint64_t *bytes);
+
+#endif

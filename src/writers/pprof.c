@@ -1,0 +1,222 @@
+/*
+ * pprof.c - writes the chain tree as a gzipped pprof profile (see writers.h).
+ *
+ * The profile is streamed, not built whole in memory: a Profile message is the
+ * concatenation of its fields, so each repeated field (a sample, a location, a function,
+ * a string) is packed on its own by protobuf-c, framed with its tag and length, and fed
+ * to zlib as it is made. Memory stays proportional to the deepest chain, not the tree.
+ *
+ * Layout: string_table = "", the four sample-type strings, then one string per chain
+ * name (name id n is string 5 + n). Function n + 1 is named by name id n. Location k is
+ * chain node k, with one line calling its function. A node with an own value is a sample
+ * whose stack is the node and its ancestors, leaf first, as pprof expects.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "heapref/writers.h"
+#include "profile.pb-c.h"
+
+#define STR_FIRST_NAME 5
+enum { STR_EMPTY, STR_INUSE_OBJECTS, STR_COUNT, STR_INUSE_SPACE, STR_BYTES };
+
+enum profile_field {
+	F_SAMPLE_TYPE = 1,
+	F_SAMPLE = 2,
+	F_LOCATION = 4,
+	F_FUNCTION = 5,
+	F_STRING_TABLE = 6,
+	F_DEFAULT_SAMPLE_TYPE = 14,
+};
+
+struct gz_sink {
+	ProtobufCBuffer base; /* first: protobuf-c calls base.append */
+	z_stream zs;
+	FILE *out;
+	int failed;
+	unsigned char chunk[1 << 16];
+};
+
+static void sink_flush(struct gz_sink *s, int flush)
+{
+	do {
+		s->zs.next_out = s->chunk;
+		s->zs.avail_out = sizeof(s->chunk);
+		if (deflate(&s->zs, flush) == Z_STREAM_ERROR) {
+			s->failed = 1;
+			return;
+		}
+		size_t have = sizeof(s->chunk) - s->zs.avail_out;
+
+		if (have && fwrite(s->chunk, 1, have, s->out) != have)
+			s->failed = 1;
+	} while (s->zs.avail_out == 0 && !s->failed);
+}
+
+static void sink_append(ProtobufCBuffer *buf, size_t len, const uint8_t *data)
+{
+	struct gz_sink *s = (struct gz_sink *)buf;
+
+	while (len && !s->failed) {
+		uInt part = len > (1u << 30) ? (1u << 30) : (uInt)len;
+
+		s->zs.next_in = (Bytef *)data;
+		s->zs.avail_in = part;
+		sink_flush(s, Z_NO_FLUSH);
+		data += part;
+		len -= part;
+	}
+}
+
+static void put_varint(struct gz_sink *s, uint64_t v)
+{
+	uint8_t b[10];
+	size_t n = 0;
+
+	while (v >= 0x80) {
+		b[n++] = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	b[n++] = (uint8_t)v;
+	sink_append(&s->base, n, b);
+}
+
+static void put_message(struct gz_sink *s, unsigned field, const ProtobufCMessage *msg)
+{
+	put_varint(s, (uint64_t)field << 3 | 2);
+	put_varint(s, protobuf_c_message_get_packed_size(msg));
+	protobuf_c_message_pack_to_buffer(msg, &s->base);
+}
+
+static void put_string(struct gz_sink *s, const char *str)
+{
+	size_t len = strlen(str);
+
+	put_varint(s, (uint64_t)F_STRING_TABLE << 3 | 2);
+	put_varint(s, len);
+	sink_append(&s->base, len, (const uint8_t *)str);
+}
+
+static void put_sample_types(struct gz_sink *s)
+{
+	Perftools__Profiles__ValueType vt = PERFTOOLS__PROFILES__VALUE_TYPE__INIT;
+
+	vt.type = STR_INUSE_OBJECTS;
+	vt.unit = STR_COUNT;
+	put_message(s, F_SAMPLE_TYPE, &vt.base);
+	vt.type = STR_INUSE_SPACE;
+	vt.unit = STR_BYTES;
+	put_message(s, F_SAMPLE_TYPE, &vt.base);
+	put_varint(s, (uint64_t)F_DEFAULT_SAMPLE_TYPE << 3 | 0);
+	put_varint(s, STR_INUSE_SPACE);
+}
+
+static void put_strings(struct gz_sink *s, const struct hr_chains *tree)
+{
+	static const char *const fixed[] = { "", "inuse_objects", "count", "inuse_space", "bytes" };
+	size_t i, n = hr_chains_name_count(tree);
+
+	for (i = 0; i < STR_FIRST_NAME; i++)
+		put_string(s, fixed[i]);
+	for (i = 0; i < n; i++)
+		put_string(s, hr_chains_name(tree, (uint32_t)i));
+}
+
+static void put_functions(struct gz_sink *s, const struct hr_chains *tree)
+{
+	Perftools__Profiles__Function fn = PERFTOOLS__PROFILES__FUNCTION__INIT;
+	size_t i, n = hr_chains_name_count(tree);
+
+	for (i = 0; i < n; i++) {
+		fn.id = i + 1;
+		/*
+		 * No system_name: pprof "demangles" a function whose name equals its system
+		 * name, and its C++ heuristic would cut "buf. ([]uint8)" down to "buf. ".
+		 */
+		fn.name = (int64_t)(STR_FIRST_NAME + i);
+		put_message(s, F_FUNCTION, &fn.base);
+	}
+}
+
+static void put_locations(struct gz_sink *s, const struct hr_chains *tree)
+{
+	Perftools__Profiles__Location loc = PERFTOOLS__PROFILES__LOCATION__INIT;
+	Perftools__Profiles__Line line = PERFTOOLS__PROFILES__LINE__INIT;
+	Perftools__Profiles__Line *lines[1] = { &line };
+	size_t id, n = hr_chains_count(tree);
+
+	loc.n_line = 1;
+	loc.line = lines;
+	for (id = 1; id < n; id++) {
+		loc.id = id;
+		line.function_id = (uint64_t)hr_chains_node(tree, (uint32_t)id)->name + 1;
+		put_message(s, F_LOCATION, &loc.base);
+	}
+}
+
+static int put_samples(struct gz_sink *s, const struct hr_chains *tree)
+{
+	Perftools__Profiles__Sample sample = PERFTOOLS__PROFILES__SAMPLE__INIT;
+	size_t id, n = hr_chains_count(tree), cap = 0;
+	uint64_t *stack = NULL;
+	int64_t values[2];
+
+	sample.value = values;
+	sample.n_value = 2;
+	for (id = 1; id < n && !s->failed; id++) {
+		const struct hr_chain_node *node = hr_chains_node(tree, (uint32_t)id);
+		uint32_t at = (uint32_t)id;
+		size_t depth = 0;
+
+		if (!node->objects && !node->bytes)
+			continue;
+		if (hr_array_reserve((void **)&stack, &cap, node->depth, sizeof(*stack))) {
+			free(stack);
+			return HR_ENOMEM;
+		}
+		for (; at != HR_CHAINS_TOP; at = hr_chains_node(tree, at)->parent)
+			stack[depth++] = at; /* leaf first */
+		sample.location_id = stack;
+		sample.n_location_id = depth;
+		values[0] = (int64_t)node->objects;
+		values[1] = (int64_t)node->bytes;
+		put_message(s, F_SAMPLE, &sample.base);
+	}
+	free(stack);
+	return HR_OK;
+}
+
+int hr_write_pprof(FILE *out, const struct hr_chains *tree, struct hr_error *err)
+{
+	struct gz_sink *s = calloc(1, sizeof(*s));
+	int rc;
+
+	if (!s)
+		return hr_error_set(err, HR_ENOMEM, "out of memory writing the profile");
+	s->base.append = sink_append;
+	s->out = out;
+	/* windowBits 15 + 16: a gzip stream, as pprof files are */
+	if (deflateInit2(&s->zs, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8,
+			 Z_DEFAULT_STRATEGY) != Z_OK) {
+		free(s);
+		return hr_error_set(err, HR_ENOMEM, "cannot start gzip compression");
+	}
+	put_sample_types(s);
+	rc = put_samples(s, tree);
+	put_locations(s, tree);
+	put_functions(s, tree);
+	put_strings(s, tree);
+	s->zs.next_in = NULL;
+	s->zs.avail_in = 0;
+	sink_flush(s, Z_FINISH);
+	deflateEnd(&s->zs);
+	if (!rc && (s->failed || fflush(out) != 0 || ferror(out)))
+		rc = HR_EIO;
+	free(s);
+	if (rc == HR_ENOMEM)
+		return hr_error_set(err, rc, "out of memory writing the profile");
+	if (rc)
+		return hr_error_set(err, rc, "cannot write the profile");
+	return HR_OK;
+}
