@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "commands.h"
 #include "heapref/dump.h"
 #include "heapref/writers.h"
 #include "stats.h"
@@ -33,6 +34,11 @@ static const char usage[] =
 	"  object DUMP ADDRESS...\n"
 	"                show the heap object containing each address (interior\n"
 	"                pointers too) and where its pointer words point\n"
+	"  types BINARY [PATTERN]\n"
+	"                the DWARF types of a Go binary (--summary: table sizes only)\n"
+	"  vars BINARY [PATTERN]\n"
+	"                its globals and functions' variables with their locations\n"
+	"                (--pc PC: evaluated at PC; --dump DUMP: in the dump's frames)\n"
 	"  help          show this text\n"
 	"  version       show heapref's version\n"
 	"\n"
@@ -158,6 +164,10 @@ int main(int argc, char **argv)
 		return cmd_info(argc - 2, argv + 2);
 	if (!strcmp(cmd, "object"))
 		return cmd_object(argc - 2, argv + 2);
+	if (!strcmp(cmd, "types"))
+		return cmd_types(argc - 2, argv + 2);
+	if (!strcmp(cmd, "vars"))
+		return cmd_vars(argc - 2, argv + 2);
 	if (!strcmp(cmd, "help") || !strcmp(cmd, "--help") || !strcmp(cmd, "-h")) {
 		fputs(usage, stdout);
 		return EXIT_OK;

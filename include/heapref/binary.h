@@ -1,0 +1,296 @@
+/*
+ * binary.h - the binary reader: stage 2 of the pipeline.
+ *
+ * Reads the Go executable that wrote a heap dump and answers what the scanner needs
+ * to name memory:
+ *   - ELF sections (read bytes at a virtual address) and symbols (the symbol that
+ *     contains an address, a symbol by name);
+ *   - the DWARF types as a table with dense integer ids (id 0 is "void": no type):
+ *     Go kind, name as DWARF spells it ("*main.Entry", "[]uint8",
+ *     "map[string]*main.Entry"), size, pointer/typedef target, struct members, array
+ *     length and element, map key and element, runtime type offset;
+ *   - the runtime type behind a type word of an interface (its address minus the
+ *     address of the ELF symbol runtime.types is DW_AT_go_runtime_type);
+ *   - globals (name as Go writes it, address, type);
+ *   - functions sorted by PC, and for a function at a PC its parameters and locals
+ *     with the location of each, evaluated at that PC.
+ *
+ * Addresses: everything this API takes or returns is a run-time address, i.e. the ELF
+ * address plus the load bias (0 unless set with hr_binary_set_bias(); PIE binaries
+ * need it).
+ *
+ * Lifetime: all names and tables are owned by the struct hr_binary and live until
+ * hr_binary_free(). DWARF names are copied into our own string table; ELF symbol
+ * names point into the ELF mapping, which also stays until hr_binary_free().
+ *
+ * Types, members and globals are loaded when the binary is opened; the variables of
+ * a function are read from DWARF the first time they are asked for and cached.
+ *
+ * A binary without DWARF (-ldflags=-w) still opens: hr_binary_has_dwarf() is false
+ * and only sections and symbols are there. A binary without symbols (-s -w) opens too,
+ * with only sections. hr_binary_limits() says in one sentence what is missing.
+ */
+#ifndef HEAPREF_BINARY_H
+#define HEAPREF_BINARY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "heapref/base.h"
+
+/* Go's kinds, numbered as reflect.Kind (the value of DW_AT_go_kind). */
+enum hr_kind {
+	HR_KIND_INVALID = 0,
+	HR_KIND_BOOL = 1,
+	HR_KIND_INT = 2,
+	HR_KIND_INT8 = 3,
+	HR_KIND_INT16 = 4,
+	HR_KIND_INT32 = 5,
+	HR_KIND_INT64 = 6,
+	HR_KIND_UINT = 7,
+	HR_KIND_UINT8 = 8,
+	HR_KIND_UINT16 = 9,
+	HR_KIND_UINT32 = 10,
+	HR_KIND_UINT64 = 11,
+	HR_KIND_UINTPTR = 12,
+	HR_KIND_FLOAT32 = 13,
+	HR_KIND_FLOAT64 = 14,
+	HR_KIND_COMPLEX64 = 15,
+	HR_KIND_COMPLEX128 = 16,
+	HR_KIND_ARRAY = 17,
+	HR_KIND_CHAN = 18,
+	HR_KIND_FUNC = 19,
+	HR_KIND_INTERFACE = 20,
+	HR_KIND_MAP = 21,
+	HR_KIND_PTR = 22,
+	HR_KIND_SLICE = 23,
+	HR_KIND_STRING = 24,
+	HR_KIND_STRUCT = 25,
+	HR_KIND_UNSAFE_POINTER = 26,
+	HR_KIND_COUNT
+};
+
+/* "bool", "int", ..., "unsafe.Pointer"; "invalid" for 0 or unknown values. */
+const char *hr_kind_name(unsigned kind);
+
+/* The DWARF shape of a type (from its tag); independent of the Go kind. */
+enum hr_shape {
+	HR_SHAPE_VOID = 0,   /* id 0 only */
+	HR_SHAPE_BASE,       /* DW_TAG_base_type */
+	HR_SHAPE_POINTER,    /* DW_TAG_pointer_type: target */
+	HR_SHAPE_STRUCT,     /* DW_TAG_structure_type: members */
+	HR_SHAPE_ARRAY,      /* DW_TAG_array_type: elem, count */
+	HR_SHAPE_TYPEDEF,    /* DW_TAG_typedef: target */
+	HR_SHAPE_FUNC,       /* DW_TAG_subroutine_type */
+	HR_SHAPE_OTHER,      /* DW_TAG_unspecified_type and anything else */
+};
+
+#define HR_TYPE_HAS_RUNTIME_TYPE 0x1 /* runtime_type is valid */
+#define HR_TYPE_HAS_COUNT 0x2        /* array: count is known */
+
+struct hr_type {
+	const char *name;       /* as DWARF spells it; "" when unnamed */
+	uint64_t size;          /* DW_AT_byte_size; pointers: pointer size; 0 unknown */
+	uint64_t runtime_type;  /* DW_AT_go_runtime_type: offset from runtime.types */
+	uint64_t count;         /* array length */
+	uint32_t target;        /* pointer: pointee; typedef: what it names */
+	uint32_t elem;          /* array: element; map/chan/slice: DW_AT_go_elem */
+	uint32_t key;           /* map: DW_AT_go_key */
+	uint32_t first_member;  /* struct: index of its first member in hr_binary_member() */
+	uint32_t member_count;
+	uint8_t kind;           /* enum hr_kind; from DW_AT_go_kind, else guessed from the tag */
+	uint8_t shape;          /* enum hr_shape */
+	uint8_t flags;          /* HR_TYPE_* */
+};
+
+struct hr_member {
+	const char *name;
+	uint64_t offset;        /* DW_AT_data_member_location */
+	uint32_t type;
+	bool embedded;          /* DW_AT_go_embedded_field */
+};
+
+struct hr_global {
+	const char *name;       /* "main.cache", "net/http.DefaultClient" */
+	uint64_t addr;          /* run-time address (bias applied) */
+	uint32_t type;
+};
+
+struct hr_func {
+	const char *name;       /* "main.main", "net/http.(*Client).Do" */
+	uint64_t low_pc;        /* run-time addresses, [low_pc, high_pc) */
+	uint64_t high_pc;
+};
+
+/* ELF symbols of the kinds that name memory (STT_FUNC, STT_OBJECT, STT_NOTYPE). */
+struct hr_symbol {
+	const char *name;       /* points into the ELF mapping */
+	uint64_t addr;          /* run-time address */
+	uint64_t size;
+	uint8_t type;           /* STT_* */
+};
+
+/* One piece of a variable's location at a PC. */
+enum hr_loc_kind {
+	HR_LOC_NONE = 0,        /* no location at this PC (optimised away, not yet live) */
+	HR_LOC_CFA,             /* in memory at CFA + offset (the frame) */
+	HR_LOC_ADDR,            /* in memory at a fixed address (offset holds it) */
+	HR_LOC_REG,             /* in register reg: unavailable from a heap dump */
+	HR_LOC_VALUE,           /* a constant (DW_OP_stack_value): offset holds it */
+	HR_LOC_UNSUPPORTED,     /* an expression heapref does not evaluate */
+};
+
+struct hr_loc_piece {
+	uint8_t kind;           /* enum hr_loc_kind */
+	uint16_t reg;           /* DWARF register number for HR_LOC_REG */
+	int64_t offset;         /* see enum hr_loc_kind */
+	uint64_t size;          /* bytes of the variable this piece covers; 0 = all of it */
+};
+
+/* "none", "cfa", "addr", "register", "value", "unsupported". */
+const char *hr_loc_kind_name(unsigned kind);
+/* Formats a location as "cfa-104", "addr 0x5c9880", "reg0[8] reg3[8]" into buf. */
+void hr_loc_format(const struct hr_loc_piece *pieces, size_t count, char *buf, size_t len);
+
+struct hr_var {
+	const char *name;       /* owned by the binary */
+	uint32_t type;
+	bool is_param;
+	bool in_scope;          /* false: in a lexical block or inlined call pc is outside of */
+	bool has_closure_offset;
+	uint64_t closure_offset; /* DW_AT_go_closure_offset: offset in the closure object */
+	uint32_t first_piece;   /* into hr_frame_vars.pieces */
+	uint32_t piece_count;   /* 1 for a plain location, more for DW_OP_piece composites */
+};
+
+/* The variables of one function at one PC; filled by hr_binary_func_vars(). */
+struct hr_frame_vars {
+	struct hr_var *vars;
+	size_t count;
+	size_t cap;
+	struct hr_loc_piece *pieces;
+	size_t piece_count;
+	size_t piece_cap;
+};
+
+struct hr_binary;
+
+/*
+ * Opens the ELF file at path, reads its symbols and, when present, its DWARF types and
+ * globals. Returns NULL with err set on failure (HR_EIO: cannot open or read;
+ * HR_EINPUT: not a usable ELF file or corrupt DWARF; HR_ENOMEM). The caller owns the
+ * result and frees it with hr_binary_free().
+ */
+struct hr_binary *hr_binary_open(const char *path, struct hr_error *err);
+
+/* Frees everything; NULL is fine. */
+void hr_binary_free(struct hr_binary *bin);
+
+const char *hr_binary_path(const struct hr_binary *bin);
+bool hr_binary_has_dwarf(const struct hr_binary *bin);
+bool hr_binary_has_symbols(const struct hr_binary *bin);
+/* One sentence on what is missing and what analysis can still do; "" when nothing is. */
+const char *hr_binary_limits(const struct hr_binary *bin);
+/* Highest DWARF version among the compilation units (4 or 5), 0 without DWARF. */
+unsigned hr_binary_dwarf_version(const struct hr_binary *bin);
+unsigned hr_binary_ptr_size(const struct hr_binary *bin);
+/* Uncompressed size of .debug_info, for benchmarks; 0 without DWARF. */
+uint64_t hr_binary_debug_info_size(const struct hr_binary *bin);
+/* Bytes held by heapref's own tables (not libdwarf's or libelf's), for benchmarks. */
+uint64_t hr_binary_table_bytes(const struct hr_binary *bin);
+
+/* --- load bias (PIE) ----------------------------------------------------------------- */
+/* The ELF address of .data, 0 if there is none. */
+uint64_t hr_binary_elf_data_addr(const struct hr_binary *bin);
+/* Sets the bias added to every ELF address (run-time = ELF + bias). */
+void hr_binary_set_bias(struct hr_binary *bin, uint64_t bias);
+/* Sets the bias from the run-time address of the data segment (the dump's data record). */
+int hr_binary_set_bias_from_data(struct hr_binary *bin, uint64_t runtime_data_addr,
+				 struct hr_error *err);
+uint64_t hr_binary_bias(const struct hr_binary *bin);
+
+/* --- memory and symbols -------------------------------------------------------------- */
+/*
+ * Copies len bytes at run-time address addr from the file's allocated sections into
+ * buf. Fails with HR_EINPUT when [addr, addr+len) is not all inside one section with
+ * contents in the file (.bss has none).
+ */
+int hr_binary_read(const struct hr_binary *bin, uint64_t addr, void *buf, size_t len,
+		   struct hr_error *err);
+/* Name of the allocated section containing addr, or NULL. */
+const char *hr_binary_section_at(const struct hr_binary *bin, uint64_t addr);
+
+size_t hr_binary_symbol_count(const struct hr_binary *bin);
+/* Symbols sorted by address. */
+const struct hr_symbol *hr_binary_symbol(const struct hr_binary *bin, size_t index);
+/* The symbol whose [addr, addr+size) contains addr (size 0 symbols: exact match); NULL if none. */
+const struct hr_symbol *hr_binary_symbol_at(const struct hr_binary *bin, uint64_t addr);
+const struct hr_symbol *hr_binary_find_symbol(const struct hr_binary *bin, const char *name);
+
+/* --- types ----------------------------------------------------------------------------- */
+/* Number of ids; valid ids are 0 (void) .. count-1. */
+uint32_t hr_binary_type_count(const struct hr_binary *bin);
+/* The type with this id; the void type for ids out of range. */
+const struct hr_type *hr_binary_type(const struct hr_binary *bin, uint32_t id);
+const struct hr_member *hr_binary_member(const struct hr_binary *bin, uint32_t index);
+/*
+ * The id of the type named name, 0 if none. Go emits a named struct both as the
+ * structure and as a typedef of the same name; this returns the structure.
+ */
+uint32_t hr_binary_find_type(const struct hr_binary *bin, const char *name);
+/* Follows typedefs to the type they name (at most 64 steps). */
+uint32_t hr_binary_resolve_typedef(const struct hr_binary *bin, uint32_t id);
+/* The member of struct id called name, or NULL. */
+const struct hr_member *hr_binary_find_member(const struct hr_binary *bin, uint32_t id,
+					      const char *name);
+/*
+ * The type whose runtime type (an interface's type word, an itab's type) is at run-time
+ * address addr; 0 if none or if the binary has no runtime.types symbol.
+ */
+uint32_t hr_binary_type_by_runtime_addr(const struct hr_binary *bin, uint64_t addr);
+/* The run-time address of a type's runtime type, 0 if unknown. */
+uint64_t hr_binary_runtime_type_addr(const struct hr_binary *bin, uint32_t id);
+
+/* --- globals ------------------------------------------------------------------------- */
+size_t hr_binary_global_count(const struct hr_binary *bin);
+/* Globals sorted by address. */
+const struct hr_global *hr_binary_global(const struct hr_binary *bin, size_t index);
+const struct hr_global *hr_binary_find_global(const struct hr_binary *bin, const char *name);
+/* The global whose memory (address .. address + type size) contains addr, or NULL. */
+const struct hr_global *hr_binary_global_at(const struct hr_binary *bin, uint64_t addr);
+
+/* --- functions and their variables ----------------------------------------------------- */
+size_t hr_binary_func_count(const struct hr_binary *bin);
+/* Functions sorted by low_pc. */
+const struct hr_func *hr_binary_func(const struct hr_binary *bin, size_t index);
+/* Index of the function whose [low_pc, high_pc) contains pc, or -1. O(log n). */
+int64_t hr_binary_func_at(const struct hr_binary *bin, uint64_t pc);
+
+/*
+ * Fills out (reset first) with the parameters and locals of function index as they are
+ * at pc: the location of each is evaluated at pc (location lists pick the entry that
+ * covers pc). For a caller frame pass the return PC minus 1. Every variable of the
+ * function is listed, in DWARF order, including those of lexical blocks and inlined
+ * calls; in_scope is false (and the location "none") for those whose block does not
+ * contain pc (blocks given by DW_AT_ranges count as containing every pc of the
+ * function). In a heap dump's frame, CFA = frame sp + frame size.
+ * out stays owned by the caller: hr_frame_vars_release() frees its arrays.
+ */
+int hr_binary_func_vars(struct hr_binary *bin, size_t index, uint64_t pc,
+			struct hr_frame_vars *out, struct hr_error *err);
+
+/*
+ * Describes the location of variable var_index of function index over the whole
+ * function, one line per location list entry ("[0x..., 0x...): cfa-104"), into buf.
+ * For listing; returns 0 or a negative HR_E*.
+ */
+int hr_binary_describe_var(struct hr_binary *bin, size_t index, size_t var_index, char *buf,
+			   size_t len, struct hr_error *err);
+/* The number of variables hr_binary_describe_var() knows for function index (loads them). */
+int hr_binary_func_var_count(struct hr_binary *bin, size_t index, size_t *count,
+			     struct hr_error *err);
+
+void hr_frame_vars_release(struct hr_frame_vars *vars);
+
+#endif

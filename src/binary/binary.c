@@ -1,0 +1,389 @@
+/*
+ * binary.c - the binary reader's entry points: opening and freeing, the string
+ * table, the load bias, and the lookups over the tables binary_dwarf.c built
+ * (types by id, name and runtime type; globals; functions by PC).
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "binary_dwarf_internal.h"
+
+/* ---- string table ----------------------------------------------------------------------- */
+
+#define STRTAB_CHUNK 65536
+
+const char *strtab_add(struct strtab *st, const char *s, size_t len)
+{
+	char *out;
+
+	if (len + 1 > st->left) {
+		size_t size = len + 1 > STRTAB_CHUNK / 4 ? len + 1 : STRTAB_CHUNK;
+		char *chunk = malloc(size);
+
+		if (!chunk || hr_array_reserve((void **)&st->chunks, &st->cap, st->n + 1,
+					       sizeof(*st->chunks))) {
+			free(chunk);
+			return NULL;
+		}
+		st->chunks[st->n++] = chunk;
+		st->bytes += size;
+		if (size != STRTAB_CHUNK) { /* a big string gets a chunk of its own */
+			memcpy(chunk, s, len);
+			chunk[len] = '\0';
+			return chunk;
+		}
+		st->cur = chunk;
+		st->left = size;
+	}
+	out = st->cur;
+	memcpy(out, s, len);
+	out[len] = '\0';
+	st->cur += len + 1;
+	st->left -= len + 1;
+	return out;
+}
+
+void strtab_release(struct strtab *st)
+{
+	for (size_t i = 0; i < st->n; i++)
+		free(st->chunks[i]);
+	free(st->chunks);
+	memset(st, 0, sizeof(*st));
+}
+
+/* ---- open and free ------------------------------------------------------------------------ */
+
+static void describe_limits(struct hr_binary *bin)
+{
+	if (!bin->has_symtab && !hr_binary_has_dwarf(bin))
+		snprintf(bin->limits, sizeof(bin->limits),
+			 "no DWARF and no symbol table (built with -ldflags='-s -w'): no types, "
+			 "globals or frame variables; chains can only name roots by segment and "
+			 "offset");
+	else if (!hr_binary_has_dwarf(bin))
+		snprintf(bin->limits, sizeof(bin->limits),
+			 "no DWARF (built with -ldflags=-w): no types, globals or frame variables; "
+			 "chains follow pointer bitmaps only and name roots by ELF symbol");
+	else if (!bin->has_runtime_types)
+		snprintf(bin->limits, sizeof(bin->limits),
+			 "no runtime.types symbol: interface type words cannot be mapped to types");
+}
+
+struct hr_binary *hr_binary_open(const char *path, struct hr_error *err)
+{
+	struct hr_binary *bin = calloc(1, sizeof(*bin));
+	int rc;
+
+	if (!bin || !(bin->path = strdup(path))) {
+		free(bin);
+		hr_error_set(err, HR_ENOMEM, "%s: out of memory", path);
+		return NULL;
+	}
+	bin->fd = -1;
+	rc = binary_elf_open(bin, err);
+	if (!rc)
+		rc = binary_dwarf_load(bin, err);
+	if (rc) {
+		hr_binary_free(bin);
+		return NULL;
+	}
+	describe_limits(bin);
+	return bin;
+}
+
+void hr_binary_free(struct hr_binary *bin)
+{
+	if (!bin)
+		return;
+	binary_vars_free(bin);
+	binary_dwarf_close(bin);
+	binary_elf_close(bin);
+	strtab_release(&bin->strings);
+	free(bin->path);
+	free(bin);
+}
+
+const char *hr_binary_path(const struct hr_binary *bin)
+{
+	return bin->path;
+}
+
+bool hr_binary_has_dwarf(const struct hr_binary *bin)
+{
+	return bin->dw && bin->dw->dbg;
+}
+
+bool hr_binary_has_symbols(const struct hr_binary *bin)
+{
+	return bin->has_symtab;
+}
+
+const char *hr_binary_limits(const struct hr_binary *bin)
+{
+	return bin->limits;
+}
+
+unsigned hr_binary_dwarf_version(const struct hr_binary *bin)
+{
+	return bin->dwarf_version;
+}
+
+unsigned hr_binary_ptr_size(const struct hr_binary *bin)
+{
+	return bin->ptr_size;
+}
+
+uint64_t hr_binary_debug_info_size(const struct hr_binary *bin)
+{
+	return bin->has_debug_info ? bin->debug_info_size : 0;
+}
+
+uint64_t hr_binary_table_bytes(const struct hr_binary *bin)
+{
+	return bin->strings.bytes + bin->types_cap * sizeof(*bin->types) +
+	       bin->type_offsets_cap * sizeof(*bin->type_offsets) +
+	       bin->members_cap * sizeof(*bin->members) + bin->types_n * sizeof(uint32_t) +
+	       bin->rt_index_cap * sizeof(*bin->rt_index) +
+	       bin->globals_cap * sizeof(*bin->globals) + bin->funcs_n * sizeof(*bin->funcs) +
+	       bin->funcs_n * (sizeof(uint64_t) + sizeof(void *)) +
+	       bin->symbols_cap * sizeof(*bin->symbols) + bin->sections_cap * sizeof(*bin->sections);
+}
+
+/* ---- bias ------------------------------------------------------------------------------------ */
+
+uint64_t hr_binary_elf_data_addr(const struct hr_binary *bin)
+{
+	return bin->data_addr;
+}
+
+uint64_t hr_binary_bias(const struct hr_binary *bin)
+{
+	return bin->bias;
+}
+
+void hr_binary_set_bias(struct hr_binary *bin, uint64_t bias)
+{
+	uint64_t delta = bias - bin->bias; /* modular: works for either direction */
+
+	for (size_t i = 0; i < bin->symbols_n; i++)
+		bin->symbols[i].addr += delta;
+	for (size_t i = 0; i < bin->globals_n; i++)
+		bin->globals[i].addr += delta;
+	for (size_t i = 0; i < bin->funcs_n; i++) {
+		bin->funcs[i].low_pc += delta;
+		bin->funcs[i].high_pc += delta;
+	}
+	bin->bias = bias;
+}
+
+int hr_binary_set_bias_from_data(struct hr_binary *bin, uint64_t runtime_data_addr,
+				 struct hr_error *err)
+{
+	if (!bin->data_addr)
+		return hr_error_set(err, HR_EINPUT, "%s: no .data section to compute the load bias from",
+				    bin->path);
+	hr_binary_set_bias(bin, runtime_data_addr - bin->data_addr);
+	return HR_OK;
+}
+
+/* ---- types ------------------------------------------------------------------------------------ */
+
+uint32_t hr_binary_type_count(const struct hr_binary *bin)
+{
+	return (uint32_t)bin->types_n;
+}
+
+const struct hr_type *hr_binary_type(const struct hr_binary *bin, uint32_t id)
+{
+	static const struct hr_type void_type = { .name = "" };
+
+	return id < bin->types_n ? &bin->types[id] : &void_type;
+}
+
+const struct hr_member *hr_binary_member(const struct hr_binary *bin, uint32_t index)
+{
+	return index < bin->members_n ? &bin->members[index] : NULL;
+}
+
+uint32_t hr_binary_resolve_typedef(const struct hr_binary *bin, uint32_t id)
+{
+	for (int steps = 0; steps < 64 && id < bin->types_n; steps++) {
+		const struct hr_type *t = &bin->types[id];
+
+		if (t->shape != HR_SHAPE_TYPEDEF || t->target == 0)
+			return id;
+		id = t->target;
+	}
+	return id < bin->types_n ? id : 0;
+}
+
+const struct hr_member *hr_binary_find_member(const struct hr_binary *bin, uint32_t id,
+					      const char *name)
+{
+	const struct hr_type *t = hr_binary_type(bin, hr_binary_resolve_typedef(bin, id));
+
+	for (uint32_t i = 0; i < t->member_count; i++) {
+		const struct hr_member *m = hr_binary_member(bin, t->first_member + i);
+
+		if (m && !strcmp(m->name, name))
+			return m;
+	}
+	return NULL;
+}
+
+struct name_key {
+	const char *name;
+	uint32_t id;
+	uint8_t typedef_last;
+};
+
+static int cmp_name_key(const void *a, const void *b)
+{
+	const struct name_key *x = a, *y = b;
+	int c = strcmp(x->name, y->name);
+
+	if (c)
+		return c;
+	if (x->typedef_last != y->typedef_last)
+		return x->typedef_last < y->typedef_last ? -1 : 1;
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+int binary_build_name_index(struct hr_binary *bin, struct hr_error *err)
+{
+	size_t n = bin->types_n;
+	struct name_key *keys = calloc(n ? n : 1, sizeof(*keys));
+
+	bin->types_by_name = calloc(n ? n : 1, sizeof(*bin->types_by_name));
+	if (!keys || !bin->types_by_name) {
+		free(keys);
+		return hr_error_set(err, HR_ENOMEM, "%s: out of memory", bin->path);
+	}
+	for (size_t i = 0; i < n; i++) {
+		keys[i].name = bin->types[i].name;
+		keys[i].id = (uint32_t)i;
+		keys[i].typedef_last = bin->types[i].shape == HR_SHAPE_TYPEDEF;
+	}
+	hr_sort(keys, n, sizeof(*keys), cmp_name_key);
+	for (size_t i = 0; i < n; i++)
+		bin->types_by_name[i] = keys[i].id;
+	free(keys);
+	return HR_OK;
+}
+
+uint32_t hr_binary_find_type(const struct hr_binary *bin, const char *name)
+{
+	size_t lo = 0, hi = bin->types_n;
+
+	if (!bin->types_by_name || !name[0])
+		return 0;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (strcmp(bin->types[bin->types_by_name[mid]].name, name) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < bin->types_n && !strcmp(bin->types[bin->types_by_name[lo]].name, name))
+		return bin->types_by_name[lo];
+	return 0;
+}
+
+uint32_t hr_binary_type_by_runtime_addr(const struct hr_binary *bin, uint64_t addr)
+{
+	uint64_t off = addr - bin->bias - bin->runtime_types;
+	size_t lo = 0, hi = bin->rt_index_n;
+
+	if (!bin->has_runtime_types || addr - bin->bias < bin->runtime_types)
+		return 0;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (bin->rt_index[mid].offset < off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < bin->rt_index_n && bin->rt_index[lo].offset == off ? bin->rt_index[lo].id : 0;
+}
+
+uint64_t hr_binary_runtime_type_addr(const struct hr_binary *bin, uint32_t id)
+{
+	const struct hr_type *t = hr_binary_type(bin, id);
+
+	if (!bin->has_runtime_types || !(t->flags & HR_TYPE_HAS_RUNTIME_TYPE))
+		return 0;
+	return bin->runtime_types + t->runtime_type + bin->bias;
+}
+
+/* ---- globals ---------------------------------------------------------------------------------- */
+
+size_t hr_binary_global_count(const struct hr_binary *bin)
+{
+	return bin->globals_n;
+}
+
+const struct hr_global *hr_binary_global(const struct hr_binary *bin, size_t index)
+{
+	return index < bin->globals_n ? &bin->globals[index] : NULL;
+}
+
+const struct hr_global *hr_binary_find_global(const struct hr_binary *bin, const char *name)
+{
+	for (size_t i = 0; i < bin->globals_n; i++)
+		if (!strcmp(bin->globals[i].name, name))
+			return &bin->globals[i];
+	return NULL;
+}
+
+const struct hr_global *hr_binary_global_at(const struct hr_binary *bin, uint64_t addr)
+{
+	size_t lo = 0, hi = bin->globals_n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (bin->globals[mid].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0)
+		return NULL;
+	const struct hr_global *g = &bin->globals[lo - 1];
+	uint64_t size = hr_binary_type(bin, g->type)->size;
+
+	return addr - g->addr < (size ? size : 1) ? g : NULL;
+}
+
+/* ---- functions ------------------------------------------------------------------------------- */
+
+size_t hr_binary_func_count(const struct hr_binary *bin)
+{
+	return bin->funcs_n;
+}
+
+const struct hr_func *hr_binary_func(const struct hr_binary *bin, size_t index)
+{
+	return index < bin->funcs_n ? &bin->funcs[index] : NULL;
+}
+
+int64_t hr_binary_func_at(const struct hr_binary *bin, uint64_t pc)
+{
+	size_t lo = 0, hi = bin->funcs_n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (bin->funcs[mid].low_pc <= pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0 || pc >= bin->funcs[lo - 1].high_pc)
+		return -1;
+	return (int64_t)(lo - 1);
+}

@@ -1,0 +1,324 @@
+/*
+ * binary_elf.c - the ELF side of the binary reader, through libelf: the allocated
+ * sections (to read memory at a virtual address), the symbol table (sorted by
+ * address) and the address of runtime.types.
+ *
+ * The ELF file is hostile input: libelf checks the headers it parses; we check that
+ * section ranges do not wrap and we never trust a size without comparing it with the
+ * data libelf handed out. Symbol names point into the Elf's read-only mapping.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "binary_internal.h"
+
+static int fail_elf(struct hr_binary *bin, struct hr_error *err, const char *what)
+{
+	return hr_error_set(err, HR_EINPUT, "%s: %s: %s", bin->path, what, elf_errmsg(-1));
+}
+
+static int cmp_section(const void *a, const void *b)
+{
+	const struct section *x = a, *y = b;
+
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+static int cmp_symbol(const void *a, const void *b)
+{
+	const struct hr_symbol *x = a, *y = b;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	return x->size > y->size ? -1 : x->size < y->size; /* bigger first at one address */
+}
+
+static int add_section(struct hr_binary *bin, Elf_Scn *scn, const GElf_Shdr *sh,
+		       const char *name, struct hr_error *err)
+{
+	struct section *s;
+	uint64_t end;
+
+	if (!hr_add_ok(sh->sh_addr, sh->sh_size, &end))
+		return hr_error_set(err, HR_EINPUT, "%s: section %s: address 0x%" PRIx64
+				    " + size 0x%" PRIx64 " wraps around", bin->path, name,
+				    (uint64_t)sh->sh_addr, (uint64_t)sh->sh_size);
+	s = VEC_PUSH(bin, sections);
+	if (!s)
+		return hr_error_set(err, HR_ENOMEM, "%s: out of memory", bin->path);
+	s->name = name;
+	s->addr = sh->sh_addr;
+	s->size = sh->sh_size;
+	s->type = sh->sh_type;
+	s->flags = sh->sh_flags;
+	s->scn = scn;
+	return HR_OK;
+}
+
+static uint64_t be64(const unsigned char *p)
+{
+	uint64_t v = 0;
+
+	for (int i = 0; i < 8; i++)
+		v = (v << 8) | p[i];
+	return v;
+}
+
+/* Notes whether there is a .debug_info and its uncompressed size. */
+static void note_debug_info(struct hr_binary *bin, Elf_Scn *scn, const GElf_Shdr *sh,
+			    const char *name)
+{
+	GElf_Chdr ch;
+	Elf_Data *raw;
+
+	bin->has_debug_info = sh->sh_size > 0;
+	bin->debug_info_size = sh->sh_size;
+	if (sh->sh_flags & SHF_COMPRESSED) {
+		bin->debug_info_size = gelf_getchdr(scn, &ch) ? ch.ch_size : 0;
+	} else if (name[1] == 'z') {
+		raw = elf_rawdata(scn, NULL);
+		bin->debug_info_size = raw && raw->d_size >= 12 && !memcmp(raw->d_buf, "ZLIB", 4)
+					       ? be64((const unsigned char *)raw->d_buf + 4)
+					       : 0;
+	}
+}
+
+/* Records one section header: allocated ones for reading, and the few we look for. */
+static int note_section(struct hr_binary *bin, Elf_Scn *scn, size_t shstrndx,
+			Elf_Scn **symtab, struct hr_error *err)
+{
+	GElf_Shdr sh;
+	const char *name;
+
+	if (!gelf_getshdr(scn, &sh))
+		return fail_elf(bin, err, "cannot read a section header");
+	name = elf_strptr(bin->elf, shstrndx, sh.sh_name);
+	if (!name)
+		name = "";
+	if (sh.sh_type == SHT_SYMTAB)
+		*symtab = scn;
+	if (!strcmp(name, ".data"))
+		bin->data_addr = sh.sh_addr;
+	if (!strcmp(name, ".debug_info") || !strcmp(name, ".zdebug_info"))
+		note_debug_info(bin, scn, &sh, name);
+	if ((sh.sh_flags & SHF_ALLOC) && sh.sh_size > 0)
+		return add_section(bin, scn, &sh, name, err);
+	return HR_OK;
+}
+
+static int read_sections(struct hr_binary *bin, Elf_Scn **symtab, struct hr_error *err)
+{
+	size_t shstrndx;
+	Elf_Scn *scn = NULL;
+	int rc;
+
+	if (elf_getshdrstrndx(bin->elf, &shstrndx) < 0)
+		return fail_elf(bin, err, "cannot find the section names");
+	while ((scn = elf_nextscn(bin->elf, scn)) != NULL) {
+		rc = note_section(bin, scn, shstrndx, symtab, err);
+		if (rc)
+			return rc;
+	}
+	hr_sort(bin->sections, bin->sections_n, sizeof(*bin->sections), cmp_section);
+	return HR_OK;
+}
+
+static bool wanted_symbol(const GElf_Sym *sym, const char *name)
+{
+	unsigned type = GELF_ST_TYPE(sym->st_info);
+
+	if (!name || !name[0] || sym->st_shndx == SHN_UNDEF || sym->st_value == 0)
+		return false;
+	return type == STT_FUNC || type == STT_OBJECT || type == STT_NOTYPE || type == STT_TLS;
+}
+
+static int read_symbols(struct hr_binary *bin, Elf_Scn *scn, struct hr_error *err)
+{
+	GElf_Shdr sh;
+	Elf_Data *data;
+	size_t count;
+
+	if (!gelf_getshdr(scn, &sh) || !(data = elf_getdata(scn, NULL)))
+		return fail_elf(bin, err, "cannot read the symbol table");
+	if (sh.sh_entsize == 0)
+		return hr_error_set(err, HR_EINPUT, "%s: symbol table entry size is 0", bin->path);
+	count = data->d_size / sh.sh_entsize;
+	for (size_t i = 1; i < count; i++) {
+		GElf_Sym sym;
+		const char *name;
+		struct hr_symbol *s;
+
+		if (!gelf_getsym(data, (int)i, &sym))
+			return fail_elf(bin, err, "cannot read a symbol");
+		name = elf_strptr(bin->elf, sh.sh_link, sym.st_name);
+		if (!wanted_symbol(&sym, name))
+			continue;
+		s = VEC_PUSH(bin, symbols);
+		if (!s)
+			return hr_error_set(err, HR_ENOMEM, "%s: out of memory", bin->path);
+		s->name = name;
+		s->addr = sym.st_value;
+		s->size = sym.st_size;
+		s->type = (uint8_t)GELF_ST_TYPE(sym.st_info);
+		if (!strcmp(name, "runtime.types")) {
+			bin->has_runtime_types = true;
+			bin->runtime_types = sym.st_value;
+		}
+	}
+	bin->has_symtab = true;
+	hr_sort(bin->symbols, bin->symbols_n, sizeof(*bin->symbols), cmp_symbol);
+	return HR_OK;
+}
+
+static int check_header(struct hr_binary *bin, struct hr_error *err)
+{
+	GElf_Ehdr eh;
+
+	if (elf_kind(bin->elf) != ELF_K_ELF)
+		return hr_error_set(err, HR_EINPUT, "%s: not an ELF file", bin->path);
+	if (!gelf_getehdr(bin->elf, &eh))
+		return fail_elf(bin, err, "cannot read the ELF header");
+	if (eh.e_type != ET_EXEC && eh.e_type != ET_DYN)
+		return hr_error_set(err, HR_EINPUT, "%s: not an executable (ELF type %u)", bin->path,
+				    (unsigned)eh.e_type);
+	bin->big_endian = eh.e_ident[EI_DATA] == ELFDATA2MSB;
+	bin->ptr_size = eh.e_ident[EI_CLASS] == ELFCLASS64 ? 8 : 4;
+	return HR_OK;
+}
+
+int binary_elf_open(struct hr_binary *bin, struct hr_error *err)
+{
+	Elf_Scn *symtab = NULL;
+	int rc;
+
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return hr_error_set(err, HR_EIO, "%s: libelf is out of date", bin->path);
+	bin->fd = open(bin->path, O_RDONLY | O_CLOEXEC);
+	if (bin->fd < 0)
+		return hr_error_set(err, HR_EIO, "%s: %s", bin->path, strerror(errno));
+	bin->elf = elf_begin(bin->fd, ELF_C_READ_MMAP, NULL);
+	if (!bin->elf)
+		return fail_elf(bin, err, "cannot read as ELF");
+	rc = check_header(bin, err);
+	if (!rc)
+		rc = read_sections(bin, &symtab, err);
+	if (!rc && symtab)
+		rc = read_symbols(bin, symtab, err);
+	return rc;
+}
+
+void binary_elf_close(struct hr_binary *bin)
+{
+	if (bin->elf)
+		elf_end(bin->elf);
+	if (bin->fd >= 0)
+		close(bin->fd);
+	free(bin->sections);
+	free(bin->symbols);
+}
+
+/* ---- memory ------------------------------------------------------------------------------ */
+
+/* The section containing ELF address addr, or NULL. */
+static const struct section *section_for(const struct hr_binary *bin, uint64_t addr)
+{
+	size_t lo = 0, hi = bin->sections_n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (bin->sections[mid].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* sections may overlap (.tbss); walk back over the ones starting at or before */
+	for (size_t i = lo; i-- > 0;) {
+		const struct section *s = &bin->sections[i];
+
+		if (addr - s->addr < s->size)
+			return s;
+		if (i + 4 < lo)
+			break;
+	}
+	return NULL;
+}
+
+const char *hr_binary_section_at(const struct hr_binary *bin, uint64_t addr)
+{
+	const struct section *s = section_for(bin, addr - bin->bias);
+
+	return s ? s->name : NULL;
+}
+
+int hr_binary_read(const struct hr_binary *bin, uint64_t addr, void *buf, size_t len,
+		   struct hr_error *err)
+{
+	uint64_t elf_addr = addr - bin->bias;
+	const struct section *s = section_for(bin, elf_addr);
+	uint64_t off = s ? elf_addr - s->addr : 0;
+	Elf_Data *d;
+
+	if (!s)
+		return hr_error_set(err, HR_EINPUT, "%s: address 0x%" PRIx64 " is in no section",
+				    bin->path, addr);
+	if (s->type == SHT_NOBITS)
+		return hr_error_set(err, HR_EINPUT, "%s: address 0x%" PRIx64
+				    " is in %s, which has no contents in the file", bin->path, addr,
+				    s->name);
+	if (len > s->size - off)
+		return hr_error_set(err, HR_EINPUT, "%s: %zu bytes at 0x%" PRIx64
+				    " run past the end of %s", bin->path, len, addr, s->name);
+	d = elf_getdata(s->scn, NULL);
+	if (!d || !d->d_buf || d->d_size < s->size)
+		return hr_error_set(err, HR_EINPUT, "%s: cannot read section %s: %s", bin->path,
+				    s->name, elf_errmsg(-1));
+	memcpy(buf, (const uint8_t *)d->d_buf + off, len);
+	return HR_OK;
+}
+
+/* ---- symbols ------------------------------------------------------------------------------ */
+
+size_t hr_binary_symbol_count(const struct hr_binary *bin)
+{
+	return bin->symbols_n;
+}
+
+const struct hr_symbol *hr_binary_symbol(const struct hr_binary *bin, size_t index)
+{
+	return index < bin->symbols_n ? &bin->symbols[index] : NULL;
+}
+
+const struct hr_symbol *hr_binary_symbol_at(const struct hr_binary *bin, uint64_t addr)
+{
+	size_t lo = 0, hi = bin->symbols_n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (bin->symbols[mid].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* look back a few symbols: zero-sized ones can sit inside a sized one */
+	for (size_t i = lo, steps = 0; i-- > 0 && steps < 8; steps++) {
+		const struct hr_symbol *s = &bin->symbols[i];
+
+		if (addr - s->addr < s->size || (s->size == 0 && s->addr == addr))
+			return s;
+	}
+	return NULL;
+}
+
+const struct hr_symbol *hr_binary_find_symbol(const struct hr_binary *bin, const char *name)
+{
+	for (size_t i = 0; i < bin->symbols_n; i++)
+		if (!strcmp(bin->symbols[i].name, name))
+			return &bin->symbols[i];
+	return NULL;
+}

@@ -1,0 +1,136 @@
+/*
+ * binary_internal.h - what the binary reader's files share: the struct hr_binary
+ * itself, the string table, the ELF section list and the location-expression
+ * evaluator's interface (binary_loc.c, also used by the unit tests).
+ */
+#ifndef HEAPREF_BINARY_INTERNAL_H
+#define HEAPREF_BINARY_INTERNAL_H
+
+#include <stdlib.h>
+
+#include <gelf.h>
+#include <libelf.h>
+
+#include "heapref/binary.h"
+
+#define VEC(type, name)  \
+	type *name;      \
+	size_t name##_n; \
+	size_t name##_cap
+#define VEC_PUSH(owner, name)                                                   \
+	hr_array_push((void **)&(owner)->name, &(owner)->name##_n, &(owner)->name##_cap, \
+		      sizeof(*(owner)->name))
+
+/* qsort() that accepts an empty (possibly NULL) array. */
+static inline void hr_sort(void *base, size_t n, size_t size,
+			   int (*cmp)(const void *, const void *))
+{
+	if (n > 1)
+		qsort(base, n, size, cmp);
+}
+
+/* ---- string table: chunks that never move, so handed-out pointers stay valid ---- */
+struct strtab {
+	char **chunks;
+	size_t n;
+	size_t cap;
+	char *cur;       /* free space in the last chunk */
+	size_t left;
+	uint64_t bytes;  /* total allocated */
+};
+
+/* Copies s[0..len) plus a NUL; NULL when out of memory. */
+const char *strtab_add(struct strtab *st, const char *s, size_t len);
+void strtab_release(struct strtab *st);
+
+/* ---- location expressions (binary_loc.c) ---- */
+struct hr_loc_op {
+	uint8_t op;      /* DW_OP_* */
+	uint64_t n1;     /* first operand (signed ones stored as two's complement) */
+	uint64_t n2;
+};
+
+#define HR_LOC_MAX_OPS 1024
+
+/*
+ * Decodes a raw DWARF expression into ops (at most max). addr_size is 4 or 8.
+ * Returns 0, or HR_EINPUT for a truncated or unknown operation (the message names it).
+ */
+int hr_loc_decode(const uint8_t *bytes, size_t len, unsigned addr_size, bool big_endian,
+		  struct hr_loc_op *ops, size_t max, size_t *count, struct hr_error *err);
+
+/*
+ * Evaluates ops symbolically (the CFA is unknown: results are relative to it) into
+ * pieces (at most max). An expression heapref cannot evaluate gives one
+ * HR_LOC_UNSUPPORTED piece; never fails.
+ */
+size_t hr_loc_eval(const struct hr_loc_op *ops, size_t count, struct hr_loc_piece *pieces,
+		   size_t max);
+
+
+/* ---- the binary ---- */
+struct section {
+	const char *name;     /* points into the ELF mapping */
+	uint64_t addr;        /* ELF address */
+	uint64_t size;
+	uint32_t type;        /* SHT_* */
+	uint64_t flags;
+	Elf_Scn *scn;
+};
+
+struct rt_entry {
+	uint64_t offset;      /* DW_AT_go_runtime_type */
+	uint32_t id;
+};
+
+struct dwarf_state;  /* binary_dwarf.c: libdwarf handle, kept open for lazy loading */
+struct func_vars;    /* binary_vars.c: the cached variables of one function */
+
+struct hr_binary {
+	char *path;
+	int fd;
+	Elf *elf;
+	bool big_endian;
+	unsigned ptr_size;
+	uint64_t bias;
+	char limits[HR_ERROR_MAX];
+
+	VEC(struct section, sections);  /* allocated sections sorted by address */
+	uint64_t data_addr;             /* ELF address of .data */
+	uint64_t debug_info_size;       /* uncompressed */
+	bool has_debug_info;
+
+	VEC(struct hr_symbol, symbols);  /* sorted by address; run-time addresses (bias added) */
+	bool has_symtab;
+	bool has_runtime_types;
+	uint64_t runtime_types;          /* ELF address of runtime.types */
+
+	struct strtab strings;
+	struct dwarf_state *dw;
+	unsigned dwarf_version;
+
+	VEC(struct hr_type, types);
+	VEC(uint64_t, type_offsets);     /* DIE offset of each type id, ascending */
+	VEC(struct hr_member, members);
+	uint32_t *types_by_name;         /* ids sorted by name */
+	VEC(struct rt_entry, rt_index);  /* sorted by runtime type offset */
+	VEC(struct hr_global, globals);  /* sorted by address; run-time addresses */
+	VEC(struct hr_func, funcs);      /* sorted by low_pc; run-time addresses */
+	VEC(uint64_t, func_offsets);     /* DIE offset of each function, same order */
+	struct func_vars **func_vars;    /* lazily filled, one per function */
+};
+
+/* binary_elf.c */
+int binary_elf_open(struct hr_binary *bin, struct hr_error *err);
+void binary_elf_close(struct hr_binary *bin);
+
+/* binary_dwarf.c */
+int binary_dwarf_load(struct hr_binary *bin, struct hr_error *err);
+void binary_dwarf_close(struct hr_binary *bin);
+/* Maps a DIE offset to a type id, 0 if it is not a type we know. */
+uint32_t binary_type_id(const struct hr_binary *bin, uint64_t die_offset);
+
+/* binary_vars.c */
+void binary_vars_free(struct hr_binary *bin);
+
+#endif

@@ -1,0 +1,441 @@
+/*
+ * cmd_binary.c - the subcommands that show what the binary reader finds in a Go
+ * executable:
+ *
+ *   heapref types [--summary] BINARY [PATTERN]
+ *       the DWARF types whose name matches PATTERN (contains it, or matches it as a
+ *       glob: Go names hold * and [ themselves, so both are tried), with kind, size, runtime type offset, members, targets;
+ *       --summary prints only the table sizes (a load-only mode for benchmarks);
+ *       --rtype ADDR the type whose runtime type is at ADDR (an interface type word).
+ *   heapref vars [--pc PC | --dump DUMP] BINARY [PATTERN]
+ *       the globals and functions matching PATTERN, each function with its parameters
+ *       and locals and their locations (location lists in full); with --pc only the
+ *       function at PC, its variables evaluated there; with --dump the frames of the
+ *       dump's goroutines, each variable's location evaluated at the frame's PC and
+ *       turned into an address with CFA = sp + frame size, and the first words of
+ *       frame memory it holds.
+ *
+ * Output is one record per line, fields separated by tabs, "key=value" after the name.
+ */
+#include <errno.h>
+#include <fnmatch.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "commands.h"
+#include "heapref/binary.h"
+#include "heapref/dump.h"
+
+enum { ST_OK = 0, ST_INPUT = 1, ST_USAGE = 2, ST_RESOURCES = 3 };
+
+static const char types_usage[] =
+	"usage: heapref types [--summary | --rtype ADDR] BINARY [PATTERN]\n";
+static const char vars_usage[] = "usage: heapref vars [--pc PC | --dump DUMP] BINARY [PATTERN]\n";
+
+static int usage(const char *what, const char *text)
+{
+	fprintf(stderr, "heapref: %s\n%s", what, text);
+	return ST_USAGE;
+}
+
+static int report(const struct hr_error *err)
+{
+	fprintf(stderr, "heapref: %s\n", err->msg);
+	switch (err->code) {
+	case HR_EINPUT:
+	case HR_EIO:
+		return ST_INPUT;
+	case HR_EUSAGE:
+		return ST_USAGE;
+	default:
+		return ST_RESOURCES;
+	}
+}
+
+static int output_status(void)
+{
+	if (fflush(stdout) == 0 && !ferror(stdout))
+		return ST_OK;
+	fprintf(stderr, "heapref: standard output: %s\n", strerror(errno));
+	return ST_RESOURCES;
+}
+
+static bool matches(const char *pattern, const char *name)
+{
+	if (!pattern || strstr(name, pattern))
+		return true;
+	return strpbrk(pattern, "*?[") && fnmatch(pattern, name, 0) == 0;
+}
+
+/* Opens the binary; without DWARF it fails with the reader's explanation. */
+static struct hr_binary *open_with_dwarf(const char *path, int *status)
+{
+	struct hr_error err = { 0 };
+	struct hr_binary *bin = hr_binary_open(path, &err);
+
+	if (!bin) {
+		*status = report(&err);
+		return NULL;
+	}
+	if (!hr_binary_has_dwarf(bin)) {
+		fprintf(stderr, "heapref: %s: %s\n", path, hr_binary_limits(bin));
+		hr_binary_free(bin);
+		*status = ST_INPUT;
+		return NULL;
+	}
+	return bin;
+}
+
+static const char *type_name(const struct hr_binary *bin, uint32_t id)
+{
+	const char *name = hr_binary_type(bin, id)->name;
+
+	return id == 0 ? "void" : name[0] ? name : "?";
+}
+
+/* ---- types ----------------------------------------------------------------------------------- */
+
+static void print_type(const struct hr_binary *bin, uint32_t id)
+{
+	const struct hr_type *t = hr_binary_type(bin, id);
+
+	printf("%s\tid=%" PRIu32 "\tkind=%s\tsize=%" PRIu64, type_name(bin, id), id,
+	       hr_kind_name(t->kind), t->size);
+	if (t->flags & HR_TYPE_HAS_RUNTIME_TYPE)
+		printf("\truntime_type=0x%" PRIx64, t->runtime_type);
+	if (t->target)
+		printf("\ttarget=%s", type_name(bin, t->target));
+	if (t->key)
+		printf("\tkey=%s", type_name(bin, t->key));
+	if (t->elem)
+		printf("\telem=%s", type_name(bin, t->elem));
+	if (t->flags & HR_TYPE_HAS_COUNT)
+		printf("\tlen=%" PRIu64, t->count);
+	putchar('\n');
+	for (uint32_t i = 0; i < t->member_count; i++) {
+		const struct hr_member *m = hr_binary_member(bin, t->first_member + i);
+
+		if (m)
+			printf("\t%s\toffset=%" PRIu64 "\ttype=%s%s\n", m->name, m->offset,
+			       type_name(bin, m->type), m->embedded ? "\tembedded" : "");
+	}
+}
+
+static void print_summary(const struct hr_binary *bin)
+{
+	printf("dwarf_version\t%u\n", hr_binary_dwarf_version(bin));
+	printf("types\t%" PRIu32 "\n", hr_binary_type_count(bin));
+	printf("globals\t%zu\n", hr_binary_global_count(bin));
+	printf("functions\t%zu\n", hr_binary_func_count(bin));
+	printf("symbols\t%zu\n", hr_binary_symbol_count(bin));
+	printf("debug_info_bytes\t%" PRIu64 "\n", hr_binary_debug_info_size(bin));
+	printf("table_bytes\t%" PRIu64 "\n", hr_binary_table_bytes(bin));
+}
+
+static bool parse_addr(const char *text, uint64_t *out)
+{
+	char *end = NULL;
+
+	errno = 0;
+	*out = strtoull(text, &end, 0);
+	return !errno && end && end != text && !*end;
+}
+
+/* The type whose runtime type is at addr (an interface's type word). */
+static int print_runtime_type(const struct hr_binary *bin, uint64_t addr)
+{
+	uint32_t id = hr_binary_type_by_runtime_addr(bin, addr);
+
+	if (!id) {
+		fprintf(stderr, "heapref: %s: no type has its runtime type at 0x%" PRIx64 "\n",
+			hr_binary_path(bin), addr);
+		return ST_INPUT;
+	}
+	print_type(bin, id);
+	return ST_OK;
+}
+
+int cmd_types(int argc, char **argv)
+{
+	bool summary = false;
+	const char *rtype = NULL;
+	uint64_t addr = 0;
+	struct hr_binary *bin;
+	int status = ST_OK;
+
+	while (argc > 0 && argv[0][0] == '-') {
+		if (!strcmp(argv[0], "--summary")) {
+			summary = true;
+			argc--;
+			argv++;
+		} else if (!strcmp(argv[0], "--rtype") && argc > 1) {
+			rtype = argv[1];
+			argc -= 2;
+			argv += 2;
+		} else {
+			return usage("unknown option or missing value", types_usage);
+		}
+	}
+	if (argc < 1 || argc > 2 || (rtype && !parse_addr(rtype, &addr)))
+		return usage("types takes a binary and an optional pattern", types_usage);
+	bin = open_with_dwarf(argv[0], &status);
+	if (!bin)
+		return status;
+	if (summary)
+		print_summary(bin);
+	else if (rtype)
+		status = print_runtime_type(bin, addr);
+	for (uint32_t id = 1; !summary && !rtype && id < hr_binary_type_count(bin); id++)
+		if (matches(argc > 1 ? argv[1] : NULL, hr_binary_type(bin, id)->name))
+			print_type(bin, id);
+	hr_binary_free(bin);
+	return status ? status : output_status();
+}
+
+/* ---- vars ------------------------------------------------------------------------------------- */
+
+static void print_globals(const struct hr_binary *bin, const char *pattern)
+{
+	for (size_t i = 0; i < hr_binary_global_count(bin); i++) {
+		const struct hr_global *g = hr_binary_global(bin, i);
+
+		if (matches(pattern, g->name))
+			printf("global\t%s\taddr=0x%" PRIx64 "\ttype=%s\n", g->name, g->addr,
+			       type_name(bin, g->type));
+	}
+}
+
+static void print_func_header(const struct hr_func *f)
+{
+	printf("func\t%s\tlow_pc=0x%" PRIx64 "\thigh_pc=0x%" PRIx64 "\n", f->name, f->low_pc,
+	       f->high_pc);
+}
+
+/* Every variable of function index with its whole location list. */
+static int print_func_vars(struct hr_binary *bin, size_t index, struct hr_frame_vars *fv)
+{
+	struct hr_error err = { 0 };
+	char loc[1024];
+	int rc = hr_binary_func_vars(bin, index, hr_binary_func(bin, index)->low_pc, fv, &err);
+
+	if (rc)
+		return report(&err);
+	print_func_header(hr_binary_func(bin, index));
+	for (size_t i = 0; i < fv->count; i++) {
+		const struct hr_var *v = &fv->vars[i];
+
+		rc = hr_binary_describe_var(bin, index, i, loc, sizeof(loc), &err);
+		if (rc)
+			return report(&err);
+		printf("\t%s\t%s\ttype=%s\tloc=%s", v->is_param ? "param" : "local", v->name,
+		       type_name(bin, v->type), loc);
+		if (v->has_closure_offset)
+			printf("\tclosure_offset=%" PRIu64, v->closure_offset);
+		putchar('\n');
+	}
+	return ST_OK;
+}
+
+/* Addresses of the CFA-relative pieces of a location, space separated ("" if none). */
+static void piece_addrs(const struct hr_loc_piece *p, uint32_t n, uint64_t cfa, char *buf,
+			size_t len)
+{
+	size_t used = 0;
+
+	buf[0] = '\0';
+	for (uint32_t k = 0; k < n && used + 1 < len; k++) {
+		int w;
+
+		if (p[k].kind != HR_LOC_CFA)
+			continue;
+		w = snprintf(buf + used, len - used, "%s0x%" PRIx64, used ? " " : "",
+			     cfa + (uint64_t)p[k].offset);
+		if (w < 0 || (size_t)w >= len - used)
+			break;
+		used += (size_t)w;
+	}
+}
+
+/* Up to 4 words of a dump frame's memory at addr, as "0x1,0x2"; "" when outside it. */
+static void frame_words(const struct hr_dump *dump, const struct hr_frame *f, uint64_t addr,
+			uint64_t size, char *buf, size_t len)
+{
+	unsigned ps = hr_dump_params(dump)->ptr_size;
+	size_t used = 0;
+
+	buf[0] = '\0';
+	for (uint64_t i = 0; i < 4 && (i + 1) * ps <= size; i++) {
+		uint64_t at = addr - f->sp + i * ps;
+		int w;
+
+		if (addr < f->sp || at > f->contents.len || f->contents.len - at < ps)
+			return;
+		w = snprintf(buf + used, len - used, "%s0x%" PRIx64, i ? "," : "",
+			     hr_dump_word(dump, f->contents.ptr + at));
+		if (w < 0 || (size_t)w >= len - used)
+			return;
+		used += (size_t)w;
+	}
+}
+
+/* The in-scope variables as evaluated; with a frame, their addresses and first words. */
+static void print_vars_at(const struct hr_binary *bin, const struct hr_frame_vars *fv,
+			  uint64_t cfa, const struct hr_dump *dump, const struct hr_frame *f)
+{
+	for (size_t i = 0; i < fv->count; i++) {
+		const struct hr_var *v = &fv->vars[i];
+		const struct hr_loc_piece *p = &fv->pieces[v->first_piece];
+		char loc[1024], addrs[1024];
+
+		if (!v->in_scope)
+			continue;
+		hr_loc_format(p, v->piece_count, loc, sizeof(loc));
+		printf("\t%s\t%s\ttype=%s\tloc=%s", v->is_param ? "param" : "local", v->name,
+		       type_name(bin, v->type), loc);
+		if (cfa) {
+			piece_addrs(p, v->piece_count, cfa, addrs, sizeof(addrs));
+			if (addrs[0])
+				printf("\taddr=%s", addrs);
+		}
+		if (dump && v->piece_count == 1 && p->kind == HR_LOC_CFA) {
+			uint64_t size = hr_binary_type(bin, v->type)->size;
+
+			frame_words(dump, f, cfa + (uint64_t)p->offset, size, addrs, sizeof(addrs));
+			if (addrs[0])
+				printf("\twords=%s", addrs);
+		}
+		putchar('\n');
+	}
+}
+
+static int vars_at_pc(struct hr_binary *bin, const char *text)
+{
+	struct hr_frame_vars fv = { 0 };
+	struct hr_error err = { 0 };
+	uint64_t pc;
+	int64_t index;
+	int rc;
+
+	if (!parse_addr(text, &pc))
+		return usage("--pc takes an address such as 0x4c4240", vars_usage);
+	index = hr_binary_func_at(bin, pc);
+	if (index < 0) {
+		fprintf(stderr, "heapref: %s: no function contains pc 0x%" PRIx64 "\n",
+			hr_binary_path(bin), pc);
+		return ST_INPUT;
+	}
+	rc = hr_binary_func_vars(bin, (size_t)index, pc, &fv, &err);
+	if (rc) {
+		hr_frame_vars_release(&fv);
+		return report(&err);
+	}
+	print_func_header(hr_binary_func(bin, (size_t)index));
+	print_vars_at(bin, &fv, 0, NULL, NULL);
+	hr_frame_vars_release(&fv);
+	return ST_OK;
+}
+
+/* One frame of a dump: its function's variables at its PC, with addresses. */
+static int print_frame(struct hr_binary *bin, const struct hr_dump *dump,
+		       const struct hr_frame *f, const struct hr_goroutine *g,
+		       struct hr_frame_vars *fv)
+{
+	struct hr_error err = { 0 };
+	uint64_t pc = f->depth == 0 ? f->pc : f->pc - 1; /* a caller frame: the call insn */
+	uint64_t cfa = f->sp + f->contents.len;
+	int64_t index = hr_binary_func_at(bin, pc);
+	int rc;
+
+	printf("frame\tgoroutine=%" PRIu64 "\tdepth=%" PRIu64 "\tfunc=%.*s\tpc=0x%" PRIx64
+	       "\tsp=0x%" PRIx64 "\tcfa=0x%" PRIx64 "\n", g->goid, f->depth,
+	       (int)f->func_name.len, (const char *)f->func_name.ptr, f->pc, f->sp, cfa);
+	if (index < 0)
+		return ST_OK;
+	rc = hr_binary_func_vars(bin, (size_t)index, pc, fv, &err);
+	if (rc)
+		return report(&err);
+	print_vars_at(bin, fv, cfa, dump, f);
+	return ST_OK;
+}
+
+static bool frame_matches(const char *pattern, const struct hr_frame *f)
+{
+	char name[512];
+
+	snprintf(name, sizeof(name), "%.*s", (int)(f->func_name.len < 511 ? f->func_name.len : 511),
+		 (const char *)f->func_name.ptr);
+	return matches(pattern, name);
+}
+
+static int vars_in_dump(struct hr_binary *bin, const char *dump_path, const char *pattern)
+{
+	struct hr_error err = { 0 };
+	struct hr_frame_vars fv = { 0 };
+	struct hr_dump *dump = hr_dump_open(dump_path, &err);
+	const struct hr_goroutine *gs;
+	const struct hr_frame *frames;
+	size_t ng, nf;
+	int status = ST_OK;
+
+	if (!dump)
+		return report(&err);
+	if (hr_dump_data(dump)->present &&
+	    hr_binary_set_bias_from_data(bin, hr_dump_data(dump)->addr, &err)) {
+		hr_dump_free(dump);
+		return report(&err);
+	}
+	gs = hr_dump_goroutines(dump, &ng);
+	frames = hr_dump_frames(dump, &nf);
+	for (size_t i = 0; i < nf && status == ST_OK; i++)
+		if (frames[i].goroutine < ng && frame_matches(pattern, &frames[i]))
+			status = print_frame(bin, dump, &frames[i], &gs[frames[i].goroutine], &fv);
+	hr_frame_vars_release(&fv);
+	hr_dump_free(dump);
+	return status;
+}
+
+static int list_vars(struct hr_binary *bin, const char *pattern)
+{
+	struct hr_frame_vars fv = { 0 };
+	int status = ST_OK;
+
+	print_globals(bin, pattern);
+	for (size_t i = 0; i < hr_binary_func_count(bin) && status == ST_OK; i++)
+		if (matches(pattern, hr_binary_func(bin, i)->name))
+			status = print_func_vars(bin, i, &fv);
+	hr_frame_vars_release(&fv);
+	return status;
+}
+
+int cmd_vars(int argc, char **argv)
+{
+	const char *pc = NULL, *dump = NULL;
+	struct hr_binary *bin;
+	int status = ST_OK;
+
+	while (argc > 0 && argv[0][0] == '-') {
+		if (argc < 2 || (strcmp(argv[0], "--pc") && strcmp(argv[0], "--dump")))
+			return usage("unknown option or missing value", vars_usage);
+		if (!strcmp(argv[0], "--pc"))
+			pc = argv[1];
+		else
+			dump = argv[1];
+		argc -= 2;
+		argv += 2;
+	}
+	if (argc < 1 || argc > 2 || (pc && dump) || (pc && argc > 1))
+		return usage("vars takes a binary and an optional pattern", vars_usage);
+	bin = open_with_dwarf(argv[0], &status);
+	if (!bin)
+		return status;
+	if (pc)
+		status = vars_at_pc(bin, pc);
+	else if (dump)
+		status = vars_in_dump(bin, dump, argc > 1 ? argv[1] : NULL);
+	else
+		status = list_vars(bin, argc > 1 ? argv[1] : NULL);
+	hr_binary_free(bin);
+	return status ? status : output_status();
+}
