@@ -143,6 +143,27 @@ class InfoOnEveryProgram(unittest.TestCase):
         self.assertGreater(checked, 5)
 
 
+class InfoOnOtherToolchains(unittest.TestCase):
+    """Dumps written by older Go releases (fetched as toolchain modules): before allocation
+    headers (1.19), with them (1.22), with swiss maps (1.24). A toolchain that cannot be
+    had fails the test rather than skipping it."""
+
+    TOOLCHAINS = ("go1.19.13", "go1.22.12", "go1.24.0")
+
+    def test_version_and_objects(self):
+        for toolchain in self.TOOLCHAINS:
+            for name in ("cache", "list", "goroutine"):
+                with self.subTest(toolchain=toolchain, program=name):
+                    _, dump, facts = progs.prepare(name, WORK, env={"GOTOOLCHAIN": toolchain})
+                    _, out, _ = heapref("info", dump)
+                    info = parse_info(out)
+                    self.assertEqual(info["go version"], toolchain)
+                    self.assertEqual(facts["go_version"], toolchain)
+                    m = re.match(r"(\d+) objects, (\d+) bytes", info["objects"])
+                    self.assertGreaterEqual(int(m.group(1)), facts["kept_objects"])
+                    self.assertGreaterEqual(int(m.group(2)), facts["kept_bytes"])
+
+
 class InfoOnBadInput(unittest.TestCase):
     def test_truncated_real_dump(self):
         _, dump, _ = progs.prepare("cache", WORK)
