@@ -45,6 +45,33 @@ const char *strtab_add(struct strtab *st, const char *s, size_t len)
 	return out;
 }
 
+int bin_array_alloc(void **items, size_t *cap, size_t n, size_t elem_size)
+{
+	uint64_t bytes;
+	void *p;
+
+	if (!hr_mul_ok(n ? n : 1, elem_size, &bytes) || bytes > SIZE_MAX ||
+	    !(p = malloc((size_t)bytes)))
+		return HR_ENOMEM;
+	free(*items);
+	*items = p;
+	*cap = n ? n : 1;
+	return HR_OK;
+}
+
+void bin_array_shrink(void **items, size_t n, size_t *cap, size_t elem_size)
+{
+	void *shrunk;
+
+	if (n >= *cap || n == 0)
+		return;
+	shrunk = realloc(*items, n * elem_size); /* no overflow: n < cap, already allocated */
+	if (shrunk) {
+		*items = shrunk;
+		*cap = n;
+	}
+}
+
 void strtab_release(struct strtab *st)
 {
 	for (size_t i = 0; i < st->n; i++)
@@ -82,9 +109,12 @@ struct hr_binary *hr_binary_open(const char *path, struct hr_error *err)
 		return NULL;
 	}
 	bin->fd = -1;
+	/* the DWARF before the symbols: the peak is while .debug_info is inflated */
 	rc = binary_elf_open(bin, err);
 	if (!rc)
 		rc = binary_dwarf_load(bin, err);
+	if (!rc)
+		rc = binary_elf_read_symbols(bin, err);
 	if (rc) {
 		hr_binary_free(bin);
 		return NULL;
@@ -112,7 +142,7 @@ const char *hr_binary_path(const struct hr_binary *bin)
 
 bool hr_binary_has_dwarf(const struct hr_binary *bin)
 {
-	return bin->dw && bin->dw->dbg;
+	return bin->has_dwarf;
 }
 
 bool hr_binary_has_symbols(const struct hr_binary *bin)
@@ -137,7 +167,7 @@ unsigned hr_binary_ptr_size(const struct hr_binary *bin)
 
 uint64_t hr_binary_debug_info_size(const struct hr_binary *bin)
 {
-	return bin->has_debug_info ? bin->debug_info_size : 0;
+	return bin->debug_info_size;
 }
 
 uint64_t hr_binary_table_bytes(const struct hr_binary *bin)
@@ -146,8 +176,9 @@ uint64_t hr_binary_table_bytes(const struct hr_binary *bin)
 	       bin->type_offsets_cap * sizeof(*bin->type_offsets) +
 	       bin->members_cap * sizeof(*bin->members) + bin->types_n * sizeof(uint32_t) +
 	       bin->rt_index_cap * sizeof(*bin->rt_index) +
-	       bin->globals_cap * sizeof(*bin->globals) + bin->funcs_n * sizeof(*bin->funcs) +
-	       bin->funcs_n * (sizeof(uint64_t) + sizeof(void *)) +
+	       bin->globals_cap * sizeof(*bin->globals) + bin->funcs_cap * sizeof(*bin->funcs) +
+	       bin->funcs_n * sizeof(*bin->func_offsets) +
+	       (bin->func_vars ? bin->funcs_n * sizeof(*bin->func_vars) : 0) +
 	       bin->symbols_cap * sizeof(*bin->symbols) + bin->sections_cap * sizeof(*bin->sections);
 }
 

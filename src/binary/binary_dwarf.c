@@ -1,8 +1,8 @@
 /*
  * binary_dwarf.c - loads the DWARF of a Go binary into heapref's own tables: types
  * (with members), globals and the functions' PC ranges. Function variables are
- * loaded later, per function, by binary_vars.c through the libdwarf handle kept in
- * bin->dw.
+ * loaded later, per function, by binary_vars.c through a second libdwarf handle that
+ * binary_dwarf_open_vars() opens on the first request and keeps in bin->dw.
  *
  * Two phases, as in dwarves: phase 1 walks the top-level DIEs of every compilation
  * unit once, appending a type per type DIE (ids in DIE order, so the DIE offset of
@@ -23,7 +23,10 @@
 
 #include "binary_dwarf_internal.h"
 
-/* Inflating a debug section beyond this is treated as corruption. */
+/*
+ * A debug section bigger than this (inflated) is treated as corruption; this also makes
+ * every DIE offset fit in the 32 bits the tables keep (see struct hr_binary).
+ */
 #define MAX_SECTION_BYTES (UINT64_C(4) << 30)
 
 const char *hr_kind_name(unsigned kind)
@@ -262,37 +265,64 @@ int dw_children(struct hr_binary *bin, Dwarf_Die die, int (*fn)(void *, Dwarf_Di
 
 /* ---- phase 1: the walk -------------------------------------------------------------------- */
 
-struct type_refs {
-	uint64_t target;   /* DW_AT_type */
-	uint64_t key;      /* DW_AT_go_key */
-	uint64_t elem;     /* DW_AT_go_elem */
-};
-
+/*
+ * While walking, every reference is kept as a raw DIE offset in the 32-bit id field
+ * it will be resolved into (hr_type.target/elem/key, hr_member.type, hr_global.type):
+ * offsets fit (see struct hr_binary), 0 means none (no DIE sits at offset 0), and no
+ * side arrays are needed. Phase 2 rewrites them in place.
+ */
 struct func_tmp {
-	struct hr_func f;
-	uint64_t offset;   /* DIE offset */
-	uint64_t origin;   /* DW_AT_abstract_origin, 0 if none */
+	uint64_t low_pc, high_pc;  /* ELF addresses */
+	const char *name;          /* in bin->strings; "" until named from its origin */
+	uint32_t offset;           /* DIE offset */
+	uint32_t origin;           /* DW_AT_abstract_origin of an unnamed one, else 0 */
 };
 
-struct origin {
-	uint64_t offset;
-	const char *name;  /* in bin->strings */
-};
+/* A direct-mapped cache of names already in bin->strings, to store repeated ones once. */
+#define NAME_CACHE_SLOTS 8192
 
 struct load {
 	struct hr_binary *bin;
 	struct hr_error *err;
-	VEC(struct type_refs, refs);       /* per type id */
-	VEC(uint64_t, member_refs);        /* per member */
-	VEC(uint64_t, global_refs);        /* per global */
 	VEC(struct func_tmp, funcs);
-	VEC(struct origin, origins);       /* abstract subprograms, by DIE offset */
+	const char **name_cache;           /* NAME_CACHE_SLOTS entries, or NULL */
 	uint32_t cur_struct;               /* while reading members */
 };
+
+/* A DIE offset as kept in the tables: 0 (none) if it cannot be one. */
+static uint32_t off32(uint64_t off)
+{
+	return off <= UINT32_MAX ? (uint32_t)off : 0;
+}
 
 static const char *copy_name(struct load *ld, const char *name)
 {
 	return strtab_add(&ld->bin->strings, name ? name : "", name ? strlen(name) : 0);
+}
+
+/*
+ * copy_name() for names that repeat: member names ("data", "len", "tab") and type
+ * names (Go names a struct and its typedef alike). A name equal to the one in its
+ * cache slot is shared rather than copied again.
+ */
+static const char *shared_name(struct load *ld, const char *name)
+{
+	const char **slot;
+	const char *copy;
+	size_t len;
+	uint32_t h = 2166136261u;
+
+	if (!name || !ld->name_cache)
+		return copy_name(ld, name);
+	for (len = 0; name[len]; len++)
+		h = (h ^ (unsigned char)name[len]) * 16777619u;
+	slot = &ld->name_cache[h % NAME_CACHE_SLOTS];
+	if (*slot && !strcmp(*slot, name))
+		return *slot;
+	copy = strtab_add(&ld->bin->strings, name, len);
+	if (copy)
+		*slot = copy;
+	return copy;
 }
 
 static uint8_t shape_of(Dwarf_Half tag)
@@ -332,7 +362,6 @@ static int member_cb(void *ctx, Dwarf_Die die)
 	struct load *ld = ctx;
 	struct die_info info = { 0 };
 	struct hr_member *m;
-	uint64_t *ref;
 	int rc = dw_read_die(ld->bin, die, &info, ld->err);
 
 	if (rc)
@@ -340,12 +369,11 @@ static int member_cb(void *ctx, Dwarf_Die die)
 	if (info.tag != DW_TAG_member)
 		return HR_OK;
 	m = VEC_PUSH(ld->bin, members);
-	ref = VEC_PUSH(ld, member_refs);
-	if (!m || !ref || !(m->name = copy_name(ld, info.name)))
+	if (!m || !(m->name = shared_name(ld, info.name)))
 		return nomem(ld->bin, ld->err);
 	m->offset = info.member_loc;
 	m->embedded = info.embedded;
-	*ref = info.has_type ? info.type_off : 0;
+	m->type = info.has_type ? off32(info.type_off) : 0; /* raw until phase 2 */
 	ld->bin->types[ld->cur_struct].member_count++;
 	return HR_OK;
 }
@@ -373,12 +401,11 @@ static int add_type(struct load *ld, Dwarf_Die die, const struct die_info *info)
 {
 	struct hr_binary *bin = ld->bin;
 	struct hr_type *t = VEC_PUSH(bin, types);
-	uint64_t *off = VEC_PUSH(bin, type_offsets);
-	struct type_refs *r = VEC_PUSH(ld, refs);
+	uint32_t *off = VEC_PUSH(bin, type_offsets);
 
-	if (!t || !off || !r || !(t->name = copy_name(ld, info->name)))
+	if (!t || !off || !(t->name = shared_name(ld, info->name)))
 		return nomem(bin, ld->err);
-	*off = info->offset;
+	*off = off32(info->offset);
 	t->shape = shape_of(info->tag);
 	t->kind = info->has_kind && info->kind > 0 && info->kind < HR_KIND_COUNT
 			  ? (uint8_t)info->kind
@@ -388,9 +415,10 @@ static int add_type(struct load *ld, Dwarf_Die die, const struct die_info *info)
 		t->runtime_type = info->rt;
 		t->flags |= HR_TYPE_HAS_RUNTIME_TYPE;
 	}
-	r->target = info->has_type ? info->type_off : 0;
-	r->key = info->has_key ? info->key_off : 0;
-	r->elem = info->has_elem ? info->elem_off : 0;
+	/* raw DIE offsets until phase 2 */
+	t->target = info->has_type ? off32(info->type_off) : 0;
+	t->key = info->has_key ? off32(info->key_off) : 0;
+	t->elem = info->has_elem ? off32(info->elem_off) : 0;
 	ld->cur_struct = (uint32_t)(bin->types_n - 1);
 	if (t->shape == HR_SHAPE_STRUCT) {
 		t->first_member = (uint32_t)bin->members_n;
@@ -404,37 +432,36 @@ static int add_type(struct load *ld, Dwarf_Die die, const struct die_info *info)
 static int add_global(struct load *ld, const struct die_info *info)
 {
 	struct hr_global *g;
-	uint64_t *ref;
 
 	if (!info->has_addr || !info->name)
 		return HR_OK;
 	g = VEC_PUSH(ld->bin, globals);
-	ref = VEC_PUSH(ld, global_refs);
-	if (!g || !ref || !(g->name = copy_name(ld, info->name)))
+	if (!g || !(g->name = copy_name(ld, info->name)))
 		return nomem(ld->bin, ld->err);
 	g->addr = info->addr;
-	*ref = info->has_type ? info->type_off : 0;
+	g->type = info->has_type ? off32(info->type_off) : 0; /* raw until phase 2 */
 	return HR_OK;
 }
 
+/*
+ * A concrete subprogram (one with a PC range) becomes a function. An unnamed one is
+ * the out-of-line copy of an inlinable function: its name is read from its abstract
+ * origin after the walk (name_from_origins()), so the names of the many abstract
+ * subprograms that have no out-of-line copy are never stored.
+ */
 static int add_func(struct load *ld, const struct die_info *info)
 {
-	if (info->has_low && info->has_high && info->high_pc > info->low_pc) {
-		struct func_tmp *f = VEC_PUSH(ld, funcs);
+	struct func_tmp *f;
 
-		if (!f || !(f->f.name = copy_name(ld, info->name)))
-			return nomem(ld->bin, ld->err);
-		f->f.low_pc = info->low_pc;
-		f->f.high_pc = info->high_pc;
-		f->offset = info->offset;
-		f->origin = info->has_origin && !info->name ? info->origin_off : 0;
-	} else if (info->name) {
-		struct origin *o = VEC_PUSH(ld, origins);
-
-		if (!o || !(o->name = copy_name(ld, info->name)))
-			return nomem(ld->bin, ld->err);
-		o->offset = info->offset;
-	}
+	if (!info->has_low || !info->has_high || info->high_pc <= info->low_pc)
+		return HR_OK;
+	f = VEC_PUSH(ld, funcs);
+	if (!f || !(f->name = copy_name(ld, info->name)))
+		return nomem(ld->bin, ld->err);
+	f->low_pc = info->low_pc;
+	f->high_pc = info->high_pc;
+	f->offset = off32(info->offset);
+	f->origin = info->has_origin && !info->name ? off32(info->origin_off) : 0;
 	return HR_OK;
 }
 
@@ -484,13 +511,49 @@ static int walk_units(struct load *ld)
 	}
 }
 
+/*
+ * Names the unnamed functions after their DW_AT_abstract_origin. (No sorting by
+ * origin to share reads: they are few, and a sort's buffer would be allocated while
+ * the inflated .debug_info is still held.) An origin that cannot be read leaves the
+ * function unnamed.
+ */
+static int name_from_origins(struct load *ld)
+{
+	struct hr_binary *bin = ld->bin;
+
+	for (size_t i = 0; i < ld->funcs_n; i++) {
+		struct func_tmp *f = &ld->funcs[i];
+		struct die_info info = { 0 };
+		Dwarf_Error derr = NULL;
+		Dwarf_Die die = NULL;
+		char ignored[64];
+		int rc;
+
+		if (!f->origin || f->name[0])
+			continue;
+		rc = dwarf_offdie_b(bin->dw->dbg, f->origin, 1, &die, &derr);
+		if (rc == DW_DLV_ERROR)
+			dwc_errmsg(bin->dw->dbg, derr, ignored, sizeof(ignored)); /* frees derr */
+		if (rc != DW_DLV_OK)
+			continue;
+		rc = dw_read_die(bin, die, &info, ld->err);
+		if (!rc && info.name && info.tag == DW_TAG_subprogram &&
+		    !(f->name = copy_name(ld, info.name)))
+			rc = nomem(bin, ld->err);
+		dwarf_dealloc_die(die);
+		if (rc)
+			return rc;
+	}
+	return HR_OK;
+}
+
 /* ---- phase 2: offsets to ids -------------------------------------------------------------- */
 
 uint32_t binary_type_id(const struct hr_binary *bin, uint64_t off)
 {
 	size_t lo = 1, hi = bin->types_n;
 
-	if (off == 0)
+	if (off == 0 || off > UINT32_MAX)
 		return 0;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
@@ -509,20 +572,21 @@ static void resolve_types(struct load *ld)
 
 	for (size_t id = 1; id < bin->types_n; id++) {
 		struct hr_type *t = &bin->types[id];
-		uint32_t target = binary_type_id(bin, ld->refs[id].target);
+		uint32_t target = binary_type_id(bin, t->target);
+		uint32_t elem = binary_type_id(bin, t->elem);
+		bool has_elem = t->elem != 0;
 
-		if (t->shape == HR_SHAPE_ARRAY)
-			t->elem = target;
-		else
-			t->target = target;
-		if (ld->refs[id].elem)
-			t->elem = binary_type_id(bin, ld->refs[id].elem);
-		t->key = binary_type_id(bin, ld->refs[id].key);
+		/* arrays: DW_AT_type is the element; others: DW_AT_go_elem is */
+		t->target = t->shape == HR_SHAPE_ARRAY ? 0 : target;
+		t->elem = t->shape == HR_SHAPE_ARRAY ? target : 0;
+		if (has_elem)
+			t->elem = elem;
+		t->key = binary_type_id(bin, t->key);
 	}
 	for (size_t i = 0; i < bin->members_n; i++)
-		bin->members[i].type = binary_type_id(bin, ld->member_refs[i]);
+		bin->members[i].type = binary_type_id(bin, bin->members[i].type);
 	for (size_t i = 0; i < bin->globals_n; i++)
-		bin->globals[i].type = binary_type_id(bin, ld->global_refs[i]);
+		bin->globals[i].type = binary_type_id(bin, bin->globals[i].type);
 	/* typedefs: size and kind of what they name, when they have none of their own */
 	for (size_t id = 1; id < bin->types_n; id++) {
 		struct hr_type *t = &bin->types[id];
@@ -537,19 +601,12 @@ static void resolve_types(struct load *ld)
 	}
 }
 
-static int cmp_origin(const void *a, const void *b)
-{
-	const struct origin *x = a, *y = b;
-
-	return x->offset < y->offset ? -1 : x->offset > y->offset;
-}
-
 static int cmp_func(const void *a, const void *b)
 {
 	const struct func_tmp *x = a, *y = b;
 
-	if (x->f.low_pc != y->f.low_pc)
-		return x->f.low_pc < y->f.low_pc ? -1 : 1;
+	if (x->low_pc != y->low_pc)
+		return x->low_pc < y->low_pc ? -1 : 1;
 	return x->offset < y->offset ? -1 : x->offset > y->offset;
 }
 
@@ -560,41 +617,28 @@ static int cmp_global(const void *a, const void *b)
 	return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 
-static const char *origin_name(struct load *ld, uint64_t off)
-{
-	struct origin key = { off, NULL };
-	struct origin *o = NULL;
-
-	if (ld->origins_n)
-		o = bsearch(&key, ld->origins, ld->origins_n, sizeof(key), cmp_origin);
-	return o ? o->name : NULL;
-}
-
 static int finish_funcs(struct load *ld)
 {
 	struct hr_binary *bin = ld->bin;
 	size_t n = ld->funcs_n;
 
-	hr_sort(ld->origins, ld->origins_n, sizeof(*ld->origins), cmp_origin);
 	hr_sort(ld->funcs, n, sizeof(*ld->funcs), cmp_func);
 	bin->funcs = calloc(n ? n : 1, sizeof(*bin->funcs));
 	bin->func_offsets = calloc(n ? n : 1, sizeof(*bin->func_offsets));
-	bin->func_vars = calloc(n ? n : 1, sizeof(*bin->func_vars));
-	if (!bin->funcs || !bin->func_offsets || !bin->func_vars)
+	if (!bin->funcs || !bin->func_offsets)
 		return nomem(bin, ld->err);
-	bin->funcs_n = bin->funcs_cap = bin->func_offsets_n = bin->func_offsets_cap = n;
+	bin->funcs_n = bin->funcs_cap = n;
 	for (size_t i = 0; i < n; i++) {
-		struct func_tmp *f = &ld->funcs[i];
+		const struct func_tmp *f = &ld->funcs[i];
 
-		if (f->origin && !f->f.name[0]) {
-			const char *name = origin_name(ld, f->origin);
-
-			if (name)
-				f->f.name = name;
-		}
-		bin->funcs[i] = f->f;
+		bin->funcs[i].name = f->name;
+		bin->funcs[i].low_pc = f->low_pc;
+		bin->funcs[i].high_pc = f->high_pc;
 		bin->func_offsets[i] = f->offset;
 	}
+	free(ld->funcs);
+	ld->funcs = NULL;
+	ld->funcs_n = ld->funcs_cap = 0;
 	return HR_OK;
 }
 
@@ -610,8 +654,13 @@ static int cmp_rt(const void *a, const void *b)
 static int build_indexes(struct load *ld)
 {
 	struct hr_binary *bin = ld->bin;
+	size_t n = 0;
 
 	hr_sort(bin->globals, bin->globals_n, sizeof(*bin->globals), cmp_global);
+	for (size_t id = 1; id < bin->types_n; id++)
+		n += (bin->types[id].flags & HR_TYPE_HAS_RUNTIME_TYPE) != 0;
+	if (bin_array_alloc((void **)&bin->rt_index, &bin->rt_index_cap, n, sizeof(*bin->rt_index)))
+		return nomem(bin, ld->err);
 	for (size_t id = 1; id < bin->types_n; id++) {
 		const struct hr_type *t = &bin->types[id];
 		struct rt_entry *e;
@@ -619,8 +668,6 @@ static int build_indexes(struct load *ld)
 		if (!(t->flags & HR_TYPE_HAS_RUNTIME_TYPE))
 			continue;
 		e = VEC_PUSH(bin, rt_index);
-		if (!e)
-			return nomem(bin, ld->err);
 		e->offset = t->runtime_type;
 		e->id = (uint32_t)id;
 	}
@@ -630,57 +677,99 @@ static int build_indexes(struct load *ld)
 
 /* ---- entry points --------------------------------------------------------------------------- */
 
-static void load_release(struct load *ld)
-{
-	free(ld->refs);
-	free(ld->member_refs);
-	free(ld->global_refs);
-	free(ld->funcs);
-	free(ld->origins);
-}
-
 /* Id 0 is the void type: unnamed, no size. */
 static int add_void(struct load *ld)
 {
 	struct hr_type *t = VEC_PUSH(ld->bin, types);
-	uint64_t *off = VEC_PUSH(ld->bin, type_offsets);
-	struct type_refs *r = VEC_PUSH(ld, refs);
+	uint32_t *off = VEC_PUSH(ld->bin, type_offsets);
 
-	if (!t || !off || !r || !(t->name = copy_name(ld, "")))
+	if (!t || !off || !(t->name = copy_name(ld, "")))
 		return nomem(ld->bin, ld->err);
 	return HR_OK;
 }
 
-int binary_dwarf_load(struct hr_binary *bin, struct hr_error *err)
+static int open_view(struct hr_binary *bin, enum dwc_view view, struct hr_error *err)
 {
-	struct load ld = { .bin = bin, .err = err };
 	int rc;
 
 	bin->dw = calloc(1, sizeof(*bin->dw));
 	if (!bin->dw)
 		return nomem(bin, err);
-	rc = dwc_open(bin->elf, bin->path, MAX_SECTION_BYTES, &bin->dw->dbg, &bin->dw->obj, err);
+	rc = dwc_open(bin->fd, bin->path, MAX_SECTION_BYTES, view, &bin->dw->dbg, &bin->dw->obj,
+		      err);
+	if (rc == 0)
+		return HR_OK;
+	free(bin->dw);
+	bin->dw = NULL;
+	return rc; /* 1: no DWARF */
+}
+
+static void close_view(struct hr_binary *bin)
+{
+	if (bin->dw) {
+		dwc_close(bin->dw->dbg, bin->dw->obj);
+		free(bin->dw);
+		bin->dw = NULL;
+	}
+}
+
+/*
+ * Phase 1 runs on a libdwarf handle that sees no location or range lists and is
+ * closed (with every section it inflated) before phase 2, so the inflated .debug_info
+ * and libdwarf's own memory are never held together with phase 2's sorting and
+ * indexes, nor after hr_binary_open() returns.
+ */
+int binary_dwarf_load(struct hr_binary *bin, struct hr_error *err)
+{
+	struct load ld = { .bin = bin, .err = err };
+	int rc = open_view(bin, DWC_VIEW_TYPES, err);
+
 	if (rc < 0)
 		return rc;
+	if (rc == 1)
+		return add_void(&ld); /* no DWARF: only the void type */
+	bin->has_dwarf = true;
+	bin->debug_info_size = dwc_section_size(bin->dw->obj, ".debug_info");
+	ld.name_cache = calloc(NAME_CACHE_SLOTS, sizeof(*ld.name_cache)); /* optional */
 	rc = add_void(&ld);
-	if (!rc && bin->dw->dbg)
+	if (!rc)
 		rc = walk_units(&ld);
+	if (!rc)
+		rc = name_from_origins(&ld);
+	close_view(bin);
+	free(ld.name_cache);
 	if (!rc) {
+		VEC_SHRINK(bin, types);
+		VEC_SHRINK(bin, type_offsets);
+		VEC_SHRINK(bin, members);
+		VEC_SHRINK(bin, globals);
 		resolve_types(&ld);
 		rc = finish_funcs(&ld);
 	}
 	if (!rc)
 		rc = build_indexes(&ld);
-	load_release(&ld);
+	free(ld.funcs);
+	return rc;
+}
+
+int binary_dwarf_open_vars(struct hr_binary *bin, struct hr_error *err)
+{
+	int rc;
+
+	if (bin->dw)
+		return HR_OK;
+	if (!bin->has_dwarf)
+		return hr_error_set(err, HR_EINPUT, "%s: no DWARF", bin->path);
+	rc = open_view(bin, DWC_VIEW_VARS, err);
+	if (rc == 1)
+		return hr_error_set(err, HR_EINPUT, "%s: the DWARF has gone from the file",
+				    bin->path);
 	return rc;
 }
 
 void binary_dwarf_close(struct hr_binary *bin)
 {
-	if (bin->dw) {
-		dwc_close(bin->dw->dbg, bin->dw->obj);
-		free(bin->dw);
-	}
+	close_view(bin);
 	free(bin->types);
 	free(bin->type_offsets);
 	free(bin->members);

@@ -6,12 +6,21 @@
  * The ELF file is hostile input: libelf checks the headers it parses; we check that
  * section ranges do not wrap and we never trust a size without comparing it with the
  * data libelf handed out. Symbol names point into the Elf's read-only mapping.
+ *
+ * Memory: the file is mapped (ELF_C_READ_MMAP), and only the pages touched count in
+ * the resident set: the section headers, .symtab while the symbols are copied out
+ * (its pages are then dropped from the mapping again, see drop_pages()), .strtab (the
+ * symbol names stay in it) and whatever hr_binary_read() reads. The DWARF sections
+ * are not read through this mapping at all (dwarf_compat.c reads them with pread()).
  */
+/* madvise() and MADV_DONTNEED are not POSIX (posix_madvise()'s DONTNEED is a no-op in glibc) */
+#define _DEFAULT_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "binary_internal.h"
@@ -59,37 +68,9 @@ static int add_section(struct hr_binary *bin, Elf_Scn *scn, const GElf_Shdr *sh,
 	return HR_OK;
 }
 
-static uint64_t be64(const unsigned char *p)
-{
-	uint64_t v = 0;
-
-	for (int i = 0; i < 8; i++)
-		v = (v << 8) | p[i];
-	return v;
-}
-
-/* Notes whether there is a .debug_info and its uncompressed size. */
-static void note_debug_info(struct hr_binary *bin, Elf_Scn *scn, const GElf_Shdr *sh,
-			    const char *name)
-{
-	GElf_Chdr ch;
-	Elf_Data *raw;
-
-	bin->has_debug_info = sh->sh_size > 0;
-	bin->debug_info_size = sh->sh_size;
-	if (sh->sh_flags & SHF_COMPRESSED) {
-		bin->debug_info_size = gelf_getchdr(scn, &ch) ? ch.ch_size : 0;
-	} else if (name[1] == 'z') {
-		raw = elf_rawdata(scn, NULL);
-		bin->debug_info_size = raw && raw->d_size >= 12 && !memcmp(raw->d_buf, "ZLIB", 4)
-					       ? be64((const unsigned char *)raw->d_buf + 4)
-					       : 0;
-	}
-}
-
 /* Records one section header: allocated ones for reading, and the few we look for. */
 static int note_section(struct hr_binary *bin, Elf_Scn *scn, size_t shstrndx,
-			Elf_Scn **symtab, struct hr_error *err)
+			struct hr_error *err)
 {
 	GElf_Shdr sh;
 	const char *name;
@@ -100,17 +81,15 @@ static int note_section(struct hr_binary *bin, Elf_Scn *scn, size_t shstrndx,
 	if (!name)
 		name = "";
 	if (sh.sh_type == SHT_SYMTAB)
-		*symtab = scn;
+		bin->symtab = scn;
 	if (!strcmp(name, ".data"))
 		bin->data_addr = sh.sh_addr;
-	if (!strcmp(name, ".debug_info") || !strcmp(name, ".zdebug_info"))
-		note_debug_info(bin, scn, &sh, name);
 	if ((sh.sh_flags & SHF_ALLOC) && sh.sh_size > 0)
 		return add_section(bin, scn, &sh, name, err);
 	return HR_OK;
 }
 
-static int read_sections(struct hr_binary *bin, Elf_Scn **symtab, struct hr_error *err)
+static int read_sections(struct hr_binary *bin, struct hr_error *err)
 {
 	size_t shstrndx;
 	Elf_Scn *scn = NULL;
@@ -119,7 +98,7 @@ static int read_sections(struct hr_binary *bin, Elf_Scn **symtab, struct hr_erro
 	if (elf_getshdrstrndx(bin->elf, &shstrndx) < 0)
 		return fail_elf(bin, err, "cannot find the section names");
 	while ((scn = elf_nextscn(bin->elf, scn)) != NULL) {
-		rc = note_section(bin, scn, shstrndx, symtab, err);
+		rc = note_section(bin, scn, shstrndx, err);
 		if (rc)
 			return rc;
 	}
@@ -136,41 +115,75 @@ static bool wanted_symbol(const GElf_Sym *sym, const char *name)
 	return type == STT_FUNC || type == STT_OBJECT || type == STT_NOTYPE || type == STT_TLS;
 }
 
-static int read_symbols(struct hr_binary *bin, Elf_Scn *scn, struct hr_error *err)
+/*
+ * Drops the pages of [off, off + size) of the file from our mapping of it (they are
+ * read again from the page cache if touched again): for sections copied out once.
+ */
+static void drop_pages(struct hr_binary *bin, uint64_t off, uint64_t size)
 {
+	size_t file_len = 0;
+	char *base = elf_rawfile(bin->elf, &file_len);
+	long page = sysconf(_SC_PAGESIZE);
+	uintptr_t start, end;
+
+	if (!base || page <= 0 || off > file_len || size > file_len - off)
+		return;
+	start = ((uintptr_t)base + off + (uintptr_t)page - 1) & ~((uintptr_t)page - 1);
+	end = ((uintptr_t)base + off + size) & ~((uintptr_t)page - 1);
+	if (end > start)
+		(void)madvise((void *)start, end - start, MADV_DONTNEED);
+}
+
+int binary_elf_read_symbols(struct hr_binary *bin, struct hr_error *err)
+{
+	Elf_Scn *scn = bin->symtab;
 	GElf_Shdr sh;
 	Elf_Data *data;
-	size_t count;
+	size_t count, wanted = 0;
 
+	if (!scn)
+		return HR_OK;
 	if (!gelf_getshdr(scn, &sh) || !(data = elf_getdata(scn, NULL)))
 		return fail_elf(bin, err, "cannot read the symbol table");
 	if (sh.sh_entsize == 0)
 		return hr_error_set(err, HR_EINPUT, "%s: symbol table entry size is 0", bin->path);
 	count = data->d_size / sh.sh_entsize;
-	for (size_t i = 1; i < count; i++) {
-		GElf_Sym sym;
-		const char *name;
-		struct hr_symbol *s;
-
-		if (!gelf_getsym(data, (int)i, &sym))
-			return fail_elf(bin, err, "cannot read a symbol");
-		name = elf_strptr(bin->elf, sh.sh_link, sym.st_name);
-		if (!wanted_symbol(&sym, name))
-			continue;
-		s = VEC_PUSH(bin, symbols);
-		if (!s)
+	/* two passes, so that the array has exactly the size it needs */
+	for (int pass = 0; pass < 2; pass++) {
+		if (pass == 1 && bin_array_alloc((void **)&bin->symbols, &bin->symbols_cap, wanted,
+						 sizeof(*bin->symbols)))
 			return hr_error_set(err, HR_ENOMEM, "%s: out of memory", bin->path);
-		s->name = name;
-		s->addr = sym.st_value;
-		s->size = sym.st_size;
-		s->type = (uint8_t)GELF_ST_TYPE(sym.st_info);
-		if (!strcmp(name, "runtime.types")) {
-			bin->has_runtime_types = true;
-			bin->runtime_types = sym.st_value;
+		for (size_t i = 1; i < count; i++) {
+			GElf_Sym sym;
+			const char *name;
+			struct hr_symbol *s;
+
+			if (!gelf_getsym(data, (int)i, &sym))
+				return fail_elf(bin, err, "cannot read a symbol");
+			name = elf_strptr(bin->elf, sh.sh_link, sym.st_name);
+			if (!wanted_symbol(&sym, name))
+				continue;
+			if (pass == 0) {
+				wanted++;
+				continue;
+			}
+			s = VEC_PUSH(bin, symbols);
+			if (!s)
+				return hr_error_set(err, HR_ENOMEM, "%s: out of memory", bin->path);
+			s->name = name;
+			s->addr = sym.st_value;
+			s->size = sym.st_size;
+			s->type = (uint8_t)GELF_ST_TYPE(sym.st_info);
+			if (!strcmp(name, "runtime.types")) {
+				bin->has_runtime_types = true;
+				bin->runtime_types = sym.st_value;
+			}
 		}
 	}
 	bin->has_symtab = true;
 	hr_sort(bin->symbols, bin->symbols_n, sizeof(*bin->symbols), cmp_symbol);
+	if (sh.sh_type != SHT_NOBITS)
+		drop_pages(bin, sh.sh_offset, sh.sh_size);
 	return HR_OK;
 }
 
@@ -192,7 +205,6 @@ static int check_header(struct hr_binary *bin, struct hr_error *err)
 
 int binary_elf_open(struct hr_binary *bin, struct hr_error *err)
 {
-	Elf_Scn *symtab = NULL;
 	int rc;
 
 	if (elf_version(EV_CURRENT) == EV_NONE)
@@ -205,9 +217,7 @@ int binary_elf_open(struct hr_binary *bin, struct hr_error *err)
 		return fail_elf(bin, err, "cannot read as ELF");
 	rc = check_header(bin, err);
 	if (!rc)
-		rc = read_sections(bin, &symtab, err);
-	if (!rc && symtab)
-		rc = read_symbols(bin, symtab, err);
+		rc = read_sections(bin, err);
 	return rc;
 }
 

@@ -21,6 +21,14 @@
 	hr_array_push((void **)&(owner)->name, &(owner)->name##_n, &(owner)->name##_cap, \
 		      sizeof(*(owner)->name))
 
+/* Allocates an empty growable array with room for exactly n items; HR_OK or HR_ENOMEM. */
+int bin_array_alloc(void **items, size_t *cap, size_t n, size_t elem_size);
+/* Shrinks a growable array to its size (it may stay as it is if realloc() fails). */
+void bin_array_shrink(void **items, size_t n, size_t *cap, size_t elem_size);
+#define VEC_SHRINK(owner, name)                                                    \
+	bin_array_shrink((void **)&(owner)->name, (owner)->name##_n, &(owner)->name##_cap, \
+			sizeof(*(owner)->name))
+
 /* qsort() that accepts an empty (possibly NULL) array. */
 static inline void hr_sort(void *base, size_t n, size_t size,
 			   int (*cmp)(const void *, const void *))
@@ -97,35 +105,50 @@ struct hr_binary {
 
 	VEC(struct section, sections);  /* allocated sections sorted by address */
 	uint64_t data_addr;             /* ELF address of .data */
-	uint64_t debug_info_size;       /* uncompressed */
-	bool has_debug_info;
+	uint64_t debug_info_size;       /* uncompressed; 0 without DWARF */
 
 	VEC(struct hr_symbol, symbols);  /* sorted by address; run-time addresses (bias added) */
+	Elf_Scn *symtab;                 /* .symtab, NULL if none */
 	bool has_symtab;
 	bool has_runtime_types;
 	uint64_t runtime_types;          /* ELF address of runtime.types */
 
 	struct strtab strings;
+	/*
+	 * The open libdwarf handle, NULL when none is: the eager load opens one (types
+	 * view) and closes it before returning; the first function-variable request opens
+	 * another (the location lists too), which stays until hr_binary_free().
+	 */
 	struct dwarf_state *dw;
+	bool has_dwarf;
 	unsigned dwarf_version;
 
+	/*
+	 * DIE offsets are kept in 32 bits: no section may inflate beyond 4 GiB
+	 * (MAX_SECTION_BYTES), so every offset into .debug_info fits.
+	 */
 	VEC(struct hr_type, types);
-	VEC(uint64_t, type_offsets);     /* DIE offset of each type id, ascending */
+	VEC(uint32_t, type_offsets);     /* DIE offset of each type id, ascending */
 	VEC(struct hr_member, members);
 	uint32_t *types_by_name;         /* ids sorted by name */
 	VEC(struct rt_entry, rt_index);  /* sorted by runtime type offset */
 	VEC(struct hr_global, globals);  /* sorted by address; run-time addresses */
 	VEC(struct hr_func, funcs);      /* sorted by low_pc; run-time addresses */
-	VEC(uint64_t, func_offsets);     /* DIE offset of each function, same order */
-	struct func_vars **func_vars;    /* lazily filled, one per function */
+	uint32_t *func_offsets;          /* DIE offset of each function, same order */
+	struct func_vars **func_vars;    /* allocated and filled lazily, one per function */
 };
 
 /* binary_elf.c */
+/* Opens the ELF file: header and sections. */
 int binary_elf_open(struct hr_binary *bin, struct hr_error *err);
+/* Reads .symtab (after the DWARF, so that the two are never in memory together). */
+int binary_elf_read_symbols(struct hr_binary *bin, struct hr_error *err);
 void binary_elf_close(struct hr_binary *bin);
 
 /* binary_dwarf.c */
 int binary_dwarf_load(struct hr_binary *bin, struct hr_error *err);
+/* Opens the libdwarf handle for function variables (DWC_VIEW_VARS) unless it is open. */
+int binary_dwarf_open_vars(struct hr_binary *bin, struct hr_error *err);
 void binary_dwarf_close(struct hr_binary *bin);
 /* Maps a DIE offset to a type id, 0 if it is not a type we know. */
 uint32_t binary_type_id(const struct hr_binary *bin, uint64_t die_offset);

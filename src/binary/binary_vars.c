@@ -1,6 +1,7 @@
 /*
  * binary_vars.c - the parameters and locals of functions, loaded from DWARF the first
- * time a function is asked for and cached in bin->func_vars[index].
+ * time a function is asked for and cached in bin->func_vars[index]. The first request
+ * opens the libdwarf handle that sees the location lists (binary_dwarf_open_vars()).
  *
  * A function's DIE subtree is walked once: every DW_TAG_formal_parameter and
  * DW_TAG_variable (also inside lexical blocks and inlined calls, whose names and types
@@ -254,8 +255,13 @@ static int load_func(struct hr_binary *bin, size_t index, struct hr_error *err)
 
 	if (index >= bin->funcs_n)
 		return hr_error_set(err, HR_EUSAGE, "%s: no function %zu", bin->path, index);
-	if (bin->func_vars[index])
+	if (bin->func_vars && bin->func_vars[index])
 		return HR_OK;
+	if (!bin->func_vars && !(bin->func_vars = calloc(bin->funcs_n, sizeof(*bin->func_vars))))
+		return nomem(bin, err);
+	rc = binary_dwarf_open_vars(bin, err);
+	if (rc)
+		return rc;
 	fv = calloc(1, sizeof(*fv));
 	if (!fv)
 		return nomem(bin, err);

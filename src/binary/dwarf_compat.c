@@ -1,15 +1,28 @@
 /*
  * dwarf_compat.c - the libdwarf wrapper (see dwarf_compat.h): an object-access
- * interface over a libelf Elf that decompresses sections itself, and the calls whose
- * signatures differ between libdwarf 20210528 and libdwarf 0.x/2.x.
+ * interface over a libelf Elf of its own that decompresses sections itself and shows
+ * libdwarf only the sections of a view, and the calls whose signatures differ between
+ * libdwarf 20210528 and libdwarf 0.x/2.x.
+ *
+ * Memory: the Elf is opened with ELF_C_READ, not ELF_C_READ_MMAP. libelf then reads a
+ * section with pread() into a buffer of its own when it is first needed, inflates it
+ * (and frees the compressed copy) and keeps only the inflated bytes, which elf_end() in
+ * dwc_close() frees. Nothing goes through a file mapping, so compressed pages are
+ * never counted in the resident set, and closing a handle gives back everything it
+ * inflated. (Through a mapping, libelf also copies every compressed section whose file
+ * offset is not 8-aligned, which Go's are not, to read its Elf64_Chdr: the section
+ * sizes are therefore read here with pread(), not with gelf_getchdr().)
  *
  * Selection: libdwarf 0.x and 2.x define DW_LIBDWARF_VERSION_MAJOR in libdwarf.h;
  * 20210528 does not.
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <gelf.h>
 
@@ -24,11 +37,23 @@
 #ifndef SHF_COMPRESSED
 #define SHF_COMPRESSED (1u << 11)
 #endif
+#ifndef ELFCOMPRESS_ZLIB
+#define ELFCOMPRESS_ZLIB 1
+#endif
+
+#ifndef DW_DLE_SECTION_SIZE_ERROR
+#define DW_DLE_SECTION_SIZE_ERROR DW_DLE_MDE
+#endif
+
+/* What a hidden section is called towards libdwarf: not ".debug_*", so it is ignored. */
+#define HIDDEN_NAME ".heapref.hidden"
 
 struct dwc_section {
 	Elf_Scn *scn;
-	char *name;         /* ".debug_info" also for ".zdebug_info" */
+	char *name;         /* ".debug_info" also for ".zdebug_info"; HIDDEN_NAME if hidden */
 	uint64_t size;      /* uncompressed size */
+	uint64_t offset;    /* in the file */
+	uint64_t raw_size;  /* in the file */
 	uint64_t addr;
 	uint32_t type;
 	uint64_t flags;     /* SHF_COMPRESSED cleared */
@@ -36,11 +61,13 @@ struct dwc_section {
 	uint32_t info;
 	uint64_t entsize;
 	uint8_t compression; /* 0 none, 1 SHF_COMPRESSED, 2 .zdebug */
+	bool bad_header;     /* compressed, but not with zlib or unreadably: loading fails */
 	bool loaded;
 };
 
 struct dwc_obj {
-	Elf *elf;
+	Elf *elf;               /* ours: ELF_C_READ on fd */
+	int fd;
 	struct dwc_section *secs;
 	size_t count;
 	bool big_endian;
@@ -51,33 +78,67 @@ struct dwc_obj {
 
 /* ---- reading the section table ---------------------------------------------------- */
 
-static uint64_t be64(const unsigned char *p)
+static uint64_t load_uint(const unsigned char *p, unsigned len, bool big_endian)
 {
 	uint64_t v = 0;
 
-	for (int i = 0; i < 8; i++)
-		v = (v << 8) | p[i];
+	for (unsigned i = 0; i < len; i++)
+		v |= (uint64_t)p[big_endian ? i : len - 1 - i] << (8 * (len - 1 - i));
 	return v;
 }
 
-/* The uncompressed size of a compressed section, 0 if its header is unreadable. */
-static uint64_t compressed_size(struct dwc_section *s)
+/* Reads exactly len bytes at off; 0 or -1. */
+static int read_at(int fd, uint64_t off, void *buf, size_t len)
 {
-	if (s->compression == 1) {
-		GElf_Chdr chdr;
+	unsigned char *p = buf;
 
-		if (!gelf_getchdr(s->scn, &chdr))
-			return 0;
-		return chdr.ch_size;
+	if ((uint64_t)(off_t)off != off || (off_t)off < 0)
+		return -1; /* beyond what off_t holds here */
+	while (len > 0) {
+		ssize_t n = pread(fd, p, len, (off_t)off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		p += n;
+		off += (uint64_t)n;
+		len -= (size_t)n;
 	}
-	Elf_Data *raw = elf_rawdata(s->scn, NULL);
-
-	if (!raw || raw->d_size < 12 || memcmp(raw->d_buf, "ZLIB", 4) != 0)
-		return 0;
-	return be64((const unsigned char *)raw->d_buf + 4);
+	return 0;
 }
 
-static int read_section(struct dwc_obj *o, size_t shstrndx, size_t i, struct dwc_section *s)
+/*
+ * The uncompressed size of a compressed section from its header (Elf32/64_Chdr, or
+ * "ZLIB" and a big-endian 64-bit size for .zdebug_*), read with pread(); 0 if the
+ * header is unreadable or names another algorithm than zlib.
+ */
+static uint64_t compressed_size(const struct dwc_obj *o, const struct dwc_section *s)
+{
+	unsigned char h[24];
+	size_t len = s->compression == 2 ? 12 : o->ptr_size == 8 ? 24 : 12;
+
+	if (s->raw_size < len || read_at(o->fd, s->offset, h, len) < 0)
+		return 0;
+	if (s->compression == 2)
+		return memcmp(h, "ZLIB", 4) ? 0 : load_uint(h + 4, 8, true);
+	if (load_uint(h, 4, o->big_endian) != ELFCOMPRESS_ZLIB)
+		return 0;
+	return o->ptr_size == 8 ? load_uint(h + 8, 8, o->big_endian)
+				: load_uint(h + 4, 4, o->big_endian);
+}
+
+/* Sections a view does not show: range lists, and for types location lists too. */
+static bool hidden_in(enum dwc_view view, const char *name)
+{
+	if (!strcmp(name, ".debug_ranges") || !strcmp(name, ".debug_rnglists"))
+		return true;
+	return view == DWC_VIEW_TYPES &&
+	       (!strcmp(name, ".debug_loc") || !strcmp(name, ".debug_loclists"));
+}
+
+static int read_section(struct dwc_obj *o, size_t shstrndx, size_t i, enum dwc_view view,
+			struct dwc_section *s)
 {
 	GElf_Shdr shdr;
 	const char *name;
@@ -89,6 +150,8 @@ static int read_section(struct dwc_obj *o, size_t shstrndx, size_t i, struct dwc
 	if (!name)
 		name = "";
 	s->size = shdr.sh_size;
+	s->offset = shdr.sh_offset;
+	s->raw_size = shdr.sh_type == SHT_NOBITS ? 0 : shdr.sh_size;
 	s->addr = shdr.sh_addr;
 	s->type = shdr.sh_type;
 	s->flags = shdr.sh_flags & ~(uint64_t)SHF_COMPRESSED;
@@ -113,8 +176,25 @@ static int read_section(struct dwc_obj *o, size_t shstrndx, size_t i, struct dwc
 	}
 	if (!s->name)
 		return -2;
-	if (s->compression)
-		s->size = compressed_size(s);
+	if (hidden_in(view, s->name)) {
+		free(s->name);
+		s->name = strdup(HIDDEN_NAME);
+		if (!s->name)
+			return -2;
+		return 0; /* never loaded: its header is not even read */
+	}
+	if (s->compression) {
+		uint64_t size = compressed_size(o, s);
+
+		/*
+		 * A header we cannot use leaves the file size, so that libdwarf sees the
+		 * section and the load fails (rather than the section seeming empty).
+		 */
+		if (size)
+			s->size = size;
+		else
+			s->bad_header = true;
+	}
 	return 0;
 }
 
@@ -145,7 +225,7 @@ static int inflate_section(struct dwc_obj *o, struct dwc_section *s)
 {
 	int rc;
 
-	if (s->size == 0 || s->size > o->max_section)
+	if (s->bad_header || s->size == 0 || s->size > o->max_section)
 		return -1;
 	rc = s->compression == 1 ? elf_compress(s->scn, 0, 0) : elf_compress_gnu(s->scn, 0, 0);
 	return rc < 0 ? -1 : 0;
@@ -162,6 +242,11 @@ static int load_section(void *obj, uint64_t index, Dwarf_Small **data, int *erro
 	s = &o->secs[index];
 	if (s->type == SHT_NOBITS)
 		return DW_DLV_NO_ENTRY;
+	if (s->size > o->max_section) {
+		/* also uncompressed ones: the tables keep DIE offsets in 32 bits */
+		*error = DW_DLE_SECTION_SIZE_ERROR;
+		return DW_DLV_ERROR;
+	}
 	if (s->compression && !s->loaded && inflate_section(o, s) < 0) {
 		*error = DW_DLE_ZLIB_UNCOMPRESS_ERROR;
 		return DW_DLV_ERROR;
@@ -226,11 +311,10 @@ static int new_load_section(void *obj, Dwarf_Unsigned index, Dwarf_Small **data,
 
 static Dwarf_Unsigned file_size(void *obj)
 {
-	size_t n = 0;
-	char *raw = elf_rawfile(((struct dwc_obj *)obj)->elf, &n);
+	struct stat st;
 
-	(void)raw;
-	return n;
+	/* not elf_rawfile(): on an ELF_C_READ Elf it reads the whole file into memory */
+	return fstat(((struct dwc_obj *)obj)->fd, &st) == 0 ? (Dwarf_Unsigned)st.st_size : 0;
 }
 
 static const Dwarf_Obj_Access_Methods_a methods = {
@@ -337,19 +421,25 @@ static void obj_free(struct dwc_obj *o)
 		free(o->secs[i].name);
 	free(o->secs);
 	free(o->iface);
+	if (o->elf)
+		elf_end(o->elf);
 	free(o);
 }
 
-static struct dwc_obj *obj_new(Elf *elf, uint64_t max_section, bool *has_info)
+static struct dwc_obj *obj_new(int fd, uint64_t max_section, enum dwc_view view,
+			       bool *has_info)
 {
 	struct dwc_obj *o = calloc(1, sizeof(*o));
 	size_t shstrndx, n;
 	GElf_Ehdr eh;
 
-	if (!o || elf_getshdrnum(elf, &n) < 0 || elf_getshdrstrndx(elf, &shstrndx) < 0 ||
-	    !gelf_getehdr(elf, &eh) || n > 65535)
+	if (!o)
+		return NULL;
+	o->fd = fd;
+	o->elf = elf_begin(fd, ELF_C_READ, NULL);
+	if (!o->elf || elf_kind(o->elf) != ELF_K_ELF || elf_getshdrnum(o->elf, &n) < 0 ||
+	    elf_getshdrstrndx(o->elf, &shstrndx) < 0 || !gelf_getehdr(o->elf, &eh) || n > 65535)
 		goto fail;
-	o->elf = elf;
 	o->big_endian = eh.e_ident[EI_DATA] == ELFDATA2MSB;
 	o->ptr_size = eh.e_ident[EI_CLASS] == ELFCLASS64 ? 8 : 4;
 	o->max_section = max_section;
@@ -357,7 +447,7 @@ static struct dwc_obj *obj_new(Elf *elf, uint64_t max_section, bool *has_info)
 	if (!o->secs)
 		goto fail;
 	for (size_t i = 0; i < n; i++, o->count++) {
-		if (read_section(o, shstrndx, i, &o->secs[i]) < 0) {
+		if (read_section(o, shstrndx, i, view, &o->secs[i]) < 0) {
 			o->count++;
 			goto fail;
 		}
@@ -377,12 +467,12 @@ void dwc_errmsg(Dwarf_Debug dbg, Dwarf_Error derr, char *buf, size_t len)
 		dwarf_dealloc(dbg, derr, DW_DLA_ERROR);
 }
 
-int dwc_open(Elf *elf, const char *path, uint64_t max_section, Dwarf_Debug *dbg,
-	     struct dwc_obj **obj, struct hr_error *err)
+int dwc_open(int fd, const char *path, uint64_t max_section, enum dwc_view view,
+	     Dwarf_Debug *dbg, struct dwc_obj **obj, struct hr_error *err)
 {
 	Dwarf_Error derr = NULL;
 	bool has_info = false;
-	struct dwc_obj *o = obj_new(elf, max_section, &has_info);
+	struct dwc_obj *o = obj_new(fd, max_section, view, &has_info);
 	char msg[256];
 	int rc;
 
@@ -422,6 +512,14 @@ void dwc_close(Dwarf_Debug dbg, struct dwc_obj *obj)
 	if (dbg)
 		object_finish(dbg);
 	obj_free(obj);
+}
+
+uint64_t dwc_section_size(const struct dwc_obj *obj, const char *name)
+{
+	for (size_t i = 0; obj && i < obj->count; i++)
+		if (!strcmp(obj->secs[i].name, name))
+			return obj->secs[i].size;
+	return 0;
 }
 
 int dwc_next_cu(Dwarf_Debug dbg, Dwarf_Die *cu_die, Dwarf_Half *version,
