@@ -386,6 +386,7 @@ static int vars_in_dump(struct hr_binary *bin, const char *dump_path, const char
 		hr_dump_free(dump);
 		return report(&err);
 	}
+	print_globals(bin, pattern); /* at their run-time addresses, load bias applied */
 	gs = hr_dump_goroutines(dump, &ng);
 	frames = hr_dump_frames(dump, &nf);
 	for (size_t i = 0; i < nf && status == ST_OK; i++)

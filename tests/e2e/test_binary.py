@@ -222,6 +222,27 @@ class BinaryReaderTest(unittest.TestCase):
 
 
 @unittest.skipUnless(shutil.which(GO), "no go command")
+class PositionIndependentTest(unittest.TestCase):
+    """A PIE binary is loaded at a random base: globals, read from the dump's point of
+    view, must be at the addresses the program itself printed (the load bias comes from
+    the dump's data segment against the ELF's .data)."""
+
+    def test_globals_at_run_time_addresses(self):
+        work = os.environ.get("HEAPREF_WORK") or tempfile.mkdtemp(prefix="heapref-pie-")
+        binary, dump, facts = progs.prepare("cache", work, go=GO,
+                                            env={"GOFLAGS": "-buildmode=pie"})
+        code, out, err = run("vars", binary, "main.cache")
+        self.assertEqual(code, 0, err)
+        elf_addr = int(fields(out.splitlines()[0])[1]["addr"], 16)
+        code, out, err = run("vars", "--dump", dump, binary, "main.cache")
+        self.assertEqual(code, 0, err)
+        name, attrs = fields([l for l in out.splitlines() if l.startswith("global\t")][0].split("\t", 1)[1])
+        self.assertEqual(name, "main.cache")
+        self.assertEqual(int(attrs["addr"], 16), facts["addr_main.cache"])
+        self.assertNotEqual(elf_addr, facts["addr_main.cache"])  # it really was relocated
+
+
+@unittest.skipUnless(shutil.which(GO), "no go command")
 class StrippedBinaryTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
