@@ -69,6 +69,14 @@ int hr_array_reserve(void **items, size_t *cap, size_t need, size_t elem_size);
  */
 void *hr_array_push(void **items, size_t *n, size_t *cap, size_t elem_size);
 
+/*
+ * For an array of n entries, stride bytes apart, sorted ascending by a uint64_t key at
+ * key_offset inside each entry: how many entries have key <= x. The entry at the count
+ * minus one is then the last one starting at or before x (an address lookup).
+ */
+size_t hr_count_key_at_most(const void *items, size_t n, size_t stride, size_t key_offset,
+			    uint64_t x);
+
 /* Bit vectors stored in uint64_t words, bit i in word i/64 (little-endian bit order). */
 static inline bool hr_bit_get(const uint64_t *bits, uint64_t i)
 {

@@ -28,6 +28,25 @@ int hr_array_reserve(void **items, size_t *cap, size_t need, size_t elem_size)
 	return HR_OK;
 }
 
+size_t hr_count_key_at_most(const void *items, size_t n, size_t stride, size_t key_offset,
+			    uint64_t x)
+{
+	const unsigned char *base = items;
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		uint64_t key;
+
+		memcpy(&key, base + mid * stride + key_offset, sizeof(key));
+		if (key <= x)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 uint64_t hr_bit_next(const uint64_t *bits, uint64_t from, uint64_t limit)
 {
 	uint64_t word, i = from;

@@ -372,16 +372,9 @@ const struct hr_global *hr_binary_find_global(const struct hr_binary *bin, const
 
 const struct hr_global *hr_binary_global_at(const struct hr_binary *bin, uint64_t addr)
 {
-	size_t lo = 0, hi = bin->globals_n;
+	size_t lo = hr_count_key_at_most(bin->globals, bin->globals_n, sizeof(*bin->globals),
+					 offsetof(struct hr_global, addr), addr);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (bin->globals[mid].addr <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	if (lo == 0)
 		return NULL;
 	const struct hr_global *g = &bin->globals[lo - 1];
@@ -404,16 +397,9 @@ const struct hr_func *hr_binary_func(const struct hr_binary *bin, size_t index)
 
 int64_t hr_binary_func_at(const struct hr_binary *bin, uint64_t pc)
 {
-	size_t lo = 0, hi = bin->funcs_n;
+	size_t lo = hr_count_key_at_most(bin->funcs, bin->funcs_n, sizeof(*bin->funcs),
+					 offsetof(struct hr_func, low_pc), pc);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (bin->funcs[mid].low_pc <= pc)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	if (lo == 0 || pc >= bin->funcs[lo - 1].high_pc)
 		return -1;
 	return (int64_t)(lo - 1);

@@ -236,16 +236,9 @@ void binary_elf_close(struct hr_binary *bin)
 /* The section containing ELF address addr, or NULL. */
 static const struct section *section_for(const struct hr_binary *bin, uint64_t addr)
 {
-	size_t lo = 0, hi = bin->sections_n;
+	size_t lo = hr_count_key_at_most(bin->sections, bin->sections_n, sizeof(*bin->sections),
+					 offsetof(struct section, addr), addr);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (bin->sections[mid].addr <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	/* sections may overlap (.tbss); walk back over the ones starting at or before */
 	for (size_t i = lo; i-- > 0;) {
 		const struct section *s = &bin->sections[i];
@@ -305,16 +298,9 @@ const struct hr_symbol *hr_binary_symbol(const struct hr_binary *bin, size_t ind
 
 const struct hr_symbol *hr_binary_symbol_at(const struct hr_binary *bin, uint64_t addr)
 {
-	size_t lo = 0, hi = bin->symbols_n;
+	size_t lo = hr_count_key_at_most(bin->symbols, bin->symbols_n, sizeof(*bin->symbols),
+					 offsetof(struct hr_symbol, addr), addr);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (bin->symbols[mid].addr <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	/* look back a few symbols: zero-sized ones can sit inside a sized one */
 	for (size_t i = lo, steps = 0; i-- > 0 && steps < 8; steps++) {
 		const struct hr_symbol *s = &bin->symbols[i];

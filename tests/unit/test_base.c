@@ -69,6 +69,24 @@ static void test_bit_next(void **state)
 	assert_int_equal(hr_bit_next(bits, 4, 192), 190);
 }
 
+struct keyed {
+	uint32_t pad;
+	uint64_t addr;
+};
+
+static void test_count_key_at_most(void **state)
+{
+	const struct keyed items[] = { { 0, 10 }, { 0, 20 }, { 0, 20 }, { 0, 35 } };
+	const size_t n = sizeof(items) / sizeof(items[0]), off = offsetof(struct keyed, addr);
+
+	assert_int_equal(hr_count_key_at_most(items, n, sizeof(items[0]), off, 9), 0);
+	assert_int_equal(hr_count_key_at_most(items, n, sizeof(items[0]), off, 10), 1);
+	assert_int_equal(hr_count_key_at_most(items, n, sizeof(items[0]), off, 20), 3);
+	assert_int_equal(hr_count_key_at_most(items, n, sizeof(items[0]), off, 34), 3);
+	assert_int_equal(hr_count_key_at_most(items, n, sizeof(items[0]), off, UINT64_MAX), 4);
+	assert_int_equal(hr_count_key_at_most(NULL, 0, sizeof(items[0]), off, 5), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -76,6 +94,7 @@ int main(void)
 		cmocka_unit_test(test_checked_arithmetic),
 		cmocka_unit_test(test_array_push_zeroes),
 		cmocka_unit_test(test_bit_next),
+		cmocka_unit_test(test_count_key_at_most),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
