@@ -299,9 +299,13 @@ static int parse_object(struct cursor *c)
 			       addr, contents.len, pp->heap_start, pp->heap_end);
 	if (heap_index_add(&c->d->heap, addr, contents.len, file_offset(c, contents.ptr)))
 		return fail_nomem(c);
-	while ((rc = next_field(c, contents.len, "object", &off)) == 1)
-		if (heap_index_set_ptr(&c->d->heap, addr + off))
+	while ((rc = next_field(c, contents.len, "object", &off)) == 1) {
+		rc = heap_index_set_ptr(&c->d->heap, addr + off);
+		if (rc == HR_ENOMEM)
 			return fail_nomem(c);
+		if (rc) /* next_field() keeps off inside the object, whose pages exist */
+			return fail_at(c, c->rec, "internal error: no page for field %" PRIu64, off);
+	}
 	return rc;
 }
 
