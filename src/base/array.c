@@ -53,12 +53,11 @@ uint64_t hr_bit_next(const uint64_t *bits, uint64_t from, uint64_t limit)
 
 	while (i < limit) {
 		word = bits[i >> 6] >> (i & 63);
-		if (word)
+		if (word) {
 			i += (uint64_t)__builtin_ctzll(word);
-		else
-			i = (i | 63) + 1;
-		if (word)
 			return i < limit ? i : limit;
+		}
+		i = (i | 63) + 1; /* the rest of this word is clear */
 	}
 	return limit;
 }
