@@ -244,6 +244,12 @@ struct hr_object hr_dump_object(const struct hr_dump *dump, size_t index);
 int64_t hr_dump_object_at(const struct hr_dump *dump, uint64_t addr);
 /* Whether the heap word at addr (pointer-aligned, inside an object) holds a pointer. */
 bool hr_dump_heap_ptr_bit(const struct hr_dump *dump, uint64_t addr);
+/*
+ * Copies the pointer bits of object index to out, bit i for the word at addr + i *
+ * ptr_size; out holds hr_bit_words(size / ptr_size) words. Cost: one page lookup per
+ * 8 KiB of the object, then word-wide copies.
+ */
+void hr_dump_object_ptr_bits(const struct hr_dump *dump, size_t index, uint64_t *out);
 /* Number of pointer words in object index (counts set bits). */
 uint64_t hr_dump_object_ptr_count(const struct hr_dump *dump, size_t index);
 /* Pointer words in the whole heap. */

@@ -12,4 +12,7 @@ int cmd_types(int argc, char **argv);
 /* heapref vars [--pc PC | --dump DUMP] BINARY [PATTERN] (cmd_binary.c) */
 int cmd_vars(int argc, char **argv);
 
+/* heapref analyze [-o FILE] [--max-depth N] [--stats] BINARY DUMP (cmd_analyze.c) */
+int cmd_analyze(int argc, char **argv);
+
 #endif

@@ -27,6 +27,10 @@ static const char usage[] =
 	"(runtime/debug.WriteHeapDump) and the binary that wrote it.\n"
 	"\n"
 	"commands:\n"
+	"  analyze [-o FILE] [--max-depth N] [--stats] BINARY DUMP\n"
+	"                write a pprof profile (default heapref.pb.gz) whose stacks are\n"
+	"                reference chains from root variables to the memory they keep\n"
+	"                alive; view it with go tool pprof -top / -traces / -http=:8080\n"
 	"  info [--stats] DUMP\n"
 	"                summarise a heap dump: Go version, records, objects by size,\n"
 	"                goroutines by state, segments, finalizers, memstats;\n"
@@ -160,6 +164,8 @@ int main(int argc, char **argv)
 
 	if (!cmd)
 		return usage_error("no command given");
+	if (!strcmp(cmd, "analyze"))
+		return cmd_analyze(argc - 2, argv + 2);
 	if (!strcmp(cmd, "info"))
 		return cmd_info(argc - 2, argv + 2);
 	if (!strcmp(cmd, "object"))

@@ -398,6 +398,48 @@ bool heap_index_ptr_bit(const struct heap_index *idx, uint64_t addr)
 			  (addr & (HEAP_PAGE_SIZE - 1)) / idx->ptr_size);
 }
 
+/* ORs n bits of src starting at bit from into dst starting at bit to (dst pre-zeroed). */
+static void or_bits(uint64_t *dst, uint64_t to, const uint64_t *src, uint64_t from, uint64_t n)
+{
+	while (n > 0) {
+		unsigned take = n < 64 ? (unsigned)n : 64;
+		uint64_t v = src[from >> 6] >> (from & 63);
+
+		if ((from & 63) && (from & 63) + take > 64)
+			v |= src[(from >> 6) + 1] << (64 - (from & 63));
+		if (take < 64)
+			v &= (UINT64_C(1) << take) - 1;
+		dst[to >> 6] |= v << (to & 63);
+		if ((to & 63) && (to & 63) + take > 64)
+			dst[(to >> 6) + 1] |= v >> (64 - (to & 63));
+		from += take;
+		to += take;
+		n -= take;
+	}
+}
+
+void heap_index_copy_bits(const struct heap_index *idx, uint64_t addr, uint64_t nwords,
+			  uint64_t *out)
+{
+	uint64_t words_per_page = HEAP_PAGE_SIZE / idx->ptr_size;
+	uint64_t done = 0;
+
+	memset(out, 0, hr_bit_words(nwords) * sizeof(uint64_t));
+	while (done < nwords) {
+		uint64_t at = addr + done * idx->ptr_size;
+		uint64_t first = (at & (HEAP_PAGE_SIZE - 1)) / idx->ptr_size;
+		uint64_t n = words_per_page - first;
+		const struct heap_page *p = page_find(idx, at >> HEAP_PAGE_SHIFT);
+
+		if (n > nwords - done)
+			n = nwords - done;
+		if (p && p->bits)
+			or_bits(out, done, idx->bit_pool + (size_t)(p->bits - 1) * idx->block_words,
+				first, n);
+		done += n;
+	}
+}
+
 uint64_t heap_index_bytes(const struct heap_index *idx)
 {
 	return idx->page_slots * sizeof(*idx->pages) +

@@ -93,6 +93,9 @@ int heap_index_finish(struct heap_index *idx, const char *name, struct hr_error 
 int64_t heap_index_find(const struct heap_index *idx, uint64_t addr);
 uint64_t heap_index_obj_size(const struct heap_index *idx, size_t i);
 bool heap_index_ptr_bit(const struct heap_index *idx, uint64_t addr);
+/* Writes the pointer bits of nwords heap words from addr to out (hr_bit_words(nwords) words). */
+void heap_index_copy_bits(const struct heap_index *idx, uint64_t addr, uint64_t nwords,
+			  uint64_t *out);
 uint64_t heap_index_bytes(const struct heap_index *idx);
 
 #endif

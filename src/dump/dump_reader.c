@@ -936,6 +936,13 @@ uint64_t hr_dump_heap_ptr_words(const struct hr_dump *d)
 	return n;
 }
 
+void hr_dump_object_ptr_bits(const struct hr_dump *d, size_t i, uint64_t *out)
+{
+	struct hr_object o = hr_dump_object(d, i);
+
+	heap_index_copy_bits(&d->heap, o.addr, o.size / d->params.ptr_size, out);
+}
+
 uint64_t hr_dump_object_ptr_count(const struct hr_dump *d, size_t i)
 {
 	struct hr_object o = hr_dump_object(d, i);

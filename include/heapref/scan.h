@@ -1,0 +1,94 @@
+/*
+ * scan.h - the scanner: stage 3 of the pipeline.
+ *
+ * Walks the heap of a dump from its roots and charges every reachable object, exactly
+ * once, to a node of a chain tree (chains.h) named after the variables, fields, map
+ * entries and elements that lead to it. Two passes (docs/analysis.md has the detail):
+ *
+ *   pass 1, typed: from each root variable (DWARF globals in the data and bss segments,
+ *     goroutine frame variables, finalizers), follow the DWARF type of the memory: pointers,
+ *     structs, arrays, slices, strings, interfaces (dynamic type from the type word or
+ *     itab), maps (bucket maps up to Go 1.23, swiss tables from 1.24), channels, closures,
+ *     sync/atomic.Pointer. Breadth first over all roots, so an object reachable from two
+ *     variables is charged to the shorter chain. Every pointer word read this way is
+ *     ticked off the GC's pointer bitmap of the object that holds it.
+ *   pass 2, fallback: every pointer word left unticked (unsafe casts, unsafe.Pointer,
+ *     memory outside the type an object was reached by, frame and data words no DWARF
+ *     variable covers) is followed by the bitmaps alone, and what it reaches is charged
+ *     under "$sub_objects$" below the node where the word was found (or to a root named
+ *     after the frame's function or the ELF symbol holding the word).
+ *
+ * Only words the dump's bitmaps mark as pointers are ever followed, so what the profile
+ * holds is exactly what is reachable from the roots by the bitmaps: the typed pass only
+ * decides names.
+ *
+ * Lifecycle: hr_scan_new(), hr_scan_pass1(), hr_scan_pass2(), hr_scan_summary(),
+ * hr_scan_free(). The scan borrows the dump, the binary and the tree; they must outlive it.
+ */
+#ifndef HEAPREF_SCAN_H
+#define HEAPREF_SCAN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "heapref/base.h"
+#include "heapref/binary.h"
+#include "heapref/chains.h"
+#include "heapref/dump.h"
+
+/* Called now and then while a pass runs: done out of total heap objects charged so far. */
+typedef void (*hr_scan_progress_fn)(void *arg, const char *phase, uint64_t done, uint64_t total);
+
+struct hr_scan_options {
+	hr_scan_progress_fn progress; /* may be NULL */
+	void *progress_arg;
+};
+
+enum hr_root_kind {
+	HR_ROOT_GLOBAL,          /* DWARF global variable in data or bss */
+	HR_ROOT_FRAME_VAR,       /* goroutine frame variable (parameter or local) */
+	HR_ROOT_FINALIZER,       /* registered finalizer: its function and what its object points to */
+	HR_ROOT_QUEUED_FINALIZER,/* queued finalizer: object and function */
+	HR_ROOT_OTHER,           /* "other root" records */
+	HR_ROOT_FRAME_WORDS,     /* frame pointer words no DWARF variable covers */
+	HR_ROOT_DATA_WORDS,      /* data/bss pointer words outside every DWARF global */
+	HR_ROOT_KIND_COUNT
+};
+
+/* "global", "frame variable", ... */
+const char *hr_root_kind_name(unsigned kind);
+
+struct hr_scan_summary {
+	uint64_t roots[HR_ROOT_KIND_COUNT];       /* roots that were walked, by kind */
+	uint64_t typed_objects, typed_bytes;       /* reached in pass 1 */
+	uint64_t fallback_objects, fallback_bytes; /* reached in pass 2 */
+	uint64_t unreachable_objects, unreachable_bytes;
+	uint64_t total_objects, total_bytes;       /* all objects in the dump */
+	uint64_t header_typed;   /* objects typed by their malloc header (Go >= 1.22) */
+	uint64_t skipped_vars;   /* frame variables in registers or unsupported locations */
+	unsigned go_minor;       /* the N of the dump's go1.N build version, 0 unknown */
+};
+
+struct hr_scan;
+
+/*
+ * Prepares a scan: checks that dump and binary can be used together (pointer size,
+ * byte order), sets the binary's load bias from the dump's data segment, and allocates
+ * the visited bits. NULL with err set on failure (HR_EINPUT, HR_ENOMEM).
+ */
+struct hr_scan *hr_scan_new(const struct hr_dump *dump, struct hr_binary *bin,
+			    struct hr_chains *tree, const struct hr_scan_options *opts,
+			    struct hr_error *err);
+void hr_scan_free(struct hr_scan *scan);
+
+/* Pass 1: the roots and the typed walk. 0 or a negative HR_E* (err set). */
+int hr_scan_pass1(struct hr_scan *scan, struct hr_error *err);
+/* Pass 2: the bitmap fallback from every unticked pointer word. 0 or a negative HR_E*. */
+int hr_scan_pass2(struct hr_scan *scan, struct hr_error *err);
+
+const struct hr_scan_summary *hr_scan_summary(const struct hr_scan *scan);
+
+/* Whether heap object index was reached (after the passes). */
+bool hr_scan_reached(const struct hr_scan *scan, size_t index);
+
+#endif

@@ -1,0 +1,285 @@
+/*
+ * cmd_analyze.c - `heapref analyze`: the whole pipeline. Reads the dump and the binary,
+ * scans (pass 1 typed, pass 2 fallback), writes the chain tree as a pprof profile
+ * through a temporary file renamed into place, and a summary on stderr.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "commands.h"
+#include "heapref/binary.h"
+#include "heapref/chains.h"
+#include "heapref/dump.h"
+#include "heapref/scan.h"
+#include "heapref/writers.h"
+#include "stats.h"
+
+enum { ST_OK = 0, ST_INPUT = 1, ST_USAGE = 2, ST_RESOURCES = 3 };
+
+static const char analyze_usage[] =
+	"usage: heapref analyze [-o FILE] [--max-depth N] [--stats] BINARY DUMP\n"
+	"  -o FILE         the pprof profile to write (default heapref.pb.gz; - for stdout)\n"
+	"  --max-depth N   cut chains after N named nodes, charging the rest to the last\n"
+	"                  (default 256; 0 for no limit)\n"
+	"  --stats         time, CPU and peak memory of each phase, on stderr\n";
+
+struct analyze_args {
+	const char *binary;
+	const char *dump;
+	const char *output;
+	uint32_t max_depth;
+	bool stats;
+};
+
+static int usage_error(const char *what)
+{
+	fprintf(stderr, "heapref: %s\n%s", what, analyze_usage);
+	return ST_USAGE;
+}
+
+static int status_of(const struct hr_error *err)
+{
+	fprintf(stderr, "heapref: %s\n", err->msg);
+	return err->code == HR_EINPUT || err->code == HR_EIO ? ST_INPUT
+	       : err->code == HR_EUSAGE			    ? ST_USAGE
+								    : ST_RESOURCES;
+}
+
+static int parse_args(int argc, char **argv, struct analyze_args *a)
+{
+	const char *pos[2];
+	int npos = 0;
+
+	*a = (struct analyze_args){ .output = "heapref.pb.gz", .max_depth = 256 };
+	for (int i = 0; i < argc; i++) {
+		if (!strcmp(argv[i], "-o") || !strcmp(argv[i], "--output")) {
+			if (++i >= argc || !argv[i][0])
+				return usage_error("-o takes a file name");
+			a->output = argv[i];
+		} else if (!strcmp(argv[i], "--max-depth")) {
+			char *end;
+			unsigned long v;
+
+			if (++i >= argc)
+				return usage_error("--max-depth takes a number");
+			errno = 0;
+			v = strtoul(argv[i], &end, 10);
+			if (errno || end == argv[i] || *end || v > UINT32_MAX || argv[i][0] == '-')
+				return usage_error("--max-depth takes a number");
+			a->max_depth = (uint32_t)v;
+		} else if (!strcmp(argv[i], "--stats")) {
+			a->stats = true;
+		} else if (argv[i][0] == '-' && argv[i][1]) {
+			return usage_error("unknown option");
+		} else if (npos < 2) {
+			pos[npos++] = argv[i];
+		} else {
+			return usage_error("analyze takes a binary and a heap dump");
+		}
+	}
+	if (npos != 2)
+		return usage_error("analyze takes a binary and a heap dump");
+	a->binary = pos[0];
+	a->dump = pos[1];
+	return ST_OK;
+}
+
+/* --- progress on a terminal ----------------------------------------------------------- */
+
+struct progress {
+	struct timespec start;
+	bool shown;
+};
+
+static double since(const struct timespec *t0)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (double)(now.tv_sec - t0->tv_sec) + (double)(now.tv_nsec - t0->tv_nsec) / 1e9;
+}
+
+static void show_progress(void *arg, const char *phase, uint64_t done, uint64_t total)
+{
+	struct progress *p = arg;
+
+	if (since(&p->start) < 1.0)
+		return;
+	fprintf(stderr, "\rheapref: %s: %" PRIu64 " of %" PRIu64 " objects reached (%.0f%%)  ",
+		phase, done, total, total ? 100.0 * (double)done / (double)total : 100.0);
+	p->shown = true;
+}
+
+static void end_progress(struct progress *p)
+{
+	if (p->shown)
+		fputs("\r\033[K", stderr);
+	p->shown = false;
+}
+
+/* --- output ----------------------------------------------------------------------------- */
+
+/*
+ * Writes the profile to a temporary file next to path and renames it into place, so
+ * a failure leaves no partial file and an existing file untouched.
+ */
+static int write_profile(const char *path, const struct hr_chains *tree, struct hr_error *err)
+{
+	size_t len = strlen(path);
+	char *tmp;
+	FILE *out;
+	int fd, rc;
+
+	if (!strcmp(path, "-")) {
+		rc = hr_write_pprof(stdout, tree, err);
+		if (!rc && fflush(stdout))
+			rc = hr_error_set(err, HR_EIO, "standard output: %s", strerror(errno));
+		return rc;
+	}
+	tmp = malloc(len + sizeof(".tmp.XXXXXX"));
+	if (!tmp)
+		return hr_error_set(err, HR_ENOMEM, "out of memory");
+	memcpy(tmp, path, len);
+	memcpy(tmp + len, ".tmp.XXXXXX", sizeof(".tmp.XXXXXX"));
+	fd = mkstemp(tmp);
+	if (fd < 0 || !(out = fdopen(fd, "wb"))) {
+		rc = hr_error_set(err, HR_ENOMEM, "%s: cannot create: %s", path, strerror(errno));
+		if (fd >= 0) {
+			close(fd);
+			unlink(tmp);
+		}
+		free(tmp);
+		return rc;
+	}
+	rc = hr_write_pprof(out, tree, err);
+	if (fclose(out) && !rc)
+		rc = hr_error_set(err, HR_EIO, "%s: %s", path, strerror(errno));
+	if (!rc && rename(tmp, path))
+		rc = hr_error_set(err, HR_EIO, "%s: cannot rename into place: %s", path,
+				  strerror(errno));
+	if (rc) {
+		unlink(tmp);
+		if (err->code != HR_ENOMEM)
+			err->code = HR_ENOMEM; /* an output failure: exit status 3, not bad input */
+	}
+	free(tmp);
+	return rc;
+}
+
+/* --- summary ---------------------------------------------------------------------------- */
+
+static double pct(uint64_t part, uint64_t whole)
+{
+	return whole ? 100.0 * (double)part / (double)whole : 0.0;
+}
+
+static void print_summary(const struct hr_dump *dump, const struct hr_scan_summary *s,
+			  const struct hr_chains *tree, const char *output, double seconds)
+{
+	const struct hr_dump_params *p = hr_dump_params(dump);
+	uint64_t objs = s->typed_objects + s->fallback_objects;
+	uint64_t bytes = s->typed_bytes + s->fallback_bytes;
+	bool first = true;
+
+	fprintf(stderr, "heapref: %.*s %.*s dump: %" PRIu64 " objects, %" PRIu64 " bytes\n",
+		(int)p->go_version.len, (const char *)p->go_version.ptr, (int)p->goarch.len,
+		(const char *)p->goarch.ptr, s->total_objects, s->total_bytes);
+	fputs("heapref: roots:", stderr);
+	for (unsigned k = 0; k < HR_ROOT_KIND_COUNT; k++) {
+		if (!s->roots[k])
+			continue;
+		fprintf(stderr, "%s %" PRIu64 " %s", first ? "" : ",", s->roots[k],
+			hr_root_kind_name(k));
+		first = false;
+	}
+	fputs(first ? " none\n" : "\n", stderr);
+	fprintf(stderr,
+		"heapref: reachable: %" PRIu64 " objects, %" PRIu64 " bytes; by type %.1f%% of "
+		"bytes (%" PRIu64 " objects), by fallback %.1f%% (%" PRIu64 " objects)\n",
+		objs, bytes, pct(s->typed_bytes, bytes), s->typed_objects,
+		pct(s->fallback_bytes, bytes), s->fallback_objects);
+	fprintf(stderr,
+		"heapref: unreachable: %" PRIu64 " objects, %" PRIu64 " bytes (no root reaches "
+		"them: garbage since the last GC, or runtime bookkeeping)\n",
+		s->unreachable_objects, s->unreachable_bytes);
+	if (s->skipped_vars)
+		fprintf(stderr, "heapref: %" PRIu64 " frame variables live in registers or in "
+			"locations heapref does not evaluate; their words are named after the function\n",
+			s->skipped_vars);
+	fprintf(stderr, "heapref: wrote %s: %zu chain nodes, in %.2f s\n",
+		strcmp(output, "-") ? output : "standard output", hr_chains_count(tree) - 1, seconds);
+}
+
+/* --- the command ------------------------------------------------------------------------- */
+
+static int run_scan(struct hr_scan *scan, struct stats *stats, struct progress *prog,
+		    struct hr_error *err)
+{
+	int rc = hr_scan_pass1(scan, err);
+
+	end_progress(prog);
+	stats_mark(stats, "pass 1", stderr);
+	if (!rc) {
+		rc = hr_scan_pass2(scan, err);
+		end_progress(prog);
+		stats_mark(stats, "pass 2", stderr);
+	}
+	return rc;
+}
+
+int cmd_analyze(int argc, char **argv)
+{
+	struct analyze_args a;
+	struct hr_error err = { 0 };
+	struct progress prog = { 0 };
+	struct hr_scan_options opts = { 0 };
+	struct stats *stats = NULL;
+	struct hr_dump *dump = NULL;
+	struct hr_binary *bin = NULL;
+	struct hr_chains *tree = NULL;
+	struct hr_scan *scan = NULL;
+	int st = parse_args(argc, argv, &a);
+
+	if (st)
+		return st;
+	clock_gettime(CLOCK_MONOTONIC, &prog.start);
+	if (isatty(STDERR_FILENO))
+		opts = (struct hr_scan_options){ show_progress, &prog };
+	if (a.stats)
+		stats = stats_start();
+	st = ST_INPUT;
+	if (!(dump = hr_dump_open(a.dump, &err)))
+		goto fail;
+	stats_mark(stats, "read+index", stderr);
+	if (!(bin = hr_binary_open(a.binary, &err)))
+		goto fail;
+	stats_mark(stats, "binary", stderr);
+	if (hr_binary_limits(bin)[0])
+		fprintf(stderr, "heapref: warning: %s: %s\n", a.binary, hr_binary_limits(bin));
+	if (!(tree = hr_chains_new(a.max_depth))) {
+		hr_error_set(&err, HR_ENOMEM, "out of memory");
+		goto fail;
+	}
+	if (!(scan = hr_scan_new(dump, bin, tree, &opts, &err)) ||
+	    run_scan(scan, stats, &prog, &err) || write_profile(a.output, tree, &err))
+		goto fail;
+	stats_mark(stats, "output", stderr);
+	print_summary(dump, hr_scan_summary(scan), tree, a.output, since(&prog.start));
+	st = ST_OK;
+	goto done;
+fail:
+	end_progress(&prog);
+	st = status_of(&err);
+done:
+	stats_stop(stats);
+	hr_scan_free(scan);
+	hr_chains_free(tree);
+	hr_binary_free(bin);
+	hr_dump_free(dump);
+	return st;
+}

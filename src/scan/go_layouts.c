@@ -1,0 +1,218 @@
+/*
+ * go_layouts.c - what the scanner must know about how Go lays out values, taken from
+ * the binary's own DWARF and the dump's build version rather than from any one Go
+ * release: which typedefs to look through, interface type words and itabs, which types
+ * an interface stores directly, malloc headers (Go >= 1.22), sync/atomic.Pointer[T].
+ * Map and channel internals are read by member name from the DWARF types the compiler
+ * emits for them (hash<K,V>/bucket<K,V> up to Go 1.23, map<K,V>/table<K,V>/group from
+ * Go 1.24, hchan<T>): see walk.c.
+ */
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "scan_internal.h"
+
+uint32_t layout_resolve(const struct hr_binary *bin, uint32_t id)
+{
+	for (int i = 0; i < 64; i++) {
+		const struct hr_type *t = hr_binary_type(bin, id);
+
+		/*
+		 * Go names maps, channels and interfaces with a typedef whose target is the
+		 * runtime structure (*hash<K,V>, *hchan<T>, runtime.eface): keep the typedef,
+		 * it carries the key and element types.
+		 */
+		if (t->shape != HR_SHAPE_TYPEDEF || t->kind == HR_KIND_MAP ||
+		    t->kind == HR_KIND_CHAN || t->kind == HR_KIND_INTERFACE || !t->target)
+			return id;
+		id = t->target;
+	}
+	return 0;
+}
+
+const struct hr_member *layout_member(const struct hr_binary *bin, uint32_t id, const char *name)
+{
+	const struct hr_type *t;
+
+	id = hr_binary_resolve_typedef(bin, id);
+	t = hr_binary_type(bin, id);
+	for (uint32_t i = 0; i < t->member_count; i++) {
+		const struct hr_member *m = hr_binary_member(bin, t->first_member + i);
+
+		if (!strcmp(m->name, name))
+			return m;
+	}
+	return NULL;
+}
+
+uint32_t layout_pointee(const struct hr_binary *bin, uint32_t id)
+{
+	const struct hr_type *t = hr_binary_type(bin, hr_binary_resolve_typedef(bin, id));
+
+	return t->shape == HR_SHAPE_POINTER ? t->target : 0;
+}
+
+/*
+ * Go stores a value in an interface's data word when it is one pointer-shaped word
+ * (Go 1.26 says: size and pointer bytes both one word; older releases: a pointer, map,
+ * channel, func, or a struct or array of one such). Both come to the same for every
+ * type DWARF describes: the first word is itself pointer-shaped and is all of it.
+ */
+bool layout_direct_iface(const struct hr_binary *bin, uint32_t id, unsigned ps)
+{
+	for (int depth = 0; depth < 64; depth++) {
+		const struct hr_type *t;
+
+		id = layout_resolve(bin, id);
+		t = hr_binary_type(bin, id);
+		switch (t->kind) {
+		case HR_KIND_PTR:
+		case HR_KIND_UNSAFE_POINTER:
+		case HR_KIND_MAP:
+		case HR_KIND_CHAN:
+		case HR_KIND_FUNC:
+			return true;
+		case HR_KIND_STRUCT: {
+			uint32_t first_word = 0;
+
+			if (t->size != ps)
+				return false;
+			for (uint32_t i = 0; i < t->member_count; i++) {
+				const struct hr_member *m = hr_binary_member(bin, t->first_member + i);
+
+				if (m->offset == 0 &&
+				    hr_binary_type(bin, layout_resolve(bin, m->type))->size == ps)
+					first_word = m->type;
+			}
+			if (!first_word)
+				return false;
+			id = first_word;
+			break;
+		}
+		case HR_KIND_ARRAY:
+			if (t->size != ps || t->count != 1)
+				return false;
+			id = t->elem;
+			break;
+		default:
+			return false;
+		}
+	}
+	return false;
+}
+
+static int cmp_itab(const void *a, const void *b)
+{
+	const struct itab_entry *x = a, *y = b;
+
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+int layout_load_itabs(struct hr_scan *s)
+{
+	size_t n;
+	const struct hr_itab *it = hr_dump_itabs(s->dump, &n);
+
+	if (!n)
+		return HR_OK;
+	s->itabs = malloc(n * sizeof(*s->itabs));
+	if (!s->itabs)
+		return HR_ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		s->itabs[i] = (struct itab_entry){ it[i].addr, it[i].type_addr };
+	qsort(s->itabs, n, sizeof(*s->itabs), cmp_itab);
+	s->nitabs = n;
+	return HR_OK;
+}
+
+/* The type an itab names: the dump's itab records, else the itab in the binary's data. */
+static uint64_t itab_type_addr(const struct hr_scan *s, uint64_t tab)
+{
+	size_t n = hr_count_key_at_most(s->itabs, s->nitabs, sizeof(*s->itabs),
+					offsetof(struct itab_entry, addr), tab);
+	uint8_t word[8];
+	struct hr_error ignored = { 0 };
+
+	if (n && s->itabs[n - 1].addr == tab)
+		return s->itabs[n - 1].type_addr;
+	/* itab{inter, _type, ...}: the type is the second word, in every release since 1.7 */
+	if (hr_binary_read(s->bin, tab + s->ps, word, s->ps, &ignored))
+		return 0;
+	return hr_dump_word(s->dump, word);
+}
+
+uint32_t layout_iface_dynamic(const struct hr_scan *s, const struct region *r, uint64_t addr,
+			      uint32_t iface_type)
+{
+	uint32_t st = hr_binary_resolve_typedef(s->bin, iface_type);
+	const struct hr_type *t = hr_binary_type(s->bin, st);
+	uint64_t w = region_word(s, r, addr);
+	const struct hr_member *first;
+
+	if (!w || !t->member_count)
+		return 0;
+	first = hr_binary_member(s->bin, t->first_member);
+	/* runtime.eface{_type, data} or runtime.iface{tab, data} */
+	if (!strcmp(first->name, "tab"))
+		w = itab_type_addr(s, w);
+	return w ? hr_binary_type_by_runtime_addr(s->bin, w) : 0;
+}
+
+/*
+ * From Go 1.22, an object of more than 512 bytes and at most 32 KiB in a span that
+ * holds pointers starts with a malloc header: the address of its type. The user's
+ * pointer is one word past it.
+ */
+uint32_t layout_header_type(const struct hr_scan *s, uint64_t value)
+{
+	int64_t i;
+	struct hr_object o;
+
+	if (s->sum.go_minor < 22)
+		return 0;
+	i = hr_dump_object_at(s->dump, value);
+	if (i < 0)
+		return 0;
+	o = hr_dump_object(s->dump, (size_t)i);
+	if (o.size <= 512 || o.size > 32768 || value != o.addr + s->ps ||
+	    !hr_dump_object_ptr_count(s->dump, (size_t)i))
+		return 0;
+	return hr_binary_type_by_runtime_addr(s->bin, hr_dump_word(s->dump, o.data));
+}
+
+uint32_t layout_atomic_pointer(const struct hr_binary *bin, uint32_t struct_id)
+{
+	const struct hr_type *t = hr_binary_type(bin, struct_id);
+	static const char prefix[] = "sync/atomic.Pointer[";
+
+	if (strncmp(t->name, prefix, sizeof(prefix) - 1))
+		return 0;
+	/* struct{ _ [0]*T; _ noCopy; v unsafe.Pointer }: the [0]*T says what v is */
+	for (uint32_t i = 0; i < t->member_count; i++) {
+		const struct hr_member *m = hr_binary_member(bin, t->first_member + i);
+		const struct hr_type *mt = hr_binary_type(bin, hr_binary_resolve_typedef(bin, m->type));
+
+		if (mt->shape == HR_SHAPE_ARRAY && mt->elem &&
+		    layout_pointee(bin, mt->elem))
+			return mt->elem;
+	}
+	return 0;
+}
+
+unsigned layout_go_minor(const struct hr_bytes *version)
+{
+	for (uint64_t i = 0; i + 4 <= version->len; i++) {
+		unsigned minor = 0;
+		uint64_t j;
+
+		if (memcmp(version->ptr + i, "go1.", 4))
+			continue;
+		for (j = i + 4; j < version->len && version->ptr[j] >= '0' &&
+				version->ptr[j] <= '9' && minor < 10000; j++)
+			minor = minor * 10 + (unsigned)(version->ptr[j] - '0');
+		if (j > i + 4)
+			return minor;
+	}
+	return 0;
+}

@@ -1,0 +1,216 @@
+/*
+ * scan_internal.h - the scanner's private structures, shared by scanner.c (roots, the
+ * two passes, accounting), walk.c (the typed walk of one piece of memory and chain
+ * names) and go_layouts.c (how Go lays out maps, channels, interfaces and closures).
+ */
+#ifndef HEAPREF_SCAN_INTERNAL_H
+#define HEAPREF_SCAN_INTERNAL_H
+
+#include "heapref/scan.h"
+
+#define NO_FRAME UINT32_MAX
+#define COUNT_FILL UINT32_MAX /* as many elements as the object holds */
+
+/*
+ * A piece of memory the typed walk reads: a heap object, the data or bss segment, or a
+ * goroutine's stack. bits starts as a copy of the GC's pointer bitmap; the walk clears
+ * each pointer word it reads ("ticks it off"), so what stays set afterwards is what the
+ * fallback pass must follow.
+ */
+struct region {
+	uint64_t addr;
+	uint64_t len;
+	const uint8_t *data;
+	uint64_t *bits;
+	uint64_t nwords;
+};
+
+/* How a value is walked. */
+enum walk_mode {
+	M_VALUE,        /* by its type, fields and elements named */
+	M_INTERNAL,     /* by its type, but charged to the node above: runtime storage */
+	M_MAP,          /* a map header: hash<K,V> (buckets) or map<K,V> (swiss) */
+	M_MAP_STORAGE,  /* a bucket (keys/values/overflow) or a swiss group (ctrl/slots) */
+	M_MAP_KEYS,     /* array of keys in a bucket */
+	M_MAP_VALS,     /* array of values in a bucket */
+	M_MAP_SLOTS,    /* array of slots in a swiss group */
+	M_MAP_SLOT,     /* one swiss slot: key, elem */
+	M_MAP_TABLE,    /* a swiss table: groups */
+	M_MAP_DIR,      /* a swiss directory entry: *table */
+	M_CHAN,         /* an hchan<T> */
+	M_CLOSURE,      /* a func value: code pointer, then captured variables */
+	M_DONE,         /* a frame whose children are already on the stack */
+};
+
+/* How a frame of the walk is named in the chain tree. */
+enum name_kind {
+	N_SAME,         /* the node of the frame above (or of the work item) */
+	N_ROOT,         /* a root: walk->root_name */
+	N_FIELD,        /* "field. (T)": a = member index */
+	N_VAR,          /* "var. (T)": str = a captured variable's name */
+	N_INDEX,        /* "[i]. (T)", "[10+]. (T)": a = index */
+	N_MAPKEY,       /* "$mapkey. (T)" */
+	N_MAPVAL,       /* "$mapval. (T)" */
+};
+
+/* A heap object waiting for pass 1: the typed view it was first reached by. */
+struct work {
+	uint32_t obj;
+	uint32_t node;      /* the chain node it is charged to */
+	uint32_t type;      /* 0: none (walk nothing; its pointers go to pass 2) */
+	uint32_t aux;       /* map or channel type for M_MAP*, M_CHAN */
+	uint32_t offset;    /* of the view in the object */
+	uint32_t count;     /* 0: one value; else elements (COUNT_FILL: all that fit) */
+	uint8_t mode;       /* enum walk_mode of the value or of each element */
+	uint8_t elem_name;  /* enum name_kind of each element when count != 0 */
+};
+
+/* A frame of the explicit stack the typed walk uses instead of recursion. */
+struct vframe {
+	uint64_t addr;
+	uint64_t count;     /* 0: a single value; else elements of type */
+	uint64_t next;      /* cursor: next member or element */
+	const char *str;    /* N_VAR name */
+	uint32_t type;
+	uint32_t aux;
+	uint32_t parent;
+	uint32_t node;      /* HR_CHAINS_NONE until made */
+	uint32_t a;         /* name argument, see enum name_kind */
+	uint32_t name_type; /* the type the name shows */
+	uint8_t name;       /* enum name_kind */
+	uint8_t mode;       /* enum walk_mode */
+	uint8_t elem_name;  /* for count != 0 */
+	uint8_t started;
+};
+
+/* Unticked pointer words of a heap object reached in pass 1, for pass 2. */
+struct leftover {
+	uint32_t obj;
+	uint32_t node;
+	uint64_t bits;      /* offset of its bit words in scan->leftover_bits */
+};
+
+/* A root pointer word pass 1 did not follow, for pass 2: charged to node. */
+struct root_word {
+	uint64_t value;
+	uint32_t node;
+};
+
+struct node_cache_entry {
+	uint64_t a;
+	uint32_t parent;
+	uint32_t b;
+	uint32_t child;
+	uint32_t kind;
+};
+
+#define NODE_CACHE_SIZE 4096
+
+struct itab_entry {
+	uint64_t addr;
+	uint64_t type_addr;
+};
+
+struct hr_scan {
+	const struct hr_dump *dump;
+	struct hr_binary *bin;
+	struct hr_chains *tree;
+	struct hr_scan_options opts;
+	struct hr_scan_summary sum;
+	unsigned ps;               /* pointer size */
+	size_t nobj;
+
+	uint64_t *visited;         /* one bit per heap object */
+
+	struct work *queue;        /* pass 1, first in first out */
+	size_t q_head, q_len, q_cap;
+
+	struct vframe *frames;     /* the walk's stack */
+	size_t nframes, frames_cap;
+	struct region *region;     /* the region being walked */
+	const char *root_name;     /* for N_ROOT */
+	size_t root_name_len;
+	char name_buf[1024];
+
+	uint64_t *obj_bits;        /* scratch: bits of the object being walked */
+	size_t obj_bits_cap;       /* in words */
+
+	struct leftover *leftovers;
+	size_t nleftovers, leftovers_cap;
+	uint64_t *leftover_bits;
+	size_t leftover_bits_len, leftover_bits_cap;
+
+	struct root_word *root_words;
+	size_t nroot_words, root_words_cap;
+
+	uint32_t *stack2;          /* pass 2: objects whose pointers are still to follow */
+	size_t nstack2, stack2_cap;
+
+	struct node_cache_entry node_cache[NODE_CACHE_SIZE];
+
+	struct itab_entry *itabs;  /* sorted by address */
+	size_t nitabs;
+
+	uint32_t *path;            /* scratch for frame_node() */
+	struct hr_frame_vars fv;   /* scratch for frame variables */
+	struct hr_frame_vars closure_fv; /* scratch for a closure's captured variables */
+	int status;                /* first failure (HR_ENOMEM) inside the walk */
+	uint64_t progress_next;
+};
+
+/* --- walk.c ------------------------------------------------------------------------- */
+/*
+ * Walks the value at addr of type (count elements when count != 0) inside region r,
+ * named as `name` below node (N_SAME: charged to node itself; N_ROOT: a new root named
+ * scan->root_name). Pointers found are followed: new objects are charged and queued.
+ */
+int walk_value(struct hr_scan *s, struct region *r, uint64_t addr, uint32_t type,
+	       uint64_t count, uint8_t mode, uint8_t elem_name, uint32_t aux,
+	       uint8_t name, uint32_t node);
+/* The chain node of frame i, made (with its ancestors) if it does not exist yet. */
+uint32_t frame_node(struct hr_scan *s, uint32_t i);
+/* The child of parent named "$sub_objects$" (or parent itself when out of depth). */
+uint32_t sub_objects_node(struct hr_scan *s, uint32_t parent);
+/* The root node named name. */
+uint32_t root_node(struct hr_scan *s, const char *name, size_t len);
+/*
+ * Charges the heap object holding value (if any, and not yet reached) to the node of
+ * frame `frame` and queues it with the given view. Returns true when value is settled:
+ * outside the heap, already reached, or now queued; false when it was left for pass 2
+ * (an untyped view). type 0 with typed == true: charge it, walk nothing inside.
+ */
+bool follow_value(struct hr_scan *s, uint64_t value, uint32_t type, uint32_t count,
+		  uint8_t mode, uint8_t elem_name, uint32_t aux, bool typed, uint32_t frame);
+/* follow_value() from a root that is no variable (finalizers): named scan->root_name. */
+bool follow_root_value(struct hr_scan *s, uint64_t value, uint32_t type, uint8_t mode);
+bool region_has_ptrs(const struct region *r, uint64_t addr, uint64_t len);
+uint64_t region_word(const struct hr_scan *s, const struct region *r, uint64_t addr);
+
+/* --- scanner.c ---------------------------------------------------------------------- */
+bool scan_visited(const struct hr_scan *s, uint32_t obj);
+/* Marks obj reached and charges it to node; false if it already was. */
+bool scan_claim(struct hr_scan *s, uint32_t obj, uint32_t node, bool typed);
+int scan_enqueue(struct hr_scan *s, const struct work *w);
+
+/* --- go_layouts.c ------------------------------------------------------------------- */
+/* Follows typedefs to the type a value really has (stops at maps, channels, interfaces). */
+uint32_t layout_resolve(const struct hr_binary *bin, uint32_t id);
+/* Whether an interface holding a value of this type stores it in its data word. */
+bool layout_direct_iface(const struct hr_binary *bin, uint32_t id, unsigned ps);
+/* The dynamic type of the interface value at addr in r (type word or itab), 0 unknown. */
+uint32_t layout_iface_dynamic(const struct hr_scan *s, const struct region *r, uint64_t addr,
+			      uint32_t iface_type);
+/* The type a malloc header (Go >= 1.22) names for the object holding value, 0 if none. */
+uint32_t layout_header_type(const struct hr_scan *s, uint64_t value);
+/* The member of struct id called name, NULL if none. */
+const struct hr_member *layout_member(const struct hr_binary *bin, uint32_t id,
+				      const char *name);
+/* The pointee of a pointer type (after typedefs), 0 if not a pointer. */
+uint32_t layout_pointee(const struct hr_binary *bin, uint32_t id);
+/* For sync/atomic.Pointer[T]: the type *T, else 0. */
+uint32_t layout_atomic_pointer(const struct hr_binary *bin, uint32_t struct_id);
+/* The N of a "go1.N" version string, 0 if it has none. */
+unsigned layout_go_minor(const struct hr_bytes *version);
+int layout_load_itabs(struct hr_scan *s);
+
+#endif

@@ -1,0 +1,642 @@
+/*
+ * scanner.c - the scan's lifecycle, its roots, the two passes and the accounting.
+ *
+ * Pass 1 walks every root by its DWARF type (walk.c) and then empties a first-in
+ * first-out queue of heap objects, each walked by the typed view it was first reached
+ * by: breadth first over all roots at once. An object is charged when it is first
+ * reached, so each is charged exactly once, to the shortest chain.
+ *
+ * What pass 1 leaves: for each object it walked, the pointer words its type did not
+ * explain (struct leftover, with a copy of those bits); and root words no variable
+ * covers (struct root_word). Pass 2 follows both by the GC bitmaps alone.
+ */
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "scan_internal.h"
+
+#define PROGRESS_EVERY (UINT64_C(1) << 16)
+#define LEFTOVER_ALL UINT64_MAX /* every pointer word of the object is left */
+
+const char *hr_root_kind_name(unsigned kind)
+{
+	static const char *const names[HR_ROOT_KIND_COUNT] = {
+		"global variables", "frame variables", "finalizers", "queued finalizers",
+		"other roots", "frame words without a variable", "data/bss words without a variable",
+	};
+
+	return kind < HR_ROOT_KIND_COUNT ? names[kind] : "unknown";
+}
+
+bool scan_visited(const struct hr_scan *s, uint32_t obj)
+{
+	return hr_bit_get(s->visited, obj);
+}
+
+bool scan_claim(struct hr_scan *s, uint32_t obj, uint32_t node, bool typed)
+{
+	uint64_t size;
+
+	if (hr_bit_get(s->visited, obj))
+		return false;
+	hr_bit_set(s->visited, obj);
+	size = hr_dump_object(s->dump, obj).size;
+	hr_chains_charge(s->tree, node, 1, size);
+	if (typed) {
+		s->sum.typed_objects++;
+		s->sum.typed_bytes += size;
+	} else {
+		s->sum.fallback_objects++;
+		s->sum.fallback_bytes += size;
+	}
+	return true;
+}
+
+int scan_enqueue(struct hr_scan *s, const struct work *w)
+{
+	if (s->q_head + s->q_len == s->q_cap && s->q_head > s->q_cap / 2) {
+		/* reuse the consumed front rather than growing */
+		memmove(s->queue, s->queue + s->q_head, s->q_len * sizeof(*s->queue));
+		s->q_head = 0;
+	}
+	if (hr_array_reserve((void **)&s->queue, &s->q_cap, s->q_head + s->q_len + 1,
+			     sizeof(*s->queue)))
+		return HR_ENOMEM;
+	s->queue[s->q_head + s->q_len++] = *w;
+	return HR_OK;
+}
+
+bool hr_scan_reached(const struct hr_scan *s, size_t index)
+{
+	return index < s->nobj && hr_bit_get(s->visited, index);
+}
+
+const struct hr_scan_summary *hr_scan_summary(const struct hr_scan *s)
+{
+	return &s->sum;
+}
+
+static void progress(struct hr_scan *s, const char *phase)
+{
+	uint64_t done = s->sum.typed_objects + s->sum.fallback_objects;
+
+	if (s->opts.progress && done >= s->progress_next) {
+		s->progress_next = done + PROGRESS_EVERY;
+		s->opts.progress(s->opts.progress_arg, phase, done, s->nobj);
+	}
+}
+
+/* --- lifecycle ---------------------------------------------------------------------- */
+
+static int check_pair(const struct hr_dump *dump, struct hr_binary *bin, struct hr_error *err)
+{
+	const struct hr_dump_params *p = hr_dump_params(dump);
+
+	if (p->ptr_size != 8 || p->big_endian)
+		return hr_error_set(err, HR_EINPUT,
+				    "%s: %u-byte pointers, %s-endian: heapref analyses 8-byte "
+				    "little-endian dumps only",
+				    hr_dump_path(dump), p->ptr_size, p->big_endian ? "big" : "little");
+	if (hr_binary_ptr_size(bin) && hr_binary_ptr_size(bin) != p->ptr_size)
+		return hr_error_set(err, HR_EINPUT, "%s: %u-byte pointers, but the dump has %u",
+				    hr_binary_path(bin), hr_binary_ptr_size(bin), p->ptr_size);
+	if (hr_dump_data(dump)->present)
+		return hr_binary_set_bias_from_data(bin, hr_dump_data(dump)->addr, err);
+	return HR_OK;
+}
+
+struct hr_scan *hr_scan_new(const struct hr_dump *dump, struct hr_binary *bin,
+			    struct hr_chains *tree, const struct hr_scan_options *opts,
+			    struct hr_error *err)
+{
+	struct hr_scan *s;
+
+	if (check_pair(dump, bin, err))
+		return NULL;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		goto nomem;
+	s->dump = dump;
+	s->bin = bin;
+	s->tree = tree;
+	if (opts)
+		s->opts = *opts;
+	s->ps = hr_dump_params(dump)->ptr_size;
+	s->nobj = hr_dump_object_count(dump);
+	s->sum.total_objects = s->nobj;
+	s->sum.total_bytes = hr_dump_object_bytes(dump);
+	s->sum.go_minor = layout_go_minor(&hr_dump_params(dump)->go_version);
+	s->visited = calloc(hr_bit_words(s->nobj) + 1, sizeof(uint64_t));
+	if (!s->visited || layout_load_itabs(s))
+		goto nomem;
+	return s;
+nomem:
+	hr_scan_free(s);
+	hr_error_set(err, HR_ENOMEM, "out of memory preparing the scan");
+	return NULL;
+}
+
+void hr_scan_free(struct hr_scan *s)
+{
+	if (!s)
+		return;
+	free(s->visited);
+	free(s->queue);
+	free(s->frames);
+	free(s->path);
+	free(s->obj_bits);
+	free(s->leftovers);
+	free(s->leftover_bits);
+	free(s->root_words);
+	free(s->stack2);
+	free(s->itabs);
+	hr_frame_vars_release(&s->fv);
+	hr_frame_vars_release(&s->closure_fv);
+	free(s);
+}
+
+/* --- what pass 1 leaves for pass 2 -------------------------------------------------- */
+
+static int add_root_word(struct hr_scan *s, uint64_t value, uint32_t node)
+{
+	struct root_word *w = hr_array_push((void **)&s->root_words, &s->nroot_words,
+					    &s->root_words_cap, sizeof(*w));
+
+	if (!w)
+		return HR_ENOMEM;
+	*w = (struct root_word){ value, node };
+	return HR_OK;
+}
+
+/* Whether value leads to a heap object nothing has reached yet. */
+static bool leads_somewhere(const struct hr_scan *s, uint64_t value)
+{
+	int64_t i = hr_dump_object_at(s->dump, value);
+
+	return i >= 0 && !scan_visited(s, (uint32_t)i);
+}
+
+/* Keeps the unticked pointer words of object obj (bits: its region's bits, or NULL: all). */
+static int add_leftover(struct hr_scan *s, uint32_t obj, uint32_t node, const uint64_t *bits,
+			uint64_t nwords)
+{
+	struct leftover *l = hr_array_push((void **)&s->leftovers, &s->nleftovers,
+					   &s->leftovers_cap, sizeof(*l));
+	size_t words = (size_t)hr_bit_words(nwords);
+
+	if (!l)
+		return HR_ENOMEM;
+	*l = (struct leftover){ .obj = obj, .node = node, .bits = LEFTOVER_ALL };
+	if (!bits)
+		return HR_OK;
+	if (hr_array_reserve((void **)&s->leftover_bits, &s->leftover_bits_cap,
+			     s->leftover_bits_len + words, sizeof(uint64_t)))
+		return HR_ENOMEM;
+	l->bits = s->leftover_bits_len;
+	memcpy(s->leftover_bits + s->leftover_bits_len, bits, words * sizeof(uint64_t));
+	s->leftover_bits_len += words;
+	return HR_OK;
+}
+
+/* --- pass 1: roots ------------------------------------------------------------------ */
+
+static void set_root_name(struct hr_scan *s, char *buf, size_t len, const char *fmt, ...)
+	HR_PRINTF(4, 5);
+
+static void set_root_name(struct hr_scan *s, char *buf, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf, len, fmt, ap);
+	va_end(ap);
+	s->root_name = buf;
+	s->root_name_len = n < 0 ? 0 : (size_t)n < len ? (size_t)n : len - 1;
+}
+
+/* A region over a data or bss segment, its bits a copy to tick. */
+static int segment_region(const struct hr_scan *s, const struct hr_segment *seg,
+			  struct region *r)
+{
+	*r = (struct region){ 0 };
+	if (!seg->present)
+		return HR_OK;
+	r->addr = seg->addr;
+	r->len = seg->contents.len;
+	r->data = seg->contents.ptr;
+	r->nwords = r->len / s->ps;
+	r->bits = malloc(hr_bit_words(r->nwords) * sizeof(uint64_t) + sizeof(uint64_t));
+	if (!r->bits)
+		return HR_ENOMEM;
+	memcpy(r->bits, seg->ptr_bits, hr_bit_words(r->nwords) * sizeof(uint64_t));
+	return HR_OK;
+}
+
+static int walk_globals(struct hr_scan *s, struct region seg[2])
+{
+	char name[512];
+
+	for (size_t i = 0; i < hr_binary_global_count(s->bin) && !s->status; i++) {
+		const struct hr_global *g = hr_binary_global(s->bin, i);
+		uint64_t size = hr_binary_type(s->bin, layout_resolve(s->bin, g->type))->size;
+
+		for (int k = 0; k < 2; k++) {
+			struct region *r = &seg[k];
+
+			if (g->addr < r->addr || g->addr - r->addr >= r->len)
+				continue;
+			if (!region_has_ptrs(r, g->addr, size ? size : s->ps))
+				break;
+			s->sum.roots[HR_ROOT_GLOBAL]++;
+			set_root_name(s, name, sizeof(name), "%s", g->name);
+			walk_value(s, r, g->addr, g->type, 0, M_VALUE, N_SAME, 0, N_ROOT,
+				   HR_CHAINS_NONE);
+			break;
+		}
+	}
+	return s->status;
+}
+
+/* Data and bss words no global covers: roots named by the ELF symbol holding them. */
+static int leftover_segment_words(struct hr_scan *s, const struct region *r, const char *seg)
+{
+	char name[512];
+
+	for (uint64_t w = hr_bit_next(r->bits, 0, r->nwords); w < r->nwords;
+	     w = hr_bit_next(r->bits, w + 1, r->nwords)) {
+		uint64_t addr = r->addr + w * s->ps, value = region_word(s, r, addr);
+		const struct hr_symbol *sym;
+		size_t len;
+
+		if (!leads_somewhere(s, value))
+			continue;
+		sym = hr_binary_symbol_at(s->bin, addr);
+		if (sym)
+			len = (size_t)snprintf(name, sizeof(name), "%s", sym->name);
+		else
+			len = (size_t)snprintf(name, sizeof(name), "$%s+0x%" PRIx64, seg,
+					       addr - r->addr);
+		s->sum.roots[HR_ROOT_DATA_WORDS]++;
+		if (add_root_word(s, value, root_node(s, name, len < sizeof(name) ? len : sizeof(name) - 1)))
+			return HR_ENOMEM;
+	}
+	return s->status;
+}
+
+/* One goroutine's stack as a region: its frames, contiguous in memory, copied together. */
+struct stack {
+	struct region r;
+	uint8_t *mem;
+	size_t mem_cap;
+	uint64_t *bits;
+	size_t bits_cap;
+};
+
+static int build_stack(const struct hr_scan *s, const struct hr_frame *f, size_t n,
+		       struct stack *st)
+{
+	uint64_t lo = f[0].sp, hi = f[0].sp, total = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (f[i].sp != hi) /* not contiguous: frames stand alone */
+			return HR_EINPUT;
+		hi += f[i].contents.len;
+		total += f[i].contents.len;
+	}
+	if (hr_array_reserve((void **)&st->mem, &st->mem_cap, total + 1, 1) ||
+	    hr_array_reserve((void **)&st->bits, &st->bits_cap, hr_bit_words(total / s->ps) + 1,
+			     sizeof(uint64_t)))
+		return HR_ENOMEM;
+	memset(st->bits, 0, (hr_bit_words(total / s->ps) + 1) * sizeof(uint64_t));
+	for (size_t i = 0; i < n; i++) {
+		uint64_t at = f[i].sp - lo;
+
+		memcpy(st->mem + at, f[i].contents.ptr, f[i].contents.len);
+		for (uint64_t w = 0; w < f[i].contents.len / s->ps; w++)
+			if (hr_dump_frame_ptr_bit(s->dump, &f[i], w))
+				hr_bit_set(st->bits, at / s->ps + w);
+	}
+	st->r = (struct region){ .addr = lo, .len = total, .data = st->mem, .bits = st->bits,
+				 .nwords = total / s->ps };
+	return HR_OK;
+}
+
+/* The variables DWARF places in frame f, walked as roots "pkg.Func.var". */
+static int walk_frame_vars(struct hr_scan *s, const struct hr_frame *f, struct region *r)
+{
+	uint64_t pc = f->pc != f->entry_pc ? f->pc - 1 : f->pc; /* as the GC reads it */
+	uint64_t cfa = f->sp + f->contents.len;
+	int64_t fn = hr_binary_func_at(s->bin, pc);
+	struct hr_error err = { 0 };
+	char name[512];
+
+	if (fn < 0 || hr_binary_func_vars(s->bin, (size_t)fn, pc, &s->fv, &err))
+		return err.code == HR_ENOMEM ? HR_ENOMEM : HR_OK;
+	for (size_t i = 0; i < s->fv.count && !s->status; i++) {
+		const struct hr_var *v = &s->fv.vars[i];
+		const struct hr_loc_piece *p = &s->fv.pieces[v->first_piece];
+		uint64_t size = hr_binary_type(s->bin, layout_resolve(s->bin, v->type))->size, addr;
+
+		if (!v->in_scope || !v->piece_count || p->kind == HR_LOC_NONE ||
+		    p->kind == HR_LOC_VALUE)
+			continue;
+		if (v->piece_count != 1 || p->kind != HR_LOC_CFA) {
+			s->sum.skipped_vars++;
+			continue;
+		}
+		addr = cfa + (uint64_t)p->offset;
+		if (!region_has_ptrs(r, addr, size ? size : s->ps))
+			continue;
+		s->sum.roots[HR_ROOT_FRAME_VAR]++;
+		set_root_name(s, name, sizeof(name), "%s.%s",
+			      hr_binary_func(s->bin, (size_t)fn)->name, v->name);
+		walk_value(s, r, addr, v->type, 0, M_VALUE, N_SAME, 0, N_ROOT, HR_CHAINS_NONE);
+	}
+	return s->status;
+}
+
+/* Frame words no variable explained: roots named after the frame's function. */
+static int leftover_frame_words(struct hr_scan *s, const struct hr_frame *f,
+				const struct region *r)
+{
+	uint64_t from = (f->sp - r->addr) / s->ps, to = from + f->contents.len / s->ps;
+	uint32_t node = HR_CHAINS_NONE;
+
+	for (uint64_t w = hr_bit_next(r->bits, from, to); w < to; w = hr_bit_next(r->bits, w + 1, to)) {
+		uint64_t value = region_word(s, r, r->addr + w * s->ps);
+
+		if (!leads_somewhere(s, value))
+			continue;
+		if (node == HR_CHAINS_NONE) {
+			node = root_node(s, (const char *)f->func_name.ptr, f->func_name.len);
+			s->sum.roots[HR_ROOT_FRAME_WORDS]++;
+		}
+		if (add_root_word(s, value, node))
+			return HR_ENOMEM;
+	}
+	return s->status;
+}
+
+static int walk_frames(struct hr_scan *s, const struct hr_frame *f, size_t n, struct stack *st)
+{
+	int rc = build_stack(s, f, n, st);
+
+	if (rc == HR_EINPUT) { /* frames that do not touch: one region each */
+		for (size_t i = 0; i < n && !rc; i++)
+			rc = walk_frames(s, &f[i], 1, st);
+		return rc;
+	}
+	for (size_t i = 0; i < n && !rc; i++)
+		rc = walk_frame_vars(s, &f[i], &st->r);
+	for (size_t i = 0; i < n && !rc; i++)
+		rc = leftover_frame_words(s, &f[i], &st->r);
+	return rc;
+}
+
+static int walk_goroutines(struct hr_scan *s)
+{
+	size_t ng, nf;
+	const struct hr_goroutine *g = hr_dump_goroutines(s->dump, &ng);
+	const struct hr_frame *frames = hr_dump_frames(s->dump, &nf);
+	struct stack st = { 0 };
+	int rc = HR_OK;
+
+	for (size_t i = 0; i < ng && !rc; i++)
+		if (g[i].frame_count)
+			rc = walk_frames(s, &frames[g[i].first_frame], g[i].frame_count, &st);
+	free(st.mem);
+	free(st.bits);
+	return rc;
+}
+
+static const char *rtype_name(const struct hr_scan *s, uint64_t rtype)
+{
+	uint32_t id = rtype ? hr_binary_type_by_runtime_addr(s->bin, rtype) : 0;
+
+	return id ? hr_binary_type(s->bin, id)->name : "unknown type";
+}
+
+/* Registered finalizers keep their function and what their object points to. */
+static int walk_finalizers(struct hr_scan *s)
+{
+	size_t n;
+	const struct hr_finalizer *fin = hr_dump_finalizers(s->dump, &n);
+	char name[512];
+
+	for (size_t i = 0; i < n && !s->status; i++) {
+		uint32_t ptr = fin[i].obj_type ? hr_binary_type_by_runtime_addr(s->bin, fin[i].obj_type) : 0;
+		int64_t obj = hr_dump_object_at(s->dump, fin[i].obj);
+
+		s->sum.roots[HR_ROOT_FINALIZER]++;
+		set_root_name(s, name, sizeof(name), "$finalizer (%s)", rtype_name(s, fin[i].obj_type));
+		if (!follow_root_value(s, fin[i].fn, 0, M_CLOSURE))
+			add_root_word(s, fin[i].fn, root_node(s, s->root_name, s->root_name_len));
+		if (obj >= 0) {
+			/* the object itself is not kept: walk it without charging it */
+			struct hr_object o = hr_dump_object(s->dump, (size_t)obj);
+			uint64_t nwords = o.size / s->ps;
+			struct region r;
+
+			if (hr_array_reserve((void **)&s->obj_bits, &s->obj_bits_cap,
+					     hr_bit_words(nwords) + 1, sizeof(uint64_t)))
+				return HR_ENOMEM;
+			hr_dump_object_ptr_bits(s->dump, (size_t)obj, s->obj_bits);
+			r = (struct region){ o.addr, o.size, o.data, s->obj_bits, nwords };
+			walk_value(s, &r, fin[i].obj, layout_pointee(s->bin, ptr), 0, M_VALUE, N_SAME,
+				   0, N_ROOT, HR_CHAINS_NONE);
+			for (uint64_t w = hr_bit_next(r.bits, 0, nwords); w < nwords && !s->status;
+			     w = hr_bit_next(r.bits, w + 1, nwords))
+				if (leads_somewhere(s, region_word(s, &r, o.addr + w * s->ps)) &&
+				    add_root_word(s, region_word(s, &r, o.addr + w * s->ps),
+						  root_node(s, s->root_name, s->root_name_len)))
+					return HR_ENOMEM;
+		}
+	}
+	return s->status;
+}
+
+/* Queued finalizers keep their object and function; "other root" records their pointer. */
+static int walk_queued_and_other(struct hr_scan *s)
+{
+	size_t n;
+	const struct hr_finalizer *q = hr_dump_queued_finalizers(s->dump, &n);
+	const struct hr_other_root *o;
+	char name[512];
+
+	for (size_t i = 0; i < n && !s->status; i++) {
+		uint32_t ptr = q[i].obj_type ? hr_binary_type_by_runtime_addr(s->bin, q[i].obj_type) : 0;
+
+		s->sum.roots[HR_ROOT_QUEUED_FINALIZER]++;
+		set_root_name(s, name, sizeof(name), "$queued_finalizer (%s)",
+			      rtype_name(s, q[i].obj_type));
+		follow_root_value(s, q[i].obj, layout_pointee(s->bin, ptr), M_VALUE);
+		follow_root_value(s, q[i].fn, 0, M_CLOSURE);
+	}
+	o = hr_dump_other_roots(s->dump, &n);
+	for (size_t i = 0; i < n && !s->status; i++) {
+		s->sum.roots[HR_ROOT_OTHER]++;
+		set_root_name(s, name, sizeof(name), "$other_root (%.*s)",
+			      (int)(o[i].description.len < 200 ? o[i].description.len : 200),
+			      (const char *)o[i].description.ptr);
+		follow_root_value(s, o[i].ptr, 0, M_VALUE);
+	}
+	return s->status;
+}
+
+/* --- pass 1: the heap --------------------------------------------------------------- */
+
+static int walk_object(struct hr_scan *s, const struct work *w)
+{
+	struct hr_object o = hr_dump_object(s->dump, w->obj);
+	uint64_t nwords = o.size / s->ps;
+	struct region r;
+
+	if (!w->type && w->mode != M_CLOSURE)
+		return hr_dump_object_ptr_count(s->dump, w->obj) ?
+			add_leftover(s, w->obj, w->node, NULL, nwords) : HR_OK;
+	if (hr_array_reserve((void **)&s->obj_bits, &s->obj_bits_cap, hr_bit_words(nwords) + 1,
+			     sizeof(uint64_t)))
+		return HR_ENOMEM;
+	hr_dump_object_ptr_bits(s->dump, w->obj, s->obj_bits);
+	if (hr_bit_next(s->obj_bits, 0, nwords) >= nwords)
+		return HR_OK; /* nothing inside leads anywhere */
+	r = (struct region){ o.addr, o.size, o.data, s->obj_bits, nwords };
+	if (walk_value(s, &r, o.addr + w->offset, w->type, w->count, w->mode, w->elem_name,
+		       w->aux, N_SAME, w->node))
+		return s->status;
+	if (hr_bit_next(r.bits, 0, nwords) < nwords)
+		return add_leftover(s, w->obj, w->node, r.bits, nwords);
+	return HR_OK;
+}
+
+int hr_scan_pass1(struct hr_scan *s, struct hr_error *err)
+{
+	struct region seg[2];
+	int rc;
+
+	if ((rc = segment_region(s, hr_dump_data(s->dump), &seg[0])) ||
+	    (rc = segment_region(s, hr_dump_bss(s->dump), &seg[1])))
+		goto out;
+	if ((rc = walk_globals(s, seg)) || (rc = walk_goroutines(s)) ||
+	    (rc = walk_finalizers(s)) || (rc = walk_queued_and_other(s)) ||
+	    (rc = leftover_segment_words(s, &seg[0], "data")) ||
+	    (rc = leftover_segment_words(s, &seg[1], "bss")))
+		goto out;
+	while (s->q_len && !rc) {
+		struct work w = s->queue[s->q_head++];
+
+		s->q_len--;
+		rc = walk_object(s, &w);
+		progress(s, "pass 1");
+	}
+out:
+	free(seg[0].bits);
+	free(seg[1].bits);
+	if (rc)
+		hr_error_set(err, rc, "out of memory in the typed walk (pass 1)");
+	return rc;
+}
+
+/* --- pass 2 ------------------------------------------------------------------------- */
+
+/* Charges what value leads to (if new) to *node, made from parent on first use. */
+static int reach_untyped(struct hr_scan *s, uint64_t value, uint32_t *node, uint32_t parent)
+{
+	int64_t i = hr_dump_object_at(s->dump, value);
+	uint32_t *slot;
+
+	if (i < 0 || scan_visited(s, (uint32_t)i))
+		return HR_OK;
+	if (*node == HR_CHAINS_NONE)
+		*node = sub_objects_node(s, parent);
+	scan_claim(s, (uint32_t)i, *node, false);
+	slot = hr_array_push((void **)&s->stack2, &s->nstack2, &s->stack2_cap, sizeof(*slot));
+	if (!slot)
+		return HR_ENOMEM;
+	*slot = (uint32_t)i;
+	return s->status;
+}
+
+/* Follows, by the bitmaps, everything the objects on the pass-2 stack lead to. */
+static int drain_untyped(struct hr_scan *s, uint32_t *node, uint32_t parent)
+{
+	int rc = HR_OK;
+
+	while (s->nstack2 && !rc) {
+		uint32_t obj = s->stack2[--s->nstack2];
+		struct hr_object o = hr_dump_object(s->dump, obj);
+		uint64_t nwords = o.size / s->ps;
+
+		if (hr_array_reserve((void **)&s->obj_bits, &s->obj_bits_cap,
+				     hr_bit_words(nwords) + 1, sizeof(uint64_t)))
+			return HR_ENOMEM;
+		hr_dump_object_ptr_bits(s->dump, obj, s->obj_bits);
+		for (uint64_t w = hr_bit_next(s->obj_bits, 0, nwords); w < nwords && !rc;
+		     w = hr_bit_next(s->obj_bits, w + 1, nwords))
+			rc = reach_untyped(s, hr_dump_word(s->dump, o.data + w * s->ps), node, parent);
+		progress(s, "pass 2");
+	}
+	return rc;
+}
+
+/* A leftover: the unticked words of one object, charged below its node. */
+static int follow_leftover(struct hr_scan *s, const struct leftover *l)
+{
+	struct hr_object o = hr_dump_object(s->dump, l->obj);
+	uint64_t nwords = o.size / s->ps;
+	uint32_t node = HR_CHAINS_NONE;
+	const uint64_t *bits;
+	int rc = HR_OK;
+
+	if (l->bits == LEFTOVER_ALL) {
+		if (hr_array_reserve((void **)&s->obj_bits, &s->obj_bits_cap,
+				     hr_bit_words(nwords) + 1, sizeof(uint64_t)))
+			return HR_ENOMEM;
+		hr_dump_object_ptr_bits(s->dump, l->obj, s->obj_bits);
+		/* the object's own words: copy out, since draining reuses obj_bits */
+		if (add_leftover(s, l->obj, l->node, s->obj_bits, nwords))
+			return HR_ENOMEM;
+		s->nleftovers--;
+		bits = s->leftover_bits + s->leftovers[s->nleftovers].bits;
+	} else {
+		bits = s->leftover_bits + l->bits;
+	}
+	for (uint64_t w = hr_bit_next(bits, 0, nwords); w < nwords && !rc;
+	     w = hr_bit_next(bits, w + 1, nwords)) {
+		rc = reach_untyped(s, hr_dump_word(s->dump, o.data + w * s->ps), &node, l->node);
+		if (!rc)
+			rc = drain_untyped(s, &node, l->node);
+		bits = s->leftover_bits + (l->bits == LEFTOVER_ALL ?
+					   s->leftovers[s->nleftovers].bits : l->bits);
+	}
+	return rc;
+}
+
+int hr_scan_pass2(struct hr_scan *s, struct hr_error *err)
+{
+	int rc = HR_OK;
+
+	for (size_t i = 0; i < s->nleftovers && !rc; i++) {
+		struct leftover l = s->leftovers[i];
+
+		rc = follow_leftover(s, &l);
+	}
+	for (size_t i = 0; i < s->nroot_words && !rc; i++) {
+		/* words of roots that are no variable: charged to the root itself */
+		uint32_t node = s->root_words[i].node;
+
+		rc = reach_untyped(s, s->root_words[i].value, &node, node);
+		if (!rc)
+			rc = drain_untyped(s, &node, node);
+	}
+	s->sum.unreachable_objects = s->sum.total_objects - s->sum.typed_objects -
+				     s->sum.fallback_objects;
+	s->sum.unreachable_bytes = s->sum.total_bytes - s->sum.typed_bytes - s->sum.fallback_bytes;
+	if (rc)
+		hr_error_set(err, rc, "out of memory in the fallback walk (pass 2)");
+	return rc;
+}

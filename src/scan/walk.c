@@ -1,0 +1,604 @@
+/*
+ * walk.c - the typed walk of one piece of memory (a heap object, a global in the data
+ * or bss segment, a goroutine's stack) and the names of the chain nodes it charges.
+ *
+ * The walk keeps its own stack of frames (struct vframe) instead of recursing: a frame
+ * is a value of some type at some address; a struct or an array stays on the stack as
+ * a cursor while its members or elements are pushed one at a time above it. Pointers do
+ * not push frames: the object they reach is charged and queued (scanner.c), and walked
+ * later as a region of its own. So the stack is only as deep as types nest.
+ *
+ * A frame's chain node is made only when an object is charged to it or below it
+ * (frame_node()), so fields whose pointers are nil or lead to objects already reached
+ * make no nodes. Values with no unticked pointer word left in their bytes are skipped
+ * whole, which is what makes large pointer-free arrays and sparse arrays cheap.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "scan_internal.h"
+
+uint64_t region_word(const struct hr_scan *s, const struct region *r, uint64_t addr)
+{
+	if (addr < r->addr || addr - r->addr > r->len || r->len - (addr - r->addr) < s->ps)
+		return 0;
+	return hr_dump_word(s->dump, r->data + (addr - r->addr));
+}
+
+bool region_has_ptrs(const struct region *r, uint64_t addr, uint64_t len)
+{
+	uint64_t end = r->addr + r->len, from, to, ps;
+
+	if (!r->nwords || addr >= end || addr + len <= r->addr || len == 0)
+		return false;
+	ps = r->len / r->nwords;
+	if (addr < r->addr) {
+		len -= r->addr - addr;
+		addr = r->addr;
+	}
+	if (len > end - addr)
+		len = end - addr;
+	from = (addr - r->addr) / ps;
+	to = (addr - r->addr + len + ps - 1) / ps;
+	if (to > r->nwords)
+		to = r->nwords;
+	return hr_bit_next(r->bits, from, to) < to;
+}
+
+/* --- chain names -------------------------------------------------------------------- */
+
+static const char *type_name(const struct hr_scan *s, uint32_t id)
+{
+	const char *n = hr_binary_type(s->bin, id)->name;
+
+	return n[0] ? n : "?";
+}
+
+static uint32_t make_child(struct hr_scan *s, uint32_t parent, const char *name)
+{
+	uint32_t id = hr_chains_child(s->tree, parent, name, strlen(name));
+
+	if (id == HR_CHAINS_NONE) {
+		s->status = HR_ENOMEM;
+		return parent;
+	}
+	return id;
+}
+
+#define N_SUB 100 /* cache kind of "$sub_objects$" */
+
+/*
+ * The child of parent for a name (kind, a, b), through a small cache so that the name
+ * is formatted and hashed once per distinct chain, not once per object.
+ */
+static uint32_t named_child(struct hr_scan *s, uint32_t parent, unsigned kind, uint64_t a,
+			    uint32_t b, const char *str)
+{
+	uint64_t h = ((uint64_t)parent * 0x9E3779B97F4A7C15u) ^ (a * 0xC2B2AE3D27D4EB4Fu) ^
+		     ((uint64_t)b << 32 | kind);
+	struct node_cache_entry *e = &s->node_cache[(h ^ (h >> 29)) % NODE_CACHE_SIZE];
+	char *buf = s->name_buf;
+	size_t len = sizeof(s->name_buf);
+	uint32_t child;
+
+	if (e->child && e->parent == parent && e->kind == kind && e->a == a && e->b == b)
+		return e->child;
+	switch (kind) {
+	case N_FIELD:
+		snprintf(buf, len, "%s. (%s)", hr_binary_member(s->bin, (uint32_t)a)->name,
+			 type_name(s, b));
+		break;
+	case N_VAR:
+		snprintf(buf, len, "%s. (%s)", str, type_name(s, b));
+		break;
+	case N_INDEX:
+		if (a < 10)
+			snprintf(buf, len, "[%u]. (%s)", (unsigned)a, type_name(s, b));
+		else
+			snprintf(buf, len, "[10+]. (%s)", type_name(s, b));
+		break;
+	case N_MAPKEY:
+		snprintf(buf, len, "$mapkey. (%s)", type_name(s, b));
+		break;
+	case N_MAPVAL:
+		snprintf(buf, len, "$mapval. (%s)", type_name(s, b));
+		break;
+	default:
+		snprintf(buf, len, "$sub_objects$");
+		break;
+	}
+	child = make_child(s, parent, buf);
+	*e = (struct node_cache_entry){ .a = a, .parent = parent, .b = b, .child = child,
+					.kind = kind };
+	return child;
+}
+
+uint32_t sub_objects_node(struct hr_scan *s, uint32_t parent)
+{
+	return named_child(s, parent, N_SUB, 0, 0, NULL);
+}
+
+uint32_t root_node(struct hr_scan *s, const char *name, size_t len)
+{
+	uint32_t id = hr_chains_child(s->tree, HR_CHAINS_TOP, name, len);
+
+	if (id == HR_CHAINS_NONE) {
+		s->status = HR_ENOMEM;
+		return HR_CHAINS_TOP;
+	}
+	return id;
+}
+
+/* Makes the node of frame j, whose parent's node (if it has a parent) exists. */
+static void make_frame_node(struct hr_scan *s, struct vframe *f)
+{
+	uint32_t parent = f->parent == NO_FRAME ? HR_CHAINS_TOP : s->frames[f->parent].node;
+	uint64_t a = f->a;
+
+	switch (f->name) {
+	case N_SAME:
+		f->node = parent;
+		return;
+	case N_ROOT:
+		f->node = root_node(s, s->root_name, s->root_name_len);
+		return;
+	case N_INDEX:
+		a = a < 10 ? a : 10;
+		break;
+	case N_VAR:
+		a = (uint64_t)(uintptr_t)f->str;
+		break;
+	default:
+		break;
+	}
+	f->node = named_child(s, parent, f->name, a, f->name_type, f->str);
+}
+
+uint32_t frame_node(struct hr_scan *s, uint32_t i)
+{
+	size_t n = 0;
+	uint32_t j;
+
+	/* Parents sit below their children on the stack, so the path is at most i long. */
+	for (j = i; j != NO_FRAME && s->frames[j].node == HR_CHAINS_NONE; j = s->frames[j].parent)
+		s->path[n++] = j;
+	while (n > 0)
+		make_frame_node(s, &s->frames[s->path[--n]]);
+	return s->frames[i].node;
+}
+
+/* --- following pointers ------------------------------------------------------------- */
+
+bool follow_value(struct hr_scan *s, uint64_t value, uint32_t type, uint32_t count,
+		  uint8_t mode, uint8_t elem_name, uint32_t aux, bool typed, uint32_t frame)
+{
+	int64_t i = hr_dump_object_at(s->dump, value);
+	struct hr_object o;
+	uint32_t node;
+
+	if (i < 0 || scan_visited(s, (uint32_t)i))
+		return true;
+	if (!type && !typed && mode != M_CLOSURE)
+		return false;
+	node = frame_node(s, frame);
+	if (s->status)
+		return true;
+	o = hr_dump_object(s->dump, (size_t)i);
+	if (value - o.addr > UINT32_MAX) /* a view deep inside a > 4 GiB object: pass 2 */
+		type = 0, mode = M_VALUE, count = 0;
+	scan_claim(s, (uint32_t)i, node, true);
+	if (scan_enqueue(s, &(struct work){ .obj = (uint32_t)i, .node = node, .type = type,
+					    .aux = aux, .offset = (uint32_t)(value - o.addr),
+					    .count = count, .mode = mode,
+					    .elem_name = elem_name }))
+		s->status = HR_ENOMEM;
+	return true;
+}
+
+/* Follows the pointer word at addr of r if the bitmap still has it; ticks it if settled. */
+static void follow_word(struct hr_scan *s, uint64_t addr, uint32_t type, uint64_t count,
+			uint8_t mode, uint8_t elem_name, uint32_t aux, bool typed, uint32_t frame)
+{
+	struct region *r = s->region;
+	uint64_t w;
+
+	if (addr < r->addr || (addr - r->addr) % s->ps || addr - r->addr >= r->len)
+		return;
+	w = (addr - r->addr) / s->ps;
+	if (w >= r->nwords || !hr_bit_get(r->bits, w))
+		return;
+	if (count >= COUNT_FILL)
+		count = COUNT_FILL;
+	if (follow_value(s, region_word(s, r, addr), type, (uint32_t)count, mode, elem_name, aux,
+			 typed, frame))
+		hr_bit_clear(r->bits, w);
+}
+
+bool follow_root_value(struct hr_scan *s, uint64_t value, uint32_t type, uint8_t mode)
+{
+	bool settled;
+
+	s->nframes = 1;
+	s->frames[0] = (struct vframe){ .parent = NO_FRAME, .node = HR_CHAINS_NONE,
+					.name = N_ROOT };
+	settled = follow_value(s, value, type, 0, mode, N_SAME, 0, true, 0);
+	s->nframes = 0;
+	return settled;
+}
+
+/* --- the walk ----------------------------------------------------------------------- */
+
+static int push_frame(struct hr_scan *s, const struct vframe *f)
+{
+	if (s->nframes == s->frames_cap) {
+		size_t cap = s->frames_cap;
+
+		if (hr_array_reserve((void **)&s->frames, &cap, s->nframes + 1, sizeof(*s->frames)))
+			return s->status = HR_ENOMEM;
+		if (hr_array_reserve((void **)&s->path, &s->frames_cap, cap, sizeof(*s->path)))
+			return s->status = HR_ENOMEM;
+	}
+	s->frames[s->nframes++] = *f;
+	return HR_OK;
+}
+
+static void push_child(struct hr_scan *s, uint32_t parent, uint64_t addr, uint32_t type,
+		       uint8_t mode, uint8_t name, uint64_t a, uint32_t name_type, uint32_t aux)
+{
+	push_frame(s, &(struct vframe){ .addr = addr, .type = type, .aux = aux, .parent = parent,
+					.node = HR_CHAINS_NONE, .a = (uint32_t)a,
+					.name_type = name_type, .name = name, .mode = mode });
+}
+
+static uint8_t child_mode(const struct vframe *f)
+{
+	return f->mode == M_INTERNAL ? M_INTERNAL : M_VALUE;
+}
+
+/* The key or element type of the map type a map-storage frame carries in aux. */
+static uint32_t map_part(const struct hr_scan *s, uint32_t map_type, bool key)
+{
+	const struct hr_type *t = hr_binary_type(s->bin, map_type);
+
+	return key ? t->key : t->elem;
+}
+
+/* A bucket map's header hash<K,V>, or a swiss map's map<K,V>. */
+static void walk_map_header(struct hr_scan *s, uint32_t i)
+{
+	struct vframe f = s->frames[i];
+	const struct hr_member *m;
+
+	if ((m = layout_member(s->bin, f.type, "buckets"))) {
+		uint32_t bucket = layout_pointee(s->bin, m->type);
+		const struct hr_member *extra = layout_member(s->bin, f.type, "extra");
+
+		follow_word(s, f.addr + m->offset, bucket, COUNT_FILL, M_MAP_STORAGE, N_SAME,
+			    f.aux, true, i);
+		if ((m = layout_member(s->bin, f.type, "oldbuckets")))
+			follow_word(s, f.addr + m->offset, bucket, COUNT_FILL, M_MAP_STORAGE,
+				    N_SAME, f.aux, true, i);
+		if (extra)
+			follow_word(s, f.addr + extra->offset, layout_pointee(s->bin, extra->type), 0,
+				    M_INTERNAL, N_SAME, f.aux, true, i);
+	} else if ((m = layout_member(s->bin, f.type, "dirPtr"))) {
+		const struct hr_member *len = layout_member(s->bin, f.type, "dirLen");
+		uint32_t table_ptr = layout_pointee(s->bin, m->type);
+		uint32_t table = layout_pointee(s->bin, table_ptr);
+		const struct hr_member *groups = layout_member(s->bin, table, "groups");
+		const struct hr_member *data =
+			groups ? layout_member(s->bin, groups->type, "data") : NULL;
+		uint64_t dir_len = len ? region_word(s, s->region, f.addr + len->offset) : 0;
+
+		if (dir_len == 0 && data) /* a small map: dirPtr is its one group */
+			follow_word(s, f.addr + m->offset, layout_pointee(s->bin, data->type), 0,
+				    M_MAP_STORAGE, N_SAME, f.aux, true, i);
+		else if (dir_len)
+			follow_word(s, f.addr + m->offset, table_ptr, dir_len, M_MAP_DIR, N_SAME,
+				    f.aux, true, i);
+	}
+}
+
+/* A swiss table<K,V>: its groups, lengthMask + 1 of them (all the object holds). */
+static void walk_map_table(struct hr_scan *s, uint32_t i)
+{
+	struct vframe f = s->frames[i];
+	const struct hr_member *groups = layout_member(s->bin, f.type, "groups");
+	const struct hr_member *data = groups ? layout_member(s->bin, groups->type, "data") : NULL;
+
+	if (data)
+		follow_word(s, f.addr + groups->offset + data->offset,
+			    layout_pointee(s->bin, data->type), COUNT_FILL, M_MAP_STORAGE, N_SAME,
+			    f.aux, true, i);
+}
+
+/* An hchan<T>: its buffer as [dataqsiz]T, elements named by slot; the rest is internal. */
+static void walk_chan(struct hr_scan *s, uint32_t i)
+{
+	struct vframe f = s->frames[i];
+	const struct hr_member *buf = layout_member(s->bin, f.type, "buf");
+	const struct hr_member *size = layout_member(s->bin, f.type, "dataqsiz");
+	uint64_t n = size ? region_word(s, s->region, f.addr + size->offset) : 0;
+
+	if (buf && n)
+		follow_word(s, f.addr + buf->offset, hr_binary_type(s->bin, f.aux)->elem, n,
+			    M_VALUE, N_INDEX, 0, true, i);
+	s->frames[i].mode = M_INTERNAL;
+}
+
+/* A closure: captured variables at the offsets DWARF gives (Go >= 1.23). */
+static void walk_closure(struct hr_scan *s, uint32_t i)
+{
+	struct vframe f = s->frames[i];
+	int64_t fn = hr_binary_func_at(s->bin, region_word(s, s->region, f.addr));
+	struct hr_error ignored = { 0 };
+	struct hr_frame_vars *fv = &s->closure_fv;
+
+	s->frames[i].mode = M_DONE;
+	if (fn < 0 || hr_binary_func_vars(s->bin, (size_t)fn,
+					  hr_binary_func(s->bin, (size_t)fn)->low_pc, fv, &ignored))
+		return;
+	for (size_t k = fv->count; k-- > 0;) {
+		const struct hr_var *v = &fv->vars[k];
+
+		if (!v->has_closure_offset)
+			continue;
+		push_frame(s, &(struct vframe){ .addr = f.addr + v->closure_offset, .type = v->type,
+						.str = v->name, .parent = i,
+						.node = HR_CHAINS_NONE, .name_type = v->type,
+						.name = N_VAR, .mode = M_VALUE });
+	}
+}
+
+/* An interface: its dynamic type names it; the data word is that value or points to it. */
+static void walk_iface(struct hr_scan *s, uint32_t i)
+{
+	struct vframe *f = &s->frames[i];
+	uint32_t dyn = layout_iface_dynamic(s, s->region, f->addr, f->type);
+	uint8_t mode = child_mode(f);
+
+	/* the type word leads nowhere in the heap, save for types made by reflect */
+	follow_word(s, f->addr, 0, 0, M_VALUE, N_SAME, 0, false, i);
+	if (!dyn)
+		return;
+	if (f->name != N_SAME && f->name != N_ROOT)
+		f->name_type = dyn;
+	f->mode = M_DONE;
+	if (layout_direct_iface(s->bin, dyn, s->ps))
+		push_child(s, i, f->addr + s->ps, dyn, mode, N_SAME, 0, 0, 0);
+	else
+		follow_word(s, f->addr + s->ps, dyn, 0, mode, N_SAME, 0, true, i);
+}
+
+static void walk_unsafe_pointer(struct hr_scan *s, uint32_t i)
+{
+	struct vframe f = s->frames[i];
+	uint32_t type = layout_header_type(s, region_word(s, s->region, f.addr));
+
+	if (type) { /* typed by its malloc header; else left to pass 2 */
+		s->sum.header_typed++;
+		follow_word(s, f.addr, type, 0, child_mode(&f), N_SAME, 0, true, i);
+	}
+}
+
+static uint64_t elem_size(const struct hr_scan *s, uint32_t type)
+{
+	return hr_binary_type(s->bin, layout_resolve(s->bin, type))->size;
+}
+
+/*
+ * Starts frame i. Returns true when it stays on the stack as a cursor (a struct, an
+ * array, or a frame whose children it pushed), false when it is done.
+ */
+static bool start_frame(struct hr_scan *s, uint32_t i)
+{
+	struct vframe *f = &s->frames[i];
+	uint32_t id = layout_resolve(s->bin, f->type);
+	const struct hr_type *t = hr_binary_type(s->bin, id);
+	uint8_t mode = child_mode(f);
+
+	if (f->count) {
+		uint64_t es = elem_size(s, f->type), room;
+
+		if (!es || f->addr < s->region->addr ||
+		    f->addr - s->region->addr >= s->region->len)
+			return false;
+		room = (s->region->len - (f->addr - s->region->addr)) / es;
+		if (f->count > room)
+			f->count = room;
+		return f->count && region_has_ptrs(s->region, f->addr, f->count * es);
+	}
+	if (f->mode == M_CLOSURE) {
+		walk_closure(s, i);
+		return true;
+	}
+	if (!region_has_ptrs(s->region, f->addr, t->size ? t->size : s->ps))
+		return false;
+	switch (f->mode) {
+	case M_MAP:
+		walk_map_header(s, i);
+		return false;
+	case M_MAP_TABLE:
+		walk_map_table(s, i);
+		return false;
+	case M_MAP_DIR:
+		follow_word(s, f->addr, layout_pointee(s->bin, f->type), 0, M_MAP_TABLE, N_SAME,
+			    f->aux, true, i);
+		return false;
+	case M_CHAN:
+		walk_chan(s, i);
+		f = &s->frames[i];
+		break;
+	default:
+		break;
+	}
+	switch (t->kind) {
+	case HR_KIND_PTR:
+		follow_word(s, f->addr, t->target, 0, mode, N_SAME, 0, t->target != 0, i);
+		return false;
+	case HR_KIND_UNSAFE_POINTER:
+		walk_unsafe_pointer(s, i);
+		return false;
+	case HR_KIND_STRING:
+		follow_word(s, f->addr, 0, 0, M_VALUE, N_SAME, 0, true, i);
+		return false;
+	case HR_KIND_SLICE: {
+		uint64_t cap = region_word(s, s->region, f->addr + 2 * s->ps);
+
+		follow_word(s, f->addr, cap ? t->elem : 0, cap, mode,
+			    mode == M_INTERNAL ? N_SAME : N_INDEX, 0, true, i);
+		return false;
+	}
+	case HR_KIND_INTERFACE:
+		walk_iface(s, i);
+		return s->frames[i].mode == M_DONE;
+	case HR_KIND_MAP:
+		follow_word(s, f->addr, layout_pointee(s->bin, t->target), 0, M_MAP, N_SAME, id,
+			    true, i);
+		return false;
+	case HR_KIND_CHAN:
+		follow_word(s, f->addr, layout_pointee(s->bin, t->target), 0, M_CHAN, N_SAME, id,
+			    true, i);
+		return false;
+	case HR_KIND_FUNC:
+		follow_word(s, f->addr, 0, 0, M_CLOSURE, N_SAME, 0, true, i);
+		return false;
+	default:
+		break;
+	}
+	if (t->shape == HR_SHAPE_STRUCT) {
+		f->type = id;
+		f->next = 0;
+		return true;
+	}
+	if (t->shape == HR_SHAPE_ARRAY && t->count && t->elem) {
+		/* an array becomes a run of elements, named by index or as map keys/values */
+		f->elem_name = f->mode == M_MAP_KEYS ? N_MAPKEY
+			     : f->mode == M_MAP_VALS ? N_MAPVAL
+			     : f->mode == M_MAP_SLOTS || f->mode == M_INTERNAL ? N_SAME : N_INDEX;
+		f->mode = f->mode == M_MAP_SLOTS ? M_MAP_SLOT : mode;
+		f->type = t->elem;
+		f->count = t->count;
+		f->next = 0;
+		return true;
+	}
+	return false;
+}
+
+/* Pushes the next element of run i that still holds pointer words; false when none. */
+static bool next_element(struct hr_scan *s, uint32_t i)
+{
+	struct vframe *f = &s->frames[i];
+	struct region *r = s->region;
+	uint64_t es = elem_size(s, f->type), from, to, w, k, name_type = f->type;
+
+	if (f->next >= f->count)
+		return false;
+	from = (f->addr + f->next * es - r->addr) / s->ps;
+	to = (f->addr + f->count * es - r->addr + s->ps - 1) / s->ps;
+	if (to > r->nwords)
+		to = r->nwords;
+	w = hr_bit_next(r->bits, from, to);
+	if (w >= to)
+		return false;
+	k = r->addr + w * s->ps <= f->addr ? 0 : (r->addr + w * s->ps - f->addr) / es;
+	if (k < f->next) /* the word straddles into the previous element */
+		k = f->next;
+	if (k >= f->count)
+		return false;
+	f->next = k + 1;
+	if (f->elem_name == N_MAPKEY || f->elem_name == N_MAPVAL)
+		name_type = map_part(s, f->aux, f->elem_name == N_MAPKEY);
+	push_child(s, i, f->addr + k * es, f->type, f->mode, f->elem_name, k,
+		   (uint32_t)name_type, f->aux);
+	return true;
+}
+
+/* Pushes the next member of struct frame i (or follows it directly); false when done. */
+static bool next_member(struct hr_scan *s, uint32_t i)
+{
+	struct vframe *f = &s->frames[i];
+	const struct hr_type *t = hr_binary_type(s->bin, f->type);
+	const struct hr_member *m;
+	uint32_t type, aux = f->aux;
+	uint64_t addr;
+
+	if (f->next >= t->member_count)
+		return false;
+	m = hr_binary_member(s->bin, t->first_member + (uint32_t)f->next++);
+	addr = f->addr + m->offset;
+	type = m->type;
+	switch (f->mode) {
+	case M_INTERNAL:
+		push_child(s, i, addr, type, M_INTERNAL, N_SAME, 0, 0, aux);
+		break;
+	case M_MAP_STORAGE: /* bucket<K,V>{tophash, keys, values, overflow}, group{ctrl, slots} */
+		if (!strcmp(m->name, "keys"))
+			push_child(s, i, addr, type, M_MAP_KEYS, N_SAME, 0, 0, aux);
+		else if (!strcmp(m->name, "values") || !strcmp(m->name, "elems"))
+			push_child(s, i, addr, type, M_MAP_VALS, N_SAME, 0, 0, aux);
+		else if (!strcmp(m->name, "slots"))
+			push_child(s, i, addr, type, M_MAP_SLOTS, N_SAME, 0, 0, aux);
+		else if (!strcmp(m->name, "overflow"))
+			follow_word(s, addr, layout_pointee(s->bin, type), 0, M_MAP_STORAGE, N_SAME,
+				    aux, true, i);
+		break;
+	case M_MAP_SLOT: /* struct { key K; elem V } */
+		if (!strcmp(m->name, "key"))
+			push_child(s, i, addr, type, M_VALUE, N_MAPKEY, 0, map_part(s, aux, true), 0);
+		else if (!strcmp(m->name, "elem"))
+			push_child(s, i, addr, type, M_VALUE, N_MAPVAL, 0, map_part(s, aux, false), 0);
+		break;
+	default:
+		if (!strcmp(m->name, "v")) {
+			uint32_t ptr = layout_atomic_pointer(s->bin, f->type);
+
+			if (ptr)
+				type = ptr;
+		}
+		push_child(s, i, addr, type, M_VALUE, N_FIELD, t->first_member + f->next - 1, type,
+			   0);
+		break;
+	}
+	return true;
+}
+
+static bool next_child(struct hr_scan *s, uint32_t i)
+{
+	const struct vframe *f = &s->frames[i];
+
+	if (f->mode == M_DONE)
+		return false;
+	if (f->count)
+		return next_element(s, i);
+	return next_member(s, i);
+}
+
+int walk_value(struct hr_scan *s, struct region *r, uint64_t addr, uint32_t type,
+	       uint64_t count, uint8_t mode, uint8_t elem_name, uint32_t aux,
+	       uint8_t name, uint32_t node)
+{
+	s->region = r;
+	s->nframes = 0;
+	if (push_frame(s, &(struct vframe){ .addr = addr, .count = count, .type = type,
+					    .aux = aux, .parent = NO_FRAME,
+					    .node = name == N_SAME ? node : HR_CHAINS_NONE,
+					    .name = name, .mode = mode, .elem_name = elem_name }))
+		return s->status;
+	while (s->nframes && !s->status) {
+		uint32_t i = (uint32_t)s->nframes - 1;
+		bool keep;
+
+		if (!s->frames[i].started) {
+			s->frames[i].started = 1;
+			keep = start_frame(s, i);
+		} else {
+			keep = next_child(s, i);
+		}
+		if (!keep && s->nframes == (size_t)i + 1)
+			s->nframes--;
+	}
+	s->nframes = 0;
+	return s->status;
+}
