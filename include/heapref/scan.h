@@ -51,7 +51,7 @@ enum hr_root_kind {
 	HR_ROOT_QUEUED_FINALIZER,/* queued finalizer: object and function */
 	HR_ROOT_OTHER,           /* "other root" records */
 	HR_ROOT_FRAME_WORDS,     /* frame pointer words no DWARF variable covers */
-	HR_ROOT_DATA_WORDS,      /* data/bss pointer words outside every DWARF global */
+	HR_ROOT_DATA_WORDS,      /* data/bss pointer words no global's DWARF type reads */
 	HR_ROOT_KIND_COUNT
 };
 

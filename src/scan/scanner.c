@@ -25,7 +25,7 @@ const char *hr_root_kind_name(unsigned kind)
 {
 	static const char *const names[HR_ROOT_KIND_COUNT] = {
 		"global variables", "frame variables", "finalizers", "queued finalizers",
-		"other roots", "frame words without a variable", "data/bss words without a variable",
+		"other roots", "frame words without a variable", "data/bss words not typed by DWARF",
 	};
 
 	return kind < HR_ROOT_KIND_COUNT ? names[kind] : "unknown";
@@ -261,7 +261,11 @@ static int walk_globals(struct hr_scan *s, struct region seg[2])
 	return s->status;
 }
 
-/* Data and bss words no global covers: roots named by the ELF symbol holding them. */
+/*
+ * Data and bss words the typed walk of the globals did not read: inside a global (an
+ * unsafe.Pointer, say) they go below it as "$sub_objects$"; elsewhere they are roots
+ * named by the ELF symbol holding them.
+ */
 static int leftover_segment_words(struct hr_scan *s, const struct region *r, const char *seg)
 {
 	char name[512];
@@ -269,11 +273,21 @@ static int leftover_segment_words(struct hr_scan *s, const struct region *r, con
 	for (uint64_t w = hr_bit_next(r->bits, 0, r->nwords); w < r->nwords;
 	     w = hr_bit_next(r->bits, w + 1, r->nwords)) {
 		uint64_t addr = r->addr + w * s->ps, value = region_word(s, r, addr);
+		const struct hr_global *g;
 		const struct hr_symbol *sym;
+		uint32_t node;
 		size_t len;
 
 		if (!leads_somewhere(s, value))
 			continue;
+		g = hr_binary_global_at(s->bin, addr);
+		if (g) { /* in a variable, but not where its type has a pointer: $sub_objects$ */
+			node = sub_objects_node(s, root_node(s, g->name, strlen(g->name)));
+			s->sum.roots[HR_ROOT_DATA_WORDS]++;
+			if (add_root_word(s, value, node))
+				return HR_ENOMEM;
+			continue;
+		}
 		sym = hr_binary_symbol_at(s->bin, addr);
 		if (sym)
 			len = (size_t)snprintf(name, sizeof(name), "%s", sym->name);
