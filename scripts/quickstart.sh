@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Quick start: installs what is missing, builds heapref, runs the bundled example
 # program (testprogs/example: a small "leaky service") to write a real heap dump,
-# and shows what heapref makes of it.
+# analyses it (heapref analyze) and shows the top reference chains with go tool pprof.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -14,6 +14,13 @@ work=examples/work
 mkdir -p "$work"
 (cd testprogs && go build -buildvcs=false -o "../$work/example" ./example)
 "$work/example" "$work/example.hdump" >/dev/null
-echo "heapref: the example wrote $work/example.hdump; running: build/heapref info $work/example.hdump"
+echo "heapref: the example wrote $work/example.hdump"
+echo "running: build/heapref analyze -o $work/example.pb.gz $work/example $work/example.hdump"
 echo
-build/heapref info "$work/example.hdump"
+build/heapref analyze -o "$work/example.pb.gz" "$work/example" "$work/example.hdump"
+echo
+echo "the top chains, by the bytes each keeps alive: go tool pprof -top -cum $work/example.pb.gz"
+echo
+go tool pprof -top -cum -nodecount=12 "$work/example.pb.gz" 2>/dev/null
+echo
+echo "next: go tool pprof -traces $work/example.pb.gz (whole chains), or -http=localhost:8080 (flame graph)"
