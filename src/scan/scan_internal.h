@@ -189,7 +189,7 @@ uint64_t region_word(const struct hr_scan *s, const struct region *r, uint64_t a
 /* --- scanner.c ---------------------------------------------------------------------- */
 bool scan_visited(const struct hr_scan *s, uint32_t obj);
 /* Marks obj reached and charges it to node; false if it already was. */
-bool scan_claim(struct hr_scan *s, uint32_t obj, uint32_t node, bool typed);
+bool scan_claim(struct hr_scan *s, uint32_t obj, uint64_t size, uint32_t node, bool typed);
 int scan_enqueue(struct hr_scan *s, const struct work *w);
 
 /* --- go_layouts.c ------------------------------------------------------------------- */

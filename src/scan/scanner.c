@@ -36,14 +36,11 @@ bool scan_visited(const struct hr_scan *s, uint32_t obj)
 	return hr_bit_get(s->visited, obj);
 }
 
-bool scan_claim(struct hr_scan *s, uint32_t obj, uint32_t node, bool typed)
+bool scan_claim(struct hr_scan *s, uint32_t obj, uint64_t size, uint32_t node, bool typed)
 {
-	uint64_t size;
-
 	if (hr_bit_get(s->visited, obj))
 		return false;
 	hr_bit_set(s->visited, obj);
-	size = hr_dump_object(s->dump, obj).size;
 	hr_chains_charge(s->tree, node, 1, size);
 	if (typed) {
 		s->sum.typed_objects++;
@@ -567,7 +564,7 @@ static int reach_untyped(struct hr_scan *s, uint64_t value, uint32_t *node, uint
 		return HR_OK;
 	if (*node == HR_CHAINS_NONE)
 		*node = sub_objects_node(s, parent);
-	scan_claim(s, (uint32_t)i, *node, false);
+	scan_claim(s, (uint32_t)i, hr_dump_object(s->dump, (size_t)i).size, *node, false);
 	slot = hr_array_push((void **)&s->stack2, &s->nstack2, &s->stack2_cap, sizeof(*slot));
 	if (!slot)
 		return HR_ENOMEM;

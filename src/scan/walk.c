@@ -187,7 +187,7 @@ bool follow_value(struct hr_scan *s, uint64_t value, uint32_t type, uint32_t cou
 	o = hr_dump_object(s->dump, (size_t)i);
 	if (value - o.addr > UINT32_MAX) /* a view deep inside a > 4 GiB object: pass 2 */
 		type = 0, mode = M_VALUE, count = 0;
-	scan_claim(s, (uint32_t)i, node, true);
+	scan_claim(s, (uint32_t)i, o.size, node, true);
 	if (scan_enqueue(s, &(struct work){ .obj = (uint32_t)i, .node = node, .type = type,
 					    .aux = aux, .offset = (uint32_t)(value - o.addr),
 					    .count = count, .mode = mode,
