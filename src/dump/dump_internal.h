@@ -23,7 +23,11 @@
  *   - a block of pointer bits, one per word of the page, allocated only for pages that
  *     hold pointers.
  * It is an open-addressing hash keyed by page number, so its size follows the pages in
- * use, never the span of addresses a (possibly hostile) params record claims.
+ * use, never the span of addresses a (possibly hostile) params record claims. Once all
+ * objects are in, if the pages in use span no more entries than the hash has, the
+ * table is laid out again as a plain array indexed by page number (`page_direct`): a
+ * lookup is then one load, from a smaller table (a heap's pages are mostly contiguous,
+ * and the hash is 2-4 times the pages in use).
  */
 #define HEAP_PAGE_SHIFT 13
 #define HEAP_PAGE_SIZE (UINT64_C(1) << HEAP_PAGE_SHIFT)
@@ -44,25 +48,49 @@ struct heap_big_size {
 	uint64_t size;
 };
 
+/*
+ * Most pages hold one span's objects: all of one size, at a fixed stride. For those the
+ * page entry says where that grid starts and its stride, so a lookup computes the
+ * object's slot instead of binary-searching the page's objects, each step of which is
+ * a cache miss. Free slots are not in the dump: if the page has any before its last
+ * object, a slot map (one bit per slot, in words of HEAP_MAP_BITS bits under a 16-bit
+ * count of the bits set in the words before) turns a slot into an index with one load.
+ * A map costs at most HEAP_MAP_BYTES_PER_OBJ bytes per object of its page, else the
+ * page falls back to the binary search.
+ */
+#define HEAP_MAP_BITS 48
+#define HEAP_MAP_BYTES_PER_OBJ 2
 struct heap_page {
 	uint64_t page_no;  /* address >> HEAP_PAGE_SHIFT, HEAP_NO_PAGE for an empty slot */
 	uint32_t bits;     /* 1-based block in the bit pool; 0: no pointer in this page */
 	uint32_t first;    /* index of the first object starting at or after this page */
 	uint32_t count;    /* objects starting in this page */
-};
+	/* Set by heap_index_finish() when count >= 2 and all of them are `stride` bytes
+	 * long and start at `start` + k * stride in this page (slot k); else stride is 0. */
+	uint32_t start : HEAP_PAGE_SHIFT;  /* offset in the page of the first one */
+	uint32_t stride : HEAP_PAGE_SHIFT; /* < page size, as two start in the page */
+	uint32_t dense : 1;                /* slots 0 .. count-1 hold them, no map */
+	uint32_t map;                      /* not dense: its slot map's word in map_pool */
+};                                         /* 32 bytes */
 
 struct heap_index {
 	const uint8_t *file;      /* the mapping, for object contents */
 	uint32_t ptr_size;
 	uint32_t block_words;     /* uint64_t words of pointer bits per page */
 
-	struct heap_page *pages;  /* hash table, power-of-two size */
+	struct heap_page *pages;  /* hash table, power-of-two size; or the direct array */
 	size_t page_slots;
 	size_t page_used;
+	bool page_direct;         /* pages[i] is page page_lo + i (or empty), after finish */
+	uint64_t page_lo;
 
 	uint64_t *bit_pool;       /* blocks of block_words words */
 	size_t bit_blocks;
 	size_t bit_cap;           /* in blocks */
+
+	uint64_t *map_pool;       /* slot maps of pages with free slots */
+	size_t map_words;
+	size_t map_cap;
 
 	struct heap_obj **chunks; /* while reading: objects in file order */
 	size_t nchunks;

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "../../src/dump/dump_internal.h" /* the index itself, for the lookup fast paths */
 #include "dumpbuf.h"
 #include "heapref/dump.h"
 
@@ -184,12 +185,180 @@ static void test_unordered_field_list(void **state)
 	dumpbuf_release(&b);
 }
 
+/* The plain answer: the last object starting at or before addr, if it holds addr. */
+static int64_t sorted_find(const struct model_obj *objs, size_t n, uint64_t addr)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (objs[mid].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0 || addr - objs[lo - 1].addr >= objs[lo - 1].size)
+		return -1;
+	return (int64_t)lo - 1;
+}
+
+static const struct heap_page *index_page(const struct heap_index *idx, uint64_t addr)
+{
+	for (size_t i = 0; i < idx->page_slots; i++)
+		if (idx->pages[i].page_no == addr >> HEAP_PAGE_SHIFT)
+			return &idx->pages[i];
+	fail_msg("no page for 0x%llx", (unsigned long long)addr);
+	return NULL;
+}
+
+/* Objects of `size` from page offset `off` in the run of pages at page `page`, slot k
+ * left free if is_free(k); returns the new count. */
+static size_t add_run(struct model_obj *m, size_t n, uint64_t base, uint64_t page, uint64_t off,
+		      uint64_t size, uint64_t bytes, bool (*is_free)(uint64_t))
+{
+	for (uint64_t k = 0; off + (k + 1) * size <= bytes; k++)
+		if (!is_free || !is_free(k))
+			m[n++] = (struct model_obj){ base + (page << HEAP_PAGE_SHIFT) + off + k * size,
+						     size };
+	return n;
+}
+
+static bool every_third(uint64_t k) { return k % 3 == 1; }
+static bool sparse(uint64_t k) { return k % 100 != 0; }
+static bool after_100(uint64_t k) { return k >= 100; }
+static bool ends_free(uint64_t k) { return k == 0 || k == 511; }
+static bool random_half(uint64_t k) { return rng() % 2 == 0; }
+static bool random_fifth(uint64_t k) { return rng() % 5 == 0; }
+
+/*
+ * Builds one page layout of each kind struct heap_page tells apart at `base`: uniform
+ * pages with no free slot, with free slots (slot map), with too few objects for a map,
+ * with only trailing free slots; pages of mixed sizes or off-grid strides; objects
+ * crossing into a grid page; a span of objects larger than a page.
+ */
+static size_t build_layouts(struct model_obj *m, uint64_t base)
+{
+	size_t n = 0;
+
+	n = add_run(m, n, base, 0, 0, 48, 2 * 8192, NULL);      /* pages 0, 1: dense, 1 at 16 */
+	n = add_run(m, n, base, 3, 0, 16, 8192, every_third);   /* 3: slot map */
+	n = add_run(m, n, base, 5, 0, 8, 8192, sparse);         /* 5: too sparse for a map */
+	n = add_run(m, n, base, 6, 0, 8, 8192, after_100);      /* 6: dense, free tail */
+	for (uint64_t off = 0; off < 8192; off += 48)           /* 7: sizes 16 and 32 */
+		m[n++] = (struct model_obj){ base + (7 << 13) + off, off % 96 ? 32 : 16 };
+	for (uint64_t off = 0; off + 16 <= 8192; off += 24)     /* 8: off the grid */
+		m[n++] = (struct model_obj){ base + (8 << 13) + off, 16 };
+	m[n++] = (struct model_obj){ base + (9 << 13) + 256, 3 * 8192 - 512 }; /* 9..11 */
+	n = add_run(m, n, base, 11, 8192 - 256, 64, 8192, NULL); /* 11: from 7936, dense */
+	n = add_run(m, n, base, 12, 0, 4096, 8192, NULL);        /* 12: two objects */
+	n = add_run(m, n, base, 13, 0, 1152, 9 * 8192, random_fifth); /* 13..21 */
+	n = add_run(m, n, base, 24, 0, 16, 8192, ends_free);     /* 24: dense from 16 */
+	n = add_run(m, n, base, 26, 0, 32, 8192, random_half);   /* 26: slot map */
+	n = add_run(m, n, base, 27, 8, 8, 8192, random_half);    /* 27: slot map, 8-byte */
+	return n;
+}
+
+static void check_layouts(const struct heap_index *idx, const struct model_obj *m, size_t n,
+			  uint64_t base)
+{
+	assert_int_equal(index_page(idx, base)->stride, 48);
+	assert_true(index_page(idx, base)->dense);
+	assert_int_equal(index_page(idx, base + 8192)->start, 16);
+	assert_true(index_page(idx, base + 8192)->dense);
+	assert_int_equal(index_page(idx, base + 3 * 8192)->stride, 16);
+	assert_false(index_page(idx, base + 3 * 8192)->dense);
+	assert_int_equal(index_page(idx, base + 5 * 8192)->stride, 0);
+	assert_true(index_page(idx, base + 6 * 8192)->dense);
+	assert_int_equal(index_page(idx, base + 7 * 8192)->stride, 0);
+	assert_int_equal(index_page(idx, base + 8 * 8192)->stride, 0);
+	assert_int_equal(index_page(idx, base + 11 * 8192)->start, 8192 - 256);
+	assert_true(index_page(idx, base + 11 * 8192)->dense);
+	assert_int_equal(index_page(idx, base + 24 * 8192)->start, 16);
+	assert_true(index_page(idx, base + 24 * 8192)->dense);
+	assert_false(index_page(idx, base + 26 * 8192)->dense);
+	assert_int_equal(index_page(idx, base + 27 * 8192)->stride, 8);
+	assert_false(index_page(idx, base + 27 * 8192)->dense);
+	for (size_t i = 0; i < n; i++) {
+		assert_int_equal(heap_index_find(idx, m[i].addr), i);
+		assert_int_equal(heap_index_find(idx, m[i].addr + m[i].size - 1), i);
+		assert_int_equal(heap_index_find(idx, m[i].addr + m[i].size),
+				 sorted_find(m, n, m[i].addr + m[i].size));
+	}
+	/* every byte of the pages and around them */
+	for (uint64_t addr = base - 64; addr < base + 29 * 8192; addr++)
+		if (heap_index_find(idx, addr) != sorted_find(m, n, addr))
+			fail_msg("0x%llx: %lld, not %lld", (unsigned long long)addr,
+				 (long long)heap_index_find(idx, addr), (long long)sorted_find(m, n, addr));
+}
+
+/*
+ * The lookup's fast paths (grid slots, slot maps, the direct page table) give the plain
+ * binary search's answer everywhere; so does the hash when pages lie far apart.
+ */
+static void test_grid_lookups(void **state)
+{
+	const uint64_t far = UINT64_C(1) << 40;
+	struct model_obj *m = calloc(40000, sizeof(*m));
+	struct hr_error err = { 0 };
+	struct heap_index idx;
+	size_t n, n2;
+
+	assert_non_null(m);
+	n = build_layouts(m, HEAP_START);
+	assert_int_equal(heap_index_init(&idx, NULL, 8), HR_OK);
+	for (size_t i = n; i-- > 0;) /* backwards: the index sorts them */
+		assert_int_equal(heap_index_add(&idx, m[i].addr, m[i].size, 0), HR_OK);
+	assert_int_equal(heap_index_finish(&idx, "t", &err), HR_OK);
+	assert_true(idx.page_direct);
+	check_layouts(&idx, m, n, HEAP_START);
+	heap_index_release(&idx);
+
+	/* the same layouts twice, 1 TiB apart: too sparse for the direct table */
+	n = build_layouts(m, HEAP_START);
+	n2 = n + build_layouts(m + n, HEAP_START + far);
+	assert_int_equal(heap_index_init(&idx, NULL, 8), HR_OK);
+	for (size_t i = 0; i < n2; i++)
+		assert_int_equal(heap_index_add(&idx, m[i].addr, m[i].size, 0), HR_OK);
+	assert_int_equal(heap_index_finish(&idx, "t", &err), HR_OK);
+	assert_false(idx.page_direct);
+	check_layouts(&idx, m, n2, HEAP_START);
+	check_layouts(&idx, m, n2, HEAP_START + far);
+	assert_int_equal(heap_index_find(&idx, HEAP_START + far / 2), -1);
+	heap_index_release(&idx);
+	free(m);
+}
+
+/* Overlaps are caught within a grid page and across pages. */
+static void test_overlap_found(void **state)
+{
+	static const struct model_obj cases[][3] = {
+		{ { HEAP_START, 16 }, { HEAP_START + 16, 16 }, { HEAP_START + 24, 16 } },
+		{ { HEAP_START + 8192 - 16, 32 }, { HEAP_START + 8192 + 8, 16 }, { HEAP_START + 8192 + 24, 16 } },
+	};
+
+	for (size_t c = 0; c < 2; c++) {
+		struct hr_error err = { 0 };
+		struct heap_index idx;
+
+		assert_int_equal(heap_index_init(&idx, NULL, 8), HR_OK);
+		for (size_t i = 0; i < 3; i++)
+			assert_int_equal(heap_index_add(&idx, cases[c][i].addr, cases[c][i].size, 0),
+					 HR_OK);
+		assert_int_equal(heap_index_finish(&idx, "t", &err), HR_EINPUT);
+		assert_non_null(strstr(err.msg, "overlaps"));
+		heap_index_release(&idx);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_lookup_matches_brute_force),
 		cmocka_unit_test(test_large_objects),
 		cmocka_unit_test(test_unordered_field_list),
+		cmocka_unit_test(test_grid_lookups),
+		cmocka_unit_test(test_overlap_found),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
