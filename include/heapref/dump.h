@@ -250,7 +250,7 @@ bool hr_dump_heap_ptr_bit(const struct hr_dump *dump, uint64_t addr);
  * 8 KiB of the object, then word-wide copies.
  */
 void hr_dump_object_ptr_bits(const struct hr_dump *dump, size_t index, uint64_t *out);
-/* Number of pointer words in object index (counts set bits). */
+/* Number of pointer words in object index (counts set bits, page by page). */
 uint64_t hr_dump_object_ptr_count(const struct hr_dump *dump, size_t index);
 /* Pointer words in the whole heap. */
 uint64_t hr_dump_heap_ptr_words(const struct hr_dump *dump);

@@ -569,13 +569,19 @@ static void or_bits(uint64_t *dst, uint64_t to, const uint64_t *src, uint64_t fr
 	}
 }
 
-void heap_index_copy_bits(const struct heap_index *idx, uint64_t addr, uint64_t nwords,
-			  uint64_t *out)
+/*
+ * Calls fn for each page-sized piece of the nwords words from addr that has pointer
+ * bits: the page's bit block, the first bit in it, how many, and how many words of the
+ * range came before.
+ */
+static void for_each_bit_block(const struct heap_index *idx, uint64_t addr, uint64_t nwords,
+			       void (*fn)(const uint64_t *block, uint64_t first, uint64_t n,
+					  uint64_t done, void *arg),
+			       void *arg)
 {
 	uint64_t words_per_page = HEAP_PAGE_SIZE / idx->ptr_size;
 	uint64_t done = 0;
 
-	memset(out, 0, hr_bit_words(nwords) * sizeof(uint64_t));
 	while (done < nwords) {
 		uint64_t at = addr + done * idx->ptr_size;
 		uint64_t first = (at & (HEAP_PAGE_SIZE - 1)) / idx->ptr_size;
@@ -585,10 +591,40 @@ void heap_index_copy_bits(const struct heap_index *idx, uint64_t addr, uint64_t 
 		if (n > nwords - done)
 			n = nwords - done;
 		if (p && p->bits)
-			or_bits(out, done, idx->bit_pool + (size_t)(p->bits - 1) * idx->block_words,
-				first, n);
+			fn(idx->bit_pool + (size_t)(p->bits - 1) * idx->block_words, first, n, done,
+			   arg);
 		done += n;
 	}
+}
+
+static void copy_block(const uint64_t *block, uint64_t first, uint64_t n, uint64_t done,
+		       void *out)
+{
+	or_bits(out, done, block, first, n);
+}
+
+static void count_block(const uint64_t *block, uint64_t first, uint64_t n, uint64_t done,
+			void *count)
+{
+	(void)done;
+	for (uint64_t w = hr_bit_next(block, first, first + n); w < first + n;
+	     w = hr_bit_next(block, w + 1, first + n))
+		++*(uint64_t *)count;
+}
+
+void heap_index_copy_bits(const struct heap_index *idx, uint64_t addr, uint64_t nwords,
+			  uint64_t *out)
+{
+	memset(out, 0, hr_bit_words(nwords) * sizeof(uint64_t));
+	for_each_bit_block(idx, addr, nwords, copy_block, out);
+}
+
+uint64_t heap_index_count_bits(const struct heap_index *idx, uint64_t addr, uint64_t nwords)
+{
+	uint64_t count = 0;
+
+	for_each_bit_block(idx, addr, nwords, count_block, &count);
+	return count;
 }
 
 uint64_t heap_index_bytes(const struct heap_index *idx)

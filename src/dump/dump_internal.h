@@ -124,6 +124,8 @@ bool heap_index_ptr_bit(const struct heap_index *idx, uint64_t addr);
 /* Writes the pointer bits of nwords heap words from addr to out (hr_bit_words(nwords) words). */
 void heap_index_copy_bits(const struct heap_index *idx, uint64_t addr, uint64_t nwords,
 			  uint64_t *out);
+/* How many of the nwords heap words from addr hold pointers. */
+uint64_t heap_index_count_bits(const struct heap_index *idx, uint64_t addr, uint64_t nwords);
 uint64_t heap_index_bytes(const struct heap_index *idx);
 
 #endif

@@ -946,11 +946,8 @@ void hr_dump_object_ptr_bits(const struct hr_dump *d, size_t i, uint64_t *out)
 uint64_t hr_dump_object_ptr_count(const struct hr_dump *d, size_t i)
 {
 	struct hr_object o = hr_dump_object(d, i);
-	uint64_t off, n = 0;
 
-	for (off = 0; off + d->params.ptr_size <= o.size; off += d->params.ptr_size)
-		n += heap_index_ptr_bit(&d->heap, o.addr + off);
-	return n;
+	return heap_index_count_bits(&d->heap, o.addr, o.size / d->params.ptr_size);
 }
 
 const struct hr_segment *hr_dump_data(const struct hr_dump *d) { return &d->data; }
