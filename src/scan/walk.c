@@ -215,18 +215,6 @@ static void follow_word(struct hr_scan *s, uint64_t addr, uint32_t type, uint64_
 		hr_bit_clear(r->bits, w);
 }
 
-bool follow_root_value(struct hr_scan *s, uint64_t value, uint32_t type, uint8_t mode)
-{
-	bool settled;
-
-	s->nframes = 1;
-	s->frames[0] = (struct vframe){ .parent = NO_FRAME, .node = HR_CHAINS_NONE,
-					.name = N_ROOT };
-	settled = follow_value(s, value, type, 0, mode, N_SAME, 0, true, 0);
-	s->nframes = 0;
-	return settled;
-}
-
 /* --- the walk ----------------------------------------------------------------------- */
 
 static int push_frame(struct hr_scan *s, const struct vframe *f)
@@ -241,6 +229,18 @@ static int push_frame(struct hr_scan *s, const struct vframe *f)
 	}
 	s->frames[s->nframes++] = *f;
 	return HR_OK;
+}
+
+bool follow_root_value(struct hr_scan *s, uint64_t value, uint32_t type, uint8_t mode)
+{
+	bool settled = true;
+
+	s->nframes = 0;
+	if (!push_frame(s, &(struct vframe){ .parent = NO_FRAME, .node = HR_CHAINS_NONE,
+					     .name = N_ROOT }))
+		settled = follow_value(s, value, type, 0, mode, N_SAME, 0, true, 0);
+	s->nframes = 0;
+	return settled;
 }
 
 static void push_child(struct hr_scan *s, uint32_t parent, uint64_t addr, uint32_t type,

@@ -724,6 +724,32 @@ class AnalyzeScenarios(AnalyzeTestCase):
         self.each_flavor("example", check)
 
 
+class AnalyzeStrippedBinary(unittest.TestCase):
+    """A binary without DWARF (-ldflags=-w) or also without symbols (-s -w) still gives a
+    profile, with a warning: bitmap-only chains, every reachable object in it once. The
+    finalizer program has finalizer roots, whose walk once crashed without DWARF."""
+
+    def test_stripped_binaries(self):
+        for ldflags, root in (("-w", "main.gFinal"), ("-s -w", None)):
+            with self.subTest(ldflags=ldflags):
+                binary, dump, facts = progs.prepare("finalizer", WORK, go=GO, env=ENV,
+                                                    ldflags=ldflags)
+                out = os.path.join(tempfile.mkdtemp(prefix="heapref-stripped-"), "p.pb.gz")
+                try:
+                    code, _, stderr = heapref("analyze", "-o", out, binary, dump)
+                    self.assertEqual(code, 0, stderr)
+                    self.assertIn("warning: %s: no DWARF" % binary, stderr)
+                    p = profile.read(out)
+                    r = reach.reachable(reach.load(dump))
+                    self.assertEqual(profile.totals(p), (r.objects, r.bytes))
+                    if root:  # the ELF symbol names the global's data word
+                        got = profile.cum(p, (root,))
+                        self.assertGreaterEqual(got[0], facts["kept_objects_main.gFinal"])
+                        self.assertGreaterEqual(got[1], facts["kept_bytes_main.gFinal"])
+                finally:
+                    shutil.rmtree(os.path.dirname(out), ignore_errors=True)
+
+
 class AnalyzeMaxDepth(AnalyzeTestCase):
     def test_max_depth_3_on_list(self):
         """--max-depth 3: no chain has more than 3 names; the list's and the ring's
