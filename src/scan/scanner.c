@@ -532,10 +532,11 @@ int hr_scan_pass1(struct hr_scan *s, struct hr_error *err)
 	if ((rc = segment_region(s, hr_dump_data(s->dump), &seg[0])) ||
 	    (rc = segment_region(s, hr_dump_bss(s->dump), &seg[1])))
 		goto out;
-	if ((rc = walk_globals(s, seg)) || (rc = walk_goroutines(s)) ||
-	    (rc = walk_finalizers(s)) || (rc = walk_queued_and_other(s)) ||
+	/* root words for pass 2 are kept in this order too: data and bss, then frames */
+	if ((rc = walk_globals(s, seg)) ||
 	    (rc = leftover_segment_words(s, &seg[0], "data")) ||
-	    (rc = leftover_segment_words(s, &seg[1], "bss")))
+	    (rc = leftover_segment_words(s, &seg[1], "bss")) || (rc = walk_goroutines(s)) ||
+	    (rc = walk_finalizers(s)) || (rc = walk_queued_and_other(s)))
 		goto out;
 	while (s->q_len && !rc) {
 		struct work w = s->queue[s->q_head++];
