@@ -301,14 +301,21 @@ const struct hr_symbol *hr_binary_symbol_at(const struct hr_binary *bin, uint64_
 	size_t lo = hr_count_key_at_most(bin->symbols, bin->symbols_n, sizeof(*bin->symbols),
 					 offsetof(struct hr_symbol, addr), addr);
 
-	/* look back a few symbols: zero-sized ones can sit inside a sized one */
+	const struct hr_symbol *marker = NULL;
+
+	/*
+	 * Look back a few symbols: zero-sized ones (runtime.bss, runtime.edata) sit at the
+	 * start of or inside sized ones. A sized symbol holding addr wins over such a marker.
+	 */
 	for (size_t i = lo, steps = 0; i-- > 0 && steps < 8; steps++) {
 		const struct hr_symbol *s = &bin->symbols[i];
 
-		if (addr - s->addr < s->size || (s->size == 0 && s->addr == addr))
+		if (addr - s->addr < s->size)
 			return s;
+		if (s->size == 0 && s->addr == addr && !marker)
+			marker = s;
 	}
-	return NULL;
+	return marker;
 }
 
 const struct hr_symbol *hr_binary_find_symbol(const struct hr_binary *bin, const char *name)
