@@ -88,7 +88,4 @@ int hr_scan_pass2(struct hr_scan *scan, struct hr_error *err);
 
 const struct hr_scan_summary *hr_scan_summary(const struct hr_scan *scan);
 
-/* Whether heap object index was reached (after the passes). */
-bool hr_scan_reached(const struct hr_scan *scan, size_t index);
-
 #endif

@@ -23,6 +23,7 @@ struct region {
 	const uint8_t *data;
 	uint64_t *bits;
 	uint64_t nwords;
+	unsigned ps;        /* bytes per word (a segment's length need not be a multiple) */
 };
 
 /* How a value is walked. */
@@ -134,6 +135,8 @@ struct hr_scan {
 
 	uint64_t *obj_bits;        /* scratch: bits of the object being walked */
 	size_t obj_bits_cap;       /* in words */
+	uint64_t *task_bits;       /* scratch: pass 2's copy of one object's bits */
+	size_t task_bits_cap;
 
 	struct leftover *leftovers;
 	size_t nleftovers, leftovers_cap;

@@ -66,11 +66,6 @@ int scan_enqueue(struct hr_scan *s, const struct work *w)
 	return HR_OK;
 }
 
-bool hr_scan_reached(const struct hr_scan *s, size_t index)
-{
-	return index < s->nobj && hr_bit_get(s->visited, index);
-}
-
 const struct hr_scan_summary *hr_scan_summary(const struct hr_scan *s)
 {
 	return &s->sum;
@@ -145,6 +140,7 @@ void hr_scan_free(struct hr_scan *s)
 	free(s->frames);
 	free(s->path);
 	free(s->obj_bits);
+	free(s->task_bits);
 	free(s->leftovers);
 	free(s->leftover_bits);
 	free(s->root_words);
@@ -198,6 +194,20 @@ static int add_leftover(struct hr_scan *s, uint32_t obj, uint32_t node, const ui
 	return HR_OK;
 }
 
+/* A region over heap object obj, its pointer bits copied into bits (grown as needed). */
+static int object_region(struct hr_scan *s, uint32_t obj, uint64_t **bits, size_t *cap,
+			 struct region *r)
+{
+	struct hr_object o = hr_dump_object(s->dump, obj);
+	uint64_t nwords = o.size / s->ps;
+
+	if (hr_array_reserve((void **)bits, cap, hr_bit_words(nwords) + 1, sizeof(uint64_t)))
+		return HR_ENOMEM;
+	hr_dump_object_ptr_bits(s->dump, obj, *bits);
+	*r = (struct region){ o.addr, o.size, o.data, *bits, nwords, s->ps };
+	return HR_OK;
+}
+
 /* --- pass 1: roots ------------------------------------------------------------------ */
 
 static void set_root_name(struct hr_scan *s, char *buf, size_t len, const char *fmt, ...)
@@ -226,6 +236,7 @@ static int segment_region(const struct hr_scan *s, const struct hr_segment *seg,
 	r->len = seg->contents.len;
 	r->data = seg->contents.ptr;
 	r->nwords = r->len / s->ps;
+	r->ps = s->ps;
 	r->bits = malloc(hr_bit_words(r->nwords) * sizeof(uint64_t) + sizeof(uint64_t));
 	if (!r->bits)
 		return HR_ENOMEM;
@@ -332,7 +343,7 @@ static int build_stack(const struct hr_scan *s, const struct hr_frame *f, size_t
 				hr_bit_set(st->bits, at / s->ps + w);
 	}
 	st->r = (struct region){ .addr = lo, .len = total, .data = st->mem, .bits = st->bits,
-				 .nwords = total / s->ps };
+				 .nwords = total / s->ps, .ps = s->ps };
 	return HR_OK;
 }
 
@@ -436,6 +447,7 @@ static int walk_finalizers(struct hr_scan *s)
 {
 	size_t n;
 	const struct hr_finalizer *fin = hr_dump_finalizers(s->dump, &n);
+	struct region r;
 	char name[512];
 
 	for (size_t i = 0; i < n && !s->status; i++) {
@@ -444,27 +456,26 @@ static int walk_finalizers(struct hr_scan *s)
 
 		s->sum.roots[HR_ROOT_FINALIZER]++;
 		set_root_name(s, name, sizeof(name), "$finalizer (%s)", rtype_name(s, fin[i].obj_type));
-		if (!follow_root_value(s, fin[i].fn, 0, M_CLOSURE))
-			add_root_word(s, fin[i].fn, root_node(s, s->root_name, s->root_name_len));
-		if (obj >= 0) {
+		follow_root_value(s, fin[i].fn, 0, M_CLOSURE);
+		if (obj >= 0 && !object_region(s, (uint32_t)obj, &s->obj_bits, &s->obj_bits_cap, &r)) {
 			/* the object itself is not kept: walk it without charging it */
-			struct hr_object o = hr_dump_object(s->dump, (size_t)obj);
-			uint64_t nwords = o.size / s->ps;
-			struct region r;
+			uint32_t node = HR_CHAINS_NONE;
 
-			if (hr_array_reserve((void **)&s->obj_bits, &s->obj_bits_cap,
-					     hr_bit_words(nwords) + 1, sizeof(uint64_t)))
-				return HR_ENOMEM;
-			hr_dump_object_ptr_bits(s->dump, (size_t)obj, s->obj_bits);
-			r = (struct region){ o.addr, o.size, o.data, s->obj_bits, nwords };
 			walk_value(s, &r, fin[i].obj, layout_pointee(s->bin, ptr), 0, M_VALUE, N_SAME,
 				   0, N_ROOT, HR_CHAINS_NONE);
-			for (uint64_t w = hr_bit_next(r.bits, 0, nwords); w < nwords && !s->status;
-			     w = hr_bit_next(r.bits, w + 1, nwords))
-				if (leads_somewhere(s, region_word(s, &r, o.addr + w * s->ps)) &&
-				    add_root_word(s, region_word(s, &r, o.addr + w * s->ps),
-						  root_node(s, s->root_name, s->root_name_len)))
+			for (uint64_t w = hr_bit_next(r.bits, 0, r.nwords); w < r.nwords && !s->status;
+			     w = hr_bit_next(r.bits, w + 1, r.nwords)) {
+				uint64_t value = region_word(s, &r, r.addr + w * s->ps);
+
+				if (!leads_somewhere(s, value))
+					continue;
+				if (node == HR_CHAINS_NONE)
+					node = root_node(s, s->root_name, s->root_name_len);
+				if (add_root_word(s, value, node))
 					return HR_ENOMEM;
+			}
+		} else if (obj >= 0) {
+			return HR_ENOMEM;
 		}
 	}
 	return s->status;
@@ -502,25 +513,19 @@ static int walk_queued_and_other(struct hr_scan *s)
 
 static int walk_object(struct hr_scan *s, const struct work *w)
 {
-	struct hr_object o = hr_dump_object(s->dump, w->obj);
-	uint64_t nwords = o.size / s->ps;
 	struct region r;
 
-	if (!w->type && w->mode != M_CLOSURE)
-		return hr_dump_object_ptr_count(s->dump, w->obj) ?
-			add_leftover(s, w->obj, w->node, NULL, nwords) : HR_OK;
-	if (hr_array_reserve((void **)&s->obj_bits, &s->obj_bits_cap, hr_bit_words(nwords) + 1,
-			     sizeof(uint64_t)))
+	if (object_region(s, w->obj, &s->obj_bits, &s->obj_bits_cap, &r))
 		return HR_ENOMEM;
-	hr_dump_object_ptr_bits(s->dump, w->obj, s->obj_bits);
-	if (hr_bit_next(s->obj_bits, 0, nwords) >= nwords)
+	if (hr_bit_next(r.bits, 0, r.nwords) >= r.nwords)
 		return HR_OK; /* nothing inside leads anywhere */
-	r = (struct region){ o.addr, o.size, o.data, s->obj_bits, nwords };
-	if (walk_value(s, &r, o.addr + w->offset, w->type, w->count, w->mode, w->elem_name,
+	if (!w->type && w->mode != M_CLOSURE) /* no view: every pointer word is pass 2's */
+		return add_leftover(s, w->obj, w->node, NULL, r.nwords);
+	if (walk_value(s, &r, r.addr + w->offset, w->type, w->count, w->mode, w->elem_name,
 		       w->aux, N_SAME, w->node))
 		return s->status;
-	if (hr_bit_next(r.bits, 0, nwords) < nwords)
-		return add_leftover(s, w->obj, w->node, r.bits, nwords);
+	if (hr_bit_next(r.bits, 0, r.nwords) < r.nwords)
+		return add_leftover(s, w->obj, w->node, r.bits, r.nwords);
 	return HR_OK;
 }
 
@@ -579,17 +584,13 @@ static int drain_untyped(struct hr_scan *s, uint32_t *node, uint32_t parent)
 	int rc = HR_OK;
 
 	while (s->nstack2 && !rc) {
-		uint32_t obj = s->stack2[--s->nstack2];
-		struct hr_object o = hr_dump_object(s->dump, obj);
-		uint64_t nwords = o.size / s->ps;
+		struct region r;
 
-		if (hr_array_reserve((void **)&s->obj_bits, &s->obj_bits_cap,
-				     hr_bit_words(nwords) + 1, sizeof(uint64_t)))
+		if (object_region(s, s->stack2[--s->nstack2], &s->obj_bits, &s->obj_bits_cap, &r))
 			return HR_ENOMEM;
-		hr_dump_object_ptr_bits(s->dump, obj, s->obj_bits);
-		for (uint64_t w = hr_bit_next(s->obj_bits, 0, nwords); w < nwords && !rc;
-		     w = hr_bit_next(s->obj_bits, w + 1, nwords))
-			rc = reach_untyped(s, hr_dump_word(s->dump, o.data + w * s->ps), node, parent);
+		for (uint64_t w = hr_bit_next(r.bits, 0, r.nwords); w < r.nwords && !rc;
+		     w = hr_bit_next(r.bits, w + 1, r.nwords))
+			rc = reach_untyped(s, region_word(s, &r, r.addr + w * s->ps), node, parent);
 		progress(s, "pass 2");
 	}
 	return rc;
@@ -602,18 +603,13 @@ static int follow_leftover(struct hr_scan *s, const struct leftover *l)
 	uint64_t nwords = o.size / s->ps;
 	uint32_t node = HR_CHAINS_NONE;
 	const uint64_t *bits;
+	struct region all;
 	int rc = HR_OK;
 
-	if (l->bits == LEFTOVER_ALL) {
-		if (hr_array_reserve((void **)&s->obj_bits, &s->obj_bits_cap,
-				     hr_bit_words(nwords) + 1, sizeof(uint64_t)))
+	if (l->bits == LEFTOVER_ALL) { /* its own copy: draining reuses obj_bits */
+		if (object_region(s, l->obj, &s->task_bits, &s->task_bits_cap, &all))
 			return HR_ENOMEM;
-		hr_dump_object_ptr_bits(s->dump, l->obj, s->obj_bits);
-		/* the object's own words: copy out, since draining reuses obj_bits */
-		if (add_leftover(s, l->obj, l->node, s->obj_bits, nwords))
-			return HR_ENOMEM;
-		s->nleftovers--;
-		bits = s->leftover_bits + s->leftovers[s->nleftovers].bits;
+		bits = all.bits;
 	} else {
 		bits = s->leftover_bits + l->bits;
 	}
@@ -622,8 +618,6 @@ static int follow_leftover(struct hr_scan *s, const struct leftover *l)
 		rc = reach_untyped(s, hr_dump_word(s->dump, o.data + w * s->ps), &node, l->node);
 		if (!rc)
 			rc = drain_untyped(s, &node, l->node);
-		bits = s->leftover_bits + (l->bits == LEFTOVER_ALL ?
-					   s->leftovers[s->nleftovers].bits : l->bits);
 	}
 	return rc;
 }

@@ -28,11 +28,10 @@ uint64_t region_word(const struct hr_scan *s, const struct region *r, uint64_t a
 
 bool region_has_ptrs(const struct region *r, uint64_t addr, uint64_t len)
 {
-	uint64_t end = r->addr + r->len, from, to, ps;
+	uint64_t end = r->addr + r->len, from, to, ps = r->ps;
 
 	if (!r->nwords || addr >= end || addr + len <= r->addr || len == 0)
 		return false;
-	ps = r->len / r->nwords;
 	if (addr < r->addr) {
 		len -= r->addr - addr;
 		addr = r->addr;

@@ -37,7 +37,7 @@ static void test_region_has_ptrs(void **state)
 	uint8_t mem[64 * 8] = { 0 };
 	uint64_t bits[1] = { (UINT64_C(1) << 3) | (UINT64_C(1) << 40) };
 	struct region r = { .addr = 0x1000, .len = sizeof(mem), .data = mem, .bits = bits,
-			    .nwords = 64 };
+			    .nwords = 64, .ps = 8 };
 
 	(void)state;
 	assert_true(region_has_ptrs(&r, 0x1000, 32));         /* words 0-3 include 3 */
