@@ -126,7 +126,8 @@ static void end_progress(struct progress *p)
 
 /*
  * Writes the profile to a temporary file next to path and renames it into place, so
- * a failure leaves no partial file and an existing file untouched.
+ * a failure leaves no partial file and an existing file untouched. Any failure here is
+ * an output failure (exit status 3), whatever err->code says.
  */
 static int write_profile(const char *path, const struct hr_chains *tree, struct hr_error *err)
 {
@@ -148,7 +149,7 @@ static int write_profile(const char *path, const struct hr_chains *tree, struct 
 	memcpy(tmp + len, ".tmp.XXXXXX", sizeof(".tmp.XXXXXX"));
 	fd = mkstemp(tmp);
 	if (fd < 0 || !(out = fdopen(fd, "wb"))) {
-		rc = hr_error_set(err, HR_ENOMEM, "%s: cannot create: %s", path, strerror(errno));
+		rc = hr_error_set(err, HR_EIO, "%s: cannot create: %s", path, strerror(errno));
 		if (fd >= 0) {
 			close(fd);
 			unlink(tmp);
@@ -162,11 +163,8 @@ static int write_profile(const char *path, const struct hr_chains *tree, struct 
 	if (!rc && rename(tmp, path))
 		rc = hr_error_set(err, HR_EIO, "%s: cannot rename into place: %s", path,
 				  strerror(errno));
-	if (rc) {
+	if (rc)
 		unlink(tmp);
-		if (err->code != HR_ENOMEM)
-			err->code = HR_ENOMEM; /* an output failure: exit status 3, not bad input */
-	}
 	free(tmp);
 	return rc;
 }
@@ -266,8 +264,13 @@ int cmd_analyze(int argc, char **argv)
 		goto fail;
 	}
 	if (!(scan = hr_scan_new(dump, bin, tree, &opts, &err)) ||
-	    run_scan(scan, stats, &prog, &err) || write_profile(a.output, tree, &err))
+	    run_scan(scan, stats, &prog, &err))
 		goto fail;
+	if (write_profile(a.output, tree, &err)) { /* the output, not the input: status 3 */
+		fprintf(stderr, "heapref: %s\n", err.msg);
+		st = ST_RESOURCES;
+		goto done;
+	}
 	stats_mark(stats, "output", stderr);
 	print_summary(dump, hr_scan_summary(scan), tree, a.output, since(&prog.start));
 	st = ST_OK;

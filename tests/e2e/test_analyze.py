@@ -797,6 +797,25 @@ class AnalyzeBadUsage(unittest.TestCase):
                         self.assertIn(named, err)
                         self.assertEqual(os.listdir(cwd), [], "left behind")
 
+    def test_output_errors_exit_3(self):
+        """An output that cannot be written is exit status 3, one line naming it; an
+        existing file of that name is left as it was."""
+        with tempfile.TemporaryDirectory() as cwd:
+            unwritable = os.path.join(cwd, "no-such-dir", "p.pb.gz")
+            code, _, err = heapref("analyze", "-o", unwritable, self.binary, self.dump, cwd=cwd)
+            self.assertEqual(code, 3, err)
+            self.assertIn(unwritable, err)
+            self.assertEqual(os.listdir(cwd), [])
+            existing = os.path.join(cwd, "old.pb.gz")
+            with open(existing, "w") as f:
+                f.write("keep me")
+            code, _, err = heapref("analyze", "-o", existing, self.binary,
+                                   os.path.join(cwd, "missing.dump"), cwd=cwd)
+            self.assertEqual(code, 1, err)
+            with open(existing) as f:
+                self.assertEqual(f.read(), "keep me")
+            self.assertEqual(os.listdir(cwd), ["old.pb.gz"])
+
     def test_default_output_and_stats(self):
         """Without -o the profile is heapref.pb.gz in the working directory; --stats
         changes only what is said on stderr."""
