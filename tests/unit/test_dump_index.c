@@ -12,7 +12,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "../../src/dump/dump_internal.h" /* the index itself, for the lookup fast paths */
+#include "dump_internal.h" /* the index itself, for the lookup fast paths */
 #include "dumpbuf.h"
 #include "heapref/dump.h"
 
