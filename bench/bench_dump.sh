@@ -13,19 +13,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 objects=${1:-10000000}
 bytes=${2:-1073741824}
-work=bench/work
-dump=$work/gen-$objects-$bytes.hdump
-mkdir -p "$work"
-
-cmake -S . -B build-bench -DCMAKE_BUILD_TYPE=Release -DHEAPREF_TESTS=OFF >/dev/null
-cmake --build build-bench -j"$(nproc)" >/dev/null
-if [ ! -s "$dump" ]; then
-  (cd testprogs && go build -buildvcs=false -o "../$work/gen" ./gen)
-  echo "generating $dump ($objects objects, $bytes bytes)..."
-  "$work/gen" -objects "$objects" -bytes "$bytes" "$dump" > "$dump.facts.json"
-fi
-
-size=$(stat -c %s "$dump")
+. bench/bench_dump_file.sh
 cat "$dump" > /dev/null
 floor=$( { /usr/bin/time -f '%e' cat "$dump" > /dev/null; } 2>&1 )
 echo "machine:   $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(uname -m)"
