@@ -195,6 +195,11 @@ const char *hr_binary_limits(const struct hr_binary *bin);
 /* Highest DWARF version among the compilation units (4 or 5), 0 without DWARF. */
 unsigned hr_binary_dwarf_version(const struct hr_binary *bin);
 unsigned hr_binary_ptr_size(const struct hr_binary *bin);
+/* The Go release that built the binary ("go1.26.8"), from .go.buildinfo; "" when unknown. */
+const char *hr_binary_go_version(const struct hr_binary *bin);
+/* ELF address and size of the allocated section called name; false if there is none. */
+bool hr_binary_section_range(const struct hr_binary *bin, const char *name, uint64_t *addr,
+			     uint64_t *size);
 /* Uncompressed size of .debug_info, for benchmarks; 0 without DWARF. */
 uint64_t hr_binary_debug_info_size(const struct hr_binary *bin);
 /* Bytes held by heapref's own tables (not libdwarf's or libelf's), for benchmarks. */

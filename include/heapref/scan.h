@@ -69,6 +69,29 @@ struct hr_scan_summary {
 	unsigned go_minor;       /* the N of the dump's go1.N build version, 0 unknown */
 };
 
+/* --- before scanning: do the inputs go together? ------------------------------------ */
+
+/* The Go releases heapref is tested with (docs/go-versions.md). */
+#define HR_GO_MINOR_OLDEST 19
+#define HR_GO_MINOR_NEWEST 26
+
+/*
+ * Whether the dump can have been written by the binary: the same Go build version (when
+ * both record one), data and bss segments of the sizes of the ELF's .data and .bss, at
+ * the same distance from each other, and stack frames whose functions start where the
+ * binary's symbols of those names do. False with every difference, as one line, in why.
+ * Call after hr_scan_new(), which sets the binary's load bias from the dump.
+ */
+bool hr_scan_pair_matches(const struct hr_dump *dump, const struct hr_binary *bin, char *why,
+			  size_t len);
+
+/*
+ * Whether a Go build version ("go1.26.8", not NUL-terminated) is one heapref is tested
+ * with. False with a warning sentence in why when it is older, newer or unrecognised; an
+ * empty version is not warned about.
+ */
+bool hr_scan_go_version_known(const char *version, size_t version_len, char *why, size_t len);
+
 struct hr_scan;
 
 /*

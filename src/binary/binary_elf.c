@@ -203,6 +203,64 @@ static int check_header(struct hr_binary *bin, struct hr_error *err)
 	return HR_OK;
 }
 
+static const struct section *section_named(const struct hr_binary *bin, const char *name)
+{
+	for (size_t i = 0; i < bin->sections_n; i++)
+		if (!strcmp(bin->sections[i].name, name))
+			return &bin->sections[i];
+	return NULL;
+}
+
+/*
+ * Go 1.18 and later write their version into .go.buildinfo: the 14-byte magic
+ * "\xff Go buildinf:", the pointer size, a flags byte (0x2: the strings follow inline),
+ * padding to 32 bytes, then the version as a uvarint length and its bytes. Older
+ * layouts (pointers to the strings) are not read: the version stays unknown, which
+ * only turns off the version comparison with the dump.
+ */
+static void read_go_version(struct hr_binary *bin)
+{
+	static const char magic[] = "\xff Go buildinf:";
+	const struct section *s = section_named(bin, ".go.buildinfo");
+	Elf_Data *d = s && s->type != SHT_NOBITS ? elf_getdata(s->scn, NULL) : NULL;
+	const uint8_t *p = d ? d->d_buf : NULL;
+	size_t n = p ? d->d_size : 0;
+	uint64_t len = 0;
+	size_t i = 32;
+
+	if (n < 34 || memcmp(p, magic, sizeof(magic) - 1) || !(p[15] & 0x2))
+		return;
+	for (unsigned shift = 0; i < n && shift < 64; shift += 7) {
+		len |= (uint64_t)(p[i] & 0x7f) << shift;
+		if (!(p[i++] & 0x80))
+			break;
+	}
+	if (len == 0 || len >= sizeof(bin->go_version) || len > n - i)
+		return;
+	for (size_t k = 0; k < len; k++)
+		if (p[i + k] < 0x20 || p[i + k] > 0x7e)
+			return;
+	memcpy(bin->go_version, p + i, len);
+	bin->go_version[len] = 0;
+}
+
+const char *hr_binary_go_version(const struct hr_binary *bin)
+{
+	return bin->go_version;
+}
+
+bool hr_binary_section_range(const struct hr_binary *bin, const char *name, uint64_t *addr,
+			     uint64_t *size)
+{
+	const struct section *s = section_named(bin, name);
+
+	if (!s)
+		return false;
+	*addr = s->addr;
+	*size = s->size;
+	return true;
+}
+
 int binary_elf_open(struct hr_binary *bin, struct hr_error *err)
 {
 	int rc;
@@ -218,6 +276,8 @@ int binary_elf_open(struct hr_binary *bin, struct hr_error *err)
 	rc = check_header(bin, err);
 	if (!rc)
 		rc = read_sections(bin, err);
+	if (!rc)
+		read_go_version(bin);
 	return rc;
 }
 

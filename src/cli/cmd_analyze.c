@@ -19,14 +19,16 @@
 #include "heapref/writers.h"
 #include "stats.h"
 
-enum { ST_OK = 0, ST_INPUT = 1, ST_USAGE = 2, ST_RESOURCES = 3 };
+enum { ST_OK = 0, ST_INPUT = 1, ST_USAGE = 2, ST_RESOURCES = 3, ST_MISMATCH = 4 };
 
 static const char analyze_usage[] =
-	"usage: heapref analyze [-o FILE] [--max-depth N] [--stats] BINARY DUMP\n"
+	"usage: heapref analyze [-o FILE] [--max-depth N] [--stats] [--force] BINARY DUMP\n"
 	"  -o FILE         the pprof profile to write (default heapref.pb.gz; - for stdout)\n"
 	"  --max-depth N   cut chains after N named nodes, charging the rest to the last\n"
 	"                  (default 256; 0 for no limit)\n"
-	"  --stats         time, CPU and peak memory of each phase, on stderr\n";
+	"  --stats         time, CPU and peak memory of each phase, on stderr\n"
+	"  --force         analyse even when the dump does not look written by the binary\n"
+	"                  (different Go version, data or bss layout): the chains may be wrong\n";
 
 struct analyze_args {
 	const char *binary;
@@ -34,6 +36,7 @@ struct analyze_args {
 	const char *output;
 	uint32_t max_depth;
 	bool stats;
+	bool force;
 };
 
 static int usage_error(const char *what)
@@ -74,6 +77,8 @@ static int parse_args(int argc, char **argv, struct analyze_args *a)
 			a->max_depth = (uint32_t)v;
 		} else if (!strcmp(argv[i], "--stats")) {
 			a->stats = true;
+		} else if (!strcmp(argv[i], "--force")) {
+			a->force = true;
 		} else if (argv[i][0] == '-' && argv[i][1]) {
 			return usage_error("unknown option");
 		} else if (npos < 2) {
@@ -213,6 +218,43 @@ static void print_summary(const struct hr_dump *dump, const struct hr_scan_summa
 		strcmp(output, "-") ? output : "standard output", hr_chains_count(tree) - 1, seconds);
 }
 
+/* --- do the inputs go together? --------------------------------------------------------- */
+
+static void warn_unknown_version(const char *path, const char *version, size_t len)
+{
+	char why[HR_ERROR_MAX];
+
+	if (!hr_scan_go_version_known(version, len, why, sizeof(why)))
+		fprintf(stderr, "heapref: warning: %s: %s\n", path, why);
+}
+
+/*
+ * Refuses a dump that the binary cannot have written (ST_MISMATCH), unless forced.
+ * Warns about Go releases heapref is not tested with; the binary's version is named
+ * only when it differs from the dump's, so one unknown release is warned about once.
+ */
+static int check_inputs(const struct analyze_args *a, const struct hr_dump *dump,
+			const struct hr_binary *bin)
+{
+	const struct hr_bytes *dv = &hr_dump_params(dump)->go_version;
+	const char *bv = hr_binary_go_version(bin);
+	char why[HR_ERROR_MAX];
+
+	warn_unknown_version(a->dump, (const char *)dv->ptr, dv->len);
+	if (strlen(bv) != dv->len || memcmp(bv, dv->ptr, dv->len))
+		warn_unknown_version(a->binary, bv, strlen(bv));
+	if (hr_scan_pair_matches(dump, bin, why, sizeof(why)))
+		return ST_OK;
+	if (!a->force) {
+		fprintf(stderr, "heapref: %s was not written by %s: %s (--force analyses anyway)\n",
+			a->dump, a->binary, why);
+		return ST_MISMATCH;
+	}
+	fprintf(stderr, "heapref: warning: %s does not look written by %s: %s; analysing anyway "
+		"(--force), chains may be wrong\n", a->dump, a->binary, why);
+	return ST_OK;
+}
+
 /* --- the command ------------------------------------------------------------------------- */
 
 static int run_scan(struct hr_scan *scan, struct stats *stats, struct progress *prog,
@@ -263,8 +305,12 @@ int cmd_analyze(int argc, char **argv)
 		hr_error_set(&err, HR_ENOMEM, "out of memory");
 		goto fail;
 	}
-	if (!(scan = hr_scan_new(dump, bin, tree, &opts, &err)) ||
-	    run_scan(scan, stats, &prog, &err))
+	if (!(scan = hr_scan_new(dump, bin, tree, &opts, &err)))
+		goto fail;
+	/* after hr_scan_new, which refuses pointer sizes and byte orders it cannot read */
+	if ((st = check_inputs(&a, dump, bin)) != ST_OK)
+		goto done;
+	if (run_scan(scan, stats, &prog, &err))
 		goto fail;
 	if (write_profile(a.output, tree, &err)) { /* the output, not the input: status 3 */
 		fprintf(stderr, "heapref: %s\n", err.msg);

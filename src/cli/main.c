@@ -18,7 +18,8 @@
 
 #define HEAPREF_VERSION "0.1.0"
 
-enum exit_status { EXIT_OK = 0, EXIT_BAD_INPUT = 1, EXIT_USAGE = 2, EXIT_RESOURCES = 3 };
+enum exit_status { EXIT_OK = 0, EXIT_BAD_INPUT = 1, EXIT_USAGE = 2, EXIT_RESOURCES = 3,
+		   EXIT_MISMATCH = 4 };
 
 static const char usage[] =
 	"usage: heapref <command> [arguments]\n"
@@ -27,7 +28,7 @@ static const char usage[] =
 	"(runtime/debug.WriteHeapDump) and the binary that wrote it.\n"
 	"\n"
 	"commands:\n"
-	"  analyze [-o FILE] [--max-depth N] [--stats] BINARY DUMP\n"
+	"  analyze [-o FILE] [--max-depth N] [--stats] [--force] BINARY DUMP\n"
 	"                write a pprof profile (default heapref.pb.gz) whose stacks are\n"
 	"                reference chains from root variables to the memory they keep\n"
 	"                alive; view it with go tool pprof -top / -traces / -http=:8080\n"
@@ -46,7 +47,8 @@ static const char usage[] =
 	"  help          show this text\n"
 	"  version       show heapref's version\n"
 	"\n"
-	"exit status: 0 success, 1 bad input, 2 usage error, 3 out of memory or output error\n";
+	"exit status: 0 success, 1 bad input, 2 usage error, 3 out of memory or output error,\n"
+	"  4 the dump was not written by the binary (analyze --force goes on)\n";
 
 static int exit_status_of(const struct hr_error *err)
 {
