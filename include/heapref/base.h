@@ -101,4 +101,10 @@ static inline uint64_t hr_bit_words(uint64_t nbits)
 /* Index of the first set bit in [from, limit), or limit if none. */
 uint64_t hr_bit_next(const uint64_t *bits, uint64_t from, uint64_t limit);
 
+/*
+ * Processors this process may run on (its affinity mask, so `taskset -c 0` gives 1): the
+ * stages that can use a second thread start one only if this is 2 or more.
+ */
+unsigned hr_cpus_usable(void);
+
 #endif

@@ -197,6 +197,8 @@ unsigned hr_binary_dwarf_version(const struct hr_binary *bin);
 unsigned hr_binary_ptr_size(const struct hr_binary *bin);
 /* The Go release that built the binary ("go1.26.8"), from .go.buildinfo; "" when unknown. */
 const char *hr_binary_go_version(const struct hr_binary *bin);
+/* Whether a Go linker wrote the file (it has .gopclntab or .go.buildinfo). */
+bool hr_binary_is_go(const struct hr_binary *bin);
 /* ELF address and size of the allocated section called name; false if there is none. */
 bool hr_binary_section_range(const struct hr_binary *bin, const char *name, uint64_t *addr,
 			     uint64_t *size);

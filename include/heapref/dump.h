@@ -71,6 +71,7 @@ struct hr_dump_params {
 	struct hr_bytes goarch; /* "amd64" */
 	struct hr_bytes go_version; /* runtime's build version, "go1.26.8"; go1.5-era dumps wrote GOEXPERIMENT here */
 	uint64_t ncpu;
+	uint64_t file_offset;   /* where the params record starts */
 };
 
 /* A heap object: address, size (its size class, from the record) and its memory. */
@@ -242,6 +243,26 @@ size_t hr_dump_object_count(const struct hr_dump *dump);
 struct hr_object hr_dump_object(const struct hr_dump *dump, size_t index);
 /* Index of the object whose [addr, addr+size) contains addr, or -1. O(1) in heap size. */
 int64_t hr_dump_object_at(const struct hr_dump *dump, uint64_t addr);
+/*
+ * hr_dump_object_at(), also giving the object's start address and size (untouched when
+ * -1): cheaper than hr_dump_object() afterwards, as most pages compute them from their
+ * grid of one size without reading the object table.
+ */
+int64_t hr_dump_object_span_at(const struct hr_dump *dump, uint64_t addr, uint64_t *start,
+			       uint64_t *size);
+/*
+ * Prefetching, for a caller that knows which objects it will read next (the scanner's
+ * queue): each stage starts loading what the next stage or the reading needs, so the
+ * stages of one object should be some tens of nanoseconds apart, in this order. Hints
+ * only: nothing changes, whatever the order.
+ */
+enum hr_prefetch_stage {
+	HR_PREFETCH_ENTRY,    /* the object's table entry */
+	HR_PREFETCH_CONTENTS, /* its contents at offset, and its page's entry (reads the entry) */
+	HR_PREFETCH_BITS,     /* its first pointer bits (reads the page entry) */
+};
+void hr_dump_prefetch_object(const struct hr_dump *dump, size_t index, uint64_t offset,
+			     enum hr_prefetch_stage stage);
 /* Whether the heap word at addr (pointer-aligned, inside an object) holds a pointer. */
 bool hr_dump_heap_ptr_bit(const struct hr_dump *dump, uint64_t addr);
 /*
@@ -250,6 +271,12 @@ bool hr_dump_heap_ptr_bit(const struct hr_dump *dump, uint64_t addr);
  * 8 KiB of the object, then word-wide copies.
  */
 void hr_dump_object_ptr_bits(const struct hr_dump *dump, size_t index, uint64_t *out);
+/*
+ * The same for the nwords heap words from addr (pointer-aligned), which need not be one
+ * object: hr_dump_object_ptr_bits() for a caller that has the object already.
+ */
+void hr_dump_ptr_bits_at(const struct hr_dump *dump, uint64_t addr, uint64_t nwords,
+			 uint64_t *out);
 /* Number of pointer words in object index (counts set bits, page by page). */
 uint64_t hr_dump_object_ptr_count(const struct hr_dump *dump, size_t index);
 /* Pointer words in the whole heap. */

@@ -209,12 +209,33 @@ void hr_binary_set_bias(struct hr_binary *bin, uint64_t bias)
 	bin->bias = bias;
 }
 
+/*
+ * Whether adding delta to addresses sorted from lo to hi keeps them sorted: a corrupt
+ * ELF address near the top, or a bias from a corrupt dump, may wrap some past 2^64.
+ */
+static bool stays_sorted(uint64_t lo, uint64_t hi, uint64_t delta)
+{
+	return lo + delta <= hi + delta;
+}
+
 int hr_binary_set_bias_from_data(struct hr_binary *bin, uint64_t runtime_data_addr,
 				 struct hr_error *err)
 {
+	uint64_t delta = runtime_data_addr - bin->data_addr - bin->bias;
+
 	if (!bin->data_addr)
 		return hr_error_set(err, HR_EINPUT, "%s: no .data section to compute the load bias from",
 				    bin->path);
+	if ((bin->symbols_n && !stays_sorted(bin->symbols[0].addr,
+					     bin->symbols[bin->symbols_n - 1].addr, delta)) ||
+	    (bin->globals_n && !stays_sorted(bin->globals[0].addr,
+					     bin->globals[bin->globals_n - 1].addr, delta)) ||
+	    (bin->funcs_n && !stays_sorted(bin->funcs[0].low_pc,
+					   bin->funcs[bin->funcs_n - 1].low_pc, delta)))
+		return hr_error_set(err, HR_EINPUT,
+				    "%s: with .data at 0x%" PRIx64 ", some of its addresses would "
+				    "wrap past the end of the address space",
+				    bin->path, runtime_data_addr);
 	hr_binary_set_bias(bin, runtime_data_addr - bin->data_addr);
 	return HR_OK;
 }

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "binary_internal.h"
@@ -249,6 +250,12 @@ const char *hr_binary_go_version(const struct hr_binary *bin)
 	return bin->go_version;
 }
 
+/* Every Go linker writes .gopclntab (even with -s -w); 1.18+ also .go.buildinfo. */
+bool hr_binary_is_go(const struct hr_binary *bin)
+{
+	return bin->go_version[0] || section_named(bin, ".gopclntab");
+}
+
 bool hr_binary_section_range(const struct hr_binary *bin, const char *name, uint64_t *addr,
 			     uint64_t *size)
 {
@@ -261,6 +268,19 @@ bool hr_binary_section_range(const struct hr_binary *bin, const char *name, uint
 	return true;
 }
 
+/* libelf takes a directory for an empty file ("invalid file descriptor"): say what it is. */
+static int check_regular_file(struct hr_binary *bin, struct hr_error *err)
+{
+	struct stat st;
+
+	if (fstat(bin->fd, &st) != 0)
+		return hr_error_set(err, HR_EIO, "%s: cannot stat: %s", bin->path, strerror(errno));
+	if (!S_ISREG(st.st_mode))
+		return hr_error_set(err, HR_EINPUT, "%s: %s, not a Go binary", bin->path,
+				    S_ISDIR(st.st_mode) ? "is a directory" : "is not a regular file");
+	return HR_OK;
+}
+
 int binary_elf_open(struct hr_binary *bin, struct hr_error *err)
 {
 	int rc;
@@ -269,7 +289,9 @@ int binary_elf_open(struct hr_binary *bin, struct hr_error *err)
 		return hr_error_set(err, HR_EIO, "%s: libelf is out of date", bin->path);
 	bin->fd = open(bin->path, O_RDONLY | O_CLOEXEC);
 	if (bin->fd < 0)
-		return hr_error_set(err, HR_EIO, "%s: %s", bin->path, strerror(errno));
+		return hr_error_set(err, HR_EIO, "%s: cannot open: %s", bin->path, strerror(errno));
+	if ((rc = check_regular_file(bin, err)))
+		return rc;
 	bin->elf = elf_begin(bin->fd, ELF_C_READ_MMAP, NULL);
 	if (!bin->elf)
 		return fail_elf(bin, err, "cannot read as ELF");

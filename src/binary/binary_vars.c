@@ -121,6 +121,32 @@ static int copy_entries(struct walk *w, Dwarf_Die die, Dwarf_Loc_Head_c head,
 	return DW_DLV_OK;
 }
 
+/*
+ * Whether libdwarf may be asked for the location attr gives. A DWARF 5 location list is
+ * checked first, as libdwarf 20210528 crashes on some corrupt ones (dwc_loclist_whole());
+ * one given by DW_FORM_loclistx is never read (neither Go nor gcc writes them). An
+ * expression, or a list in DWARF 4's .debug_loc, goes to libdwarf as it is.
+ */
+static bool location_readable(struct walk *w, Dwarf_Die die, Dwarf_Attribute attr)
+{
+	Dwarf_Debug dbg = w->bin->dw->dbg;
+	Dwarf_Half form = 0, version = 0, offset_size = 0;
+	Dwarf_Off off = 0;
+	Dwarf_Error derr = NULL;
+	bool ok = false;
+
+	if (dwarf_whatform(attr, &form, &derr) == DW_DLV_OK &&
+	    dwarf_get_version_of_die(die, &version, &offset_size) == DW_DLV_OK) {
+		if (form != DW_FORM_sec_offset || version < 5)
+			ok = form != DW_FORM_loclistx;
+		else if (dwarf_global_formref(attr, &off, &derr) == DW_DLV_OK)
+			ok = dwc_loclist_whole(w->bin->dw->obj, off);
+	}
+	if (derr)
+		dwarf_dealloc(dbg, derr, DW_DLA_ERROR);
+	return ok;
+}
+
 static int read_location(struct walk *w, Dwarf_Die die, struct raw_var *v, uint64_t die_off)
 {
 	Dwarf_Debug dbg = w->bin->dw->dbg;
@@ -133,6 +159,8 @@ static int read_location(struct walk *w, Dwarf_Die die, struct raw_var *v, uint6
 	v->first_entry = (uint32_t)w->fv->entries_n;
 	if (rc == DW_DLV_NO_ENTRY)
 		return HR_OK;
+	if (rc == DW_DLV_OK && !location_readable(w, die, attr))
+		rc = DW_DLV_NO_ENTRY; /* as if it had none: "none" at every PC */
 	if (rc == DW_DLV_OK)
 		rc = dwarf_get_loclist_c(attr, &head, &count, &derr);
 	if (rc == DW_DLV_OK)

@@ -522,6 +522,89 @@ uint64_t dwc_section_size(const struct dwc_obj *obj, const char *name)
 	return 0;
 }
 
+/* Steps over a ULEB128 at *p (into *v when v is not NULL); false if it runs past end. */
+static bool skip_uleb(const uint8_t **p, const uint8_t *end, uint64_t *v)
+{
+	uint64_t x = 0;
+
+	for (unsigned shift = 0; *p < end; shift += 7) {
+		uint8_t b = *(*p)++;
+
+		if (shift < 64)
+			x |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80)) {
+			if (v)
+				*v = x;
+			return true;
+		}
+	}
+	return false;
+}
+
+static bool skip_bytes(const uint8_t **p, const uint8_t *end, uint64_t n)
+{
+	if (n > (uint64_t)(end - *p))
+		return false;
+	*p += n;
+	return true;
+}
+
+/* A counted location expression: its ULEB128 length, then that many bytes. */
+static bool skip_expr(const uint8_t **p, const uint8_t *end)
+{
+	uint64_t len = 0;
+
+	return skip_uleb(p, end, &len) && skip_bytes(p, end, len);
+}
+
+/* Steps over the operands of a DWARF 5 location list entry of kind k. */
+static bool skip_lle(const uint8_t **p, const uint8_t *end, uint8_t k, unsigned addr_size)
+{
+	switch (k) {
+	case DW_LLE_base_addressx:
+		return skip_uleb(p, end, NULL);
+	case DW_LLE_startx_endx:
+	case DW_LLE_startx_length:
+	case DW_LLE_offset_pair:
+		return skip_uleb(p, end, NULL) && skip_uleb(p, end, NULL) && skip_expr(p, end);
+	case DW_LLE_default_location:
+		return skip_expr(p, end);
+	case DW_LLE_base_address:
+		return skip_bytes(p, end, addr_size);
+	case DW_LLE_start_end:
+		return skip_bytes(p, end, 2 * (uint64_t)addr_size) && skip_expr(p, end);
+	case DW_LLE_start_length:
+		return skip_bytes(p, end, addr_size) && skip_uleb(p, end, NULL) && skip_expr(p, end);
+	default:
+		return false;
+	}
+}
+
+bool dwc_loclist_whole(struct dwc_obj *obj, uint64_t offset)
+{
+	Dwarf_Small *data = NULL;
+	const uint8_t *p, *end;
+	int error = 0;
+	size_t i;
+
+	for (i = 0; obj && i < obj->count; i++)
+		if (!strcmp(obj->secs[i].name, ".debug_loclists"))
+			break;
+	if (!obj || i == obj->count || load_section(obj, i, &data, &error) != DW_DLV_OK ||
+	    offset >= obj->secs[i].size)
+		return false;
+	end = data + obj->secs[i].size;
+	for (p = data + offset; p < end;) {
+		uint8_t k = *p++;
+
+		if (k == DW_LLE_end_of_list)
+			return true;
+		if (!skip_lle(&p, end, k, obj->ptr_size))
+			return false;
+	}
+	return false; /* no end-of-list entry before the end of the section */
+}
+
 int dwc_next_cu(Dwarf_Debug dbg, Dwarf_Die *cu_die, Dwarf_Half *version,
 		Dwarf_Half *offset_size, Dwarf_Error *derr)
 {

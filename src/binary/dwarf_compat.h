@@ -21,6 +21,9 @@
 #ifndef HEAPREF_DWARF_COMPAT_H
 #define HEAPREF_DWARF_COMPAT_H
 
+#include <stdbool.h>
+#include <stdint.h>
+
 #include <libelf.h>
 #include <dwarf.h>
 #include <libdwarf.h>
@@ -48,6 +51,14 @@ void dwc_close(Dwarf_Debug dbg, struct dwc_obj *obj);
 uint64_t dwc_section_size(const struct dwc_obj *obj, const char *name);
 /* The message of a libdwarf error, and frees the error. */
 void dwc_errmsg(Dwarf_Debug dbg, Dwarf_Error derr, char *buf, size_t len);
+
+/*
+ * Whether the DWARF 5 location list at offset in .debug_loclists is whole: each entry
+ * of a kind DWARF 5 defines and inside the section, up to an end-of-list entry. Only
+ * such a list may go to libdwarf: 20210528 does not check an entry's expression length
+ * against the section and reads past its end on a corrupt one.
+ */
+bool dwc_loclist_whole(struct dwc_obj *obj, uint64_t offset);
 
 /* Next compilation unit: its DIE, DWARF version and offset size. DW_DLV_* result. */
 int dwc_next_cu(Dwarf_Debug dbg, Dwarf_Die *cu_die, Dwarf_Half *version,

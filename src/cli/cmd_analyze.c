@@ -129,6 +129,17 @@ static void end_progress(struct progress *p)
 
 /* --- output ----------------------------------------------------------------------------- */
 
+/* Puts the name of the output before a writer's message, which cannot know it. */
+static int name_output(struct hr_error *err, const char *name)
+{
+	char msg[HR_ERROR_MAX];
+	int code = err->code;
+
+	snprintf(msg, sizeof(msg), "%s", err->msg);
+	err->code = HR_OK;
+	return hr_error_set(err, code, "%s: %s", name, msg);
+}
+
 /*
  * Writes the profile to a temporary file next to path and renames it into place, so
  * a failure leaves no partial file and an existing file untouched. Any failure here is
@@ -143,7 +154,9 @@ static int write_profile(const char *path, const struct hr_chains *tree, struct 
 
 	if (!strcmp(path, "-")) {
 		rc = hr_write_pprof(stdout, tree, err);
-		if (!rc && fflush(stdout))
+		if (rc)
+			return name_output(err, "standard output");
+		if (fflush(stdout))
 			rc = hr_error_set(err, HR_EIO, "standard output: %s", strerror(errno));
 		return rc;
 	}
@@ -163,6 +176,8 @@ static int write_profile(const char *path, const struct hr_chains *tree, struct 
 		return rc;
 	}
 	rc = hr_write_pprof(out, tree, err);
+	if (rc)
+		name_output(err, path);
 	if (fclose(out) && !rc)
 		rc = hr_error_set(err, HR_EIO, "%s: %s", path, strerror(errno));
 	if (!rc && rename(tmp, path))
@@ -230,8 +245,9 @@ static void warn_unknown_version(const char *path, const char *version, size_t l
 
 /*
  * Refuses a dump that the binary cannot have written (ST_MISMATCH), unless forced.
- * Warns about Go releases heapref is not tested with; the binary's version is named
- * only when it differs from the dump's, so one unknown release is warned about once.
+ * Then warns about Go releases heapref is not tested with (the binary's version is named
+ * only when it differs from the dump's, so one unknown release is warned about once)
+ * and about what the binary lacks (no DWARF, no symbols).
  */
 static int check_inputs(const struct analyze_args *a, const struct hr_dump *dump,
 			const struct hr_binary *bin)
@@ -240,18 +256,20 @@ static int check_inputs(const struct analyze_args *a, const struct hr_dump *dump
 	const char *bv = hr_binary_go_version(bin);
 	char why[HR_ERROR_MAX];
 
+	if (!hr_scan_pair_matches(dump, bin, why, sizeof(why))) {
+		if (!a->force) { /* the one line of a failure: no warnings before it */
+			fprintf(stderr, "heapref: %s was not written by %s: %s (--force analyses "
+				"anyway)\n", a->dump, a->binary, why);
+			return ST_MISMATCH;
+		}
+		fprintf(stderr, "heapref: warning: %s does not look written by %s: %s; analysing "
+			"anyway (--force), chains may be wrong\n", a->dump, a->binary, why);
+	}
 	warn_unknown_version(a->dump, (const char *)dv->ptr, dv->len);
 	if (strlen(bv) != dv->len || memcmp(bv, dv->ptr, dv->len))
 		warn_unknown_version(a->binary, bv, strlen(bv));
-	if (hr_scan_pair_matches(dump, bin, why, sizeof(why)))
-		return ST_OK;
-	if (!a->force) {
-		fprintf(stderr, "heapref: %s was not written by %s: %s (--force analyses anyway)\n",
-			a->dump, a->binary, why);
-		return ST_MISMATCH;
-	}
-	fprintf(stderr, "heapref: warning: %s does not look written by %s: %s; analysing anyway "
-		"(--force), chains may be wrong\n", a->dump, a->binary, why);
+	if (hr_binary_limits(bin)[0])
+		fprintf(stderr, "heapref: warning: %s: %s\n", a->binary, hr_binary_limits(bin));
 	return ST_OK;
 }
 
@@ -298,9 +316,12 @@ int cmd_analyze(int argc, char **argv)
 	stats_mark(stats, "read+index", stderr);
 	if (!(bin = hr_binary_open(a.binary, &err)))
 		goto fail;
+	if (!hr_binary_is_go(bin)) {
+		hr_error_set(&err, HR_EINPUT, "%s: not a Go binary (no .gopclntab or .go.buildinfo "
+			     "section)", a.binary);
+		goto fail;
+	}
 	stats_mark(stats, "binary", stderr);
-	if (hr_binary_limits(bin)[0])
-		fprintf(stderr, "heapref: warning: %s: %s\n", a.binary, hr_binary_limits(bin));
 	if (!(tree = hr_chains_new(a.max_depth))) {
 		hr_error_set(&err, HR_ENOMEM, "out of memory");
 		goto fail;

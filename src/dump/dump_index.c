@@ -41,6 +41,22 @@ static struct heap_page *page_find(const struct heap_index *idx, uint64_t page_n
 	}
 }
 
+/*
+ * Asks for transparent huge pages over the whole 2 MiB pages inside [p, p + bytes), to
+ * be used as they are first touched. The object array, page table and pointer bits are
+ * read at random by the scan: with 4 KiB pages nearly every read there also misses the
+ * TLB. (The mapped dump gets huge pages from the page cache where the kernel has them.)
+ */
+static void advise_huge(void *p, size_t bytes)
+{
+	const uintptr_t huge = (uintptr_t)2 << 20;
+	uintptr_t from = ((uintptr_t)p + huge - 1) & ~(huge - 1);
+	uintptr_t to = ((uintptr_t)p + bytes) & ~(huge - 1);
+
+	if (p && to > from)
+		madvise((void *)from, to - from, MADV_HUGEPAGE); /* a hint: failure is fine */
+}
+
 static struct heap_page *alloc_page_table(size_t slots)
 {
 	struct heap_page *pages = malloc(slots * sizeof(*pages));
@@ -48,6 +64,7 @@ static struct heap_page *alloc_page_table(size_t slots)
 
 	if (!pages)
 		return NULL;
+	advise_huge(pages, slots * sizeof(*pages));
 	for (i = 0; i < slots; i++)
 		pages[i] = (struct heap_page){ .page_no = HEAP_NO_PAGE };
 	return pages;
@@ -175,7 +192,7 @@ void heap_index_release(struct heap_index *idx)
 	free(idx->bit_pool);
 	free(idx->map_pool);
 	for (size_t i = 0; i < idx->nchunks; i++)
-		chunk_free(idx->chunks[i]);
+		chunk_free(idx->chunks[i].objs);
 	free(idx->chunks);
 	free(idx->objs);
 	free(idx->big);
@@ -184,22 +201,21 @@ void heap_index_release(struct heap_index *idx)
 
 static struct heap_obj *append_object(struct heap_index *idx)
 {
-	size_t slot = idx->nobj & (OBJ_CHUNK - 1);
+	struct obj_chunk *last = idx->nchunks ? &idx->chunks[idx->nchunks - 1] : NULL;
 
-	if (slot == 0) {
-		struct heap_obj **chunk = hr_array_push((void **)&idx->chunks, &idx->nchunks,
-							&idx->chunks_cap, sizeof(*chunk));
-
-		if (!chunk)
+	if (!last || last->n == OBJ_CHUNK) {
+		last = hr_array_push((void **)&idx->chunks, &idx->nchunks, &idx->chunks_cap,
+				     sizeof(*last));
+		if (!last)
 			return NULL;
-		*chunk = chunk_alloc();
-		if (!*chunk) {
+		last->objs = chunk_alloc();
+		if (!last->objs) {
 			idx->nchunks--;
 			return NULL;
 		}
 	}
 	idx->nobj++;
-	return &idx->chunks[idx->nchunks - 1][slot];
+	return &last->objs[last->n++];
 }
 
 int heap_index_add(struct heap_index *idx, uint64_t addr, uint64_t size, uint64_t data_off)
@@ -210,13 +226,17 @@ int heap_index_add(struct heap_index *idx, uint64_t addr, uint64_t size, uint64_
 	int rc;
 
 	page = addr >> HEAP_PAGE_SHIFT;
-	if (page == last && idx->added && idx->added->page_no == page)
-		page++; /* same page as the object before: most objects */
-	for (; page <= last; page++) {
-		rc = page_get(idx, page, &p);
-		if (rc)
-			return rc;
-		idx->added = p;
+	if (page == last && idx->added && idx->added->page_no == page) {
+		idx->added->count++; /* same page as the object before: most objects */
+	} else {
+		for (; page <= last; page++) {
+			rc = page_get(idx, page, &p);
+			if (rc)
+				return rc;
+			if (page == addr >> HEAP_PAGE_SHIFT)
+				p->count++; /* objects starting in it, for the sort */
+			idx->added = p;
+		}
 	}
 	obj = append_object(idx);
 	if (!obj)
@@ -244,9 +264,13 @@ static uint64_t *page_bits(struct heap_index *idx, struct heap_page *p)
 
 		if (idx->bit_blocks >= UINT32_MAX - 1)
 			return NULL;
+		size_t cap = idx->bit_cap;
+
 		if (hr_array_reserve((void **)&idx->bit_pool, &idx->bit_cap, idx->bit_blocks + 1,
 				     (size_t)idx->block_words * sizeof(uint64_t)))
 			return NULL;
+		if (idx->bit_cap != cap)
+			advise_huge(idx->bit_pool, idx->bit_cap * idx->block_words * sizeof(uint64_t));
 		words = idx->bit_blocks * idx->block_words;
 		memset(idx->bit_pool + words, 0, idx->block_words * sizeof(uint64_t));
 		p->bits = (uint32_t)++idx->bit_blocks;
@@ -270,6 +294,85 @@ int heap_index_set_ptr(struct heap_index *idx, uint64_t addr)
 	if (!bits)
 		return HR_ENOMEM;
 	hr_bit_set(bits, (addr & (HEAP_PAGE_SIZE - 1)) / idx->ptr_size);
+	return HR_OK;
+}
+
+/* Room for `blocks` bit blocks, no more: doubling two pools' worth would waste most of one. */
+static int reserve_bits_exactly(struct heap_index *idx, size_t blocks)
+{
+	size_t bytes = blocks * idx->block_words * sizeof(uint64_t);
+	uint64_t *pool;
+
+	if (blocks <= idx->bit_cap)
+		return HR_OK;
+	pool = realloc(idx->bit_pool, bytes);
+	if (!pool)
+		return HR_ENOMEM;
+	advise_huge(pool, bytes);
+	idx->bit_pool = pool;
+	idx->bit_cap = blocks;
+	return HR_OK;
+}
+
+/* Gives dst's page of src's page p its pointer bits: src's block, moved by block_base. */
+static int absorb_page(struct heap_index *dst, const struct heap_page *p, size_t block_base)
+{
+	struct heap_page *q;
+	int rc = page_get(dst, p->page_no, &q);
+
+	if (rc)
+		return rc;
+	q->count += p->count;
+	if (!p->bits)
+		return HR_OK;
+	if (!q->bits) {
+		q->bits = (uint32_t)(block_base + p->bits);
+		return HR_OK;
+	}
+	/* the page of a span cut by the split: both have bits; its block from src is left
+	 * unused in the pool, and cleared (hr_dump_heap_ptr_words() counts the whole pool) */
+	uint64_t *to = dst->bit_pool + (size_t)(q->bits - 1) * dst->block_words;
+	uint64_t *from = dst->bit_pool + (block_base + p->bits - 1) * dst->block_words;
+
+	for (size_t w = 0; w < dst->block_words; w++) {
+		to[w] |= from[w];
+		from[w] = 0;
+	}
+	return HR_OK;
+}
+
+int heap_index_absorb(struct heap_index *dst, struct heap_index *src)
+{
+	size_t base = dst->bit_blocks, i;
+	int rc;
+
+	if (dst->bit_blocks + src->bit_blocks >= UINT32_MAX - 1 ||
+	    hr_array_reserve((void **)&dst->chunks, &dst->chunks_cap, dst->nchunks + src->nchunks,
+			     sizeof(*dst->chunks)) ||
+	    hr_array_reserve((void **)&dst->big, &dst->big_cap, dst->nbig + src->nbig,
+			     sizeof(*dst->big)) ||
+	    reserve_bits_exactly(dst, base + src->bit_blocks))
+		return HR_ENOMEM;
+	/* each copy only when there is something: the arrays of an empty half are NULL */
+	if (src->bit_blocks)
+		memcpy(dst->bit_pool + base * dst->block_words, src->bit_pool,
+		       src->bit_blocks * src->block_words * sizeof(uint64_t));
+	dst->bit_blocks += src->bit_blocks;
+	for (i = 0; i < src->page_slots; i++)
+		if (src->pages[i].page_no != HEAP_NO_PAGE &&
+		    (rc = absorb_page(dst, &src->pages[i], base)))
+			return rc;
+	if (src->nchunks)
+		memcpy(dst->chunks + dst->nchunks, src->chunks, src->nchunks * sizeof(*src->chunks));
+	dst->nchunks += src->nchunks;
+	src->nchunks = 0; /* dst owns them now */
+	if (src->nbig)
+		memcpy(dst->big + dst->nbig, src->big, src->nbig * sizeof(*src->big));
+	dst->nbig += src->nbig;
+	dst->nobj += src->nobj;
+	dst->total_bytes += src->total_bytes;
+	dst->added = dst->cached = NULL;
+	heap_index_release(src);
 	return HR_OK;
 }
 
@@ -427,23 +530,20 @@ static int sort_objects(struct heap_index *idx)
 		goto out;
 	start = calloc(idx->page_used + 1, sizeof(*start));
 	idx->objs = malloc((idx->nobj ? idx->nobj : 1) * sizeof(*idx->objs));
+	advise_huge(idx->objs, idx->nobj * sizeof(*idx->objs));
 	if (!start || !idx->objs)
 		goto out;
-	for (i = 0; i < idx->nobj; i++)
-		start[start_rank(idx, &idx->chunks[i >> OBJ_CHUNK_SHIFT][i & (OBJ_CHUNK - 1)], &p)]++;
-	for (i = 0; i < idx->page_used; i++) {
-		uint32_t count = start[i];
-
+	for (i = 0; i < idx->page_used; i++) { /* heap_index_add() counted each page's */
 		start[i] = (uint32_t)run;
-		run += count;
+		run += page_find(idx, order[i])->count;
 	}
 	for (c = 0; c < idx->nchunks; c++) {
-		size_t n = c + 1 < idx->nchunks ? OBJ_CHUNK : idx->nobj - c * OBJ_CHUNK;
+		const struct heap_obj *o = idx->chunks[c].objs;
 
-		for (i = 0; i < n; i++)
-			idx->objs[start[start_rank(idx, &idx->chunks[c][i], &p)]++] = idx->chunks[c][i];
-		chunk_free(idx->chunks[c]);
-		idx->chunks[c] = NULL;
+		for (i = 0; i < idx->chunks[c].n; i++)
+			idx->objs[start[start_rank(idx, &o[i], &p)]++] = o[i];
+		chunk_free(idx->chunks[c].objs);
+		idx->chunks[c] = (struct obj_chunk){ 0 };
 	}
 	idx->nchunks = 0;
 	for (i = 1; i < idx->nobj; i++)
@@ -496,7 +596,42 @@ int heap_index_finish(struct heap_index *idx, const char *name, struct hr_error 
 	return HR_OK;
 }
 
+/*
+ * On a grid page (p->stride set, off at or past the grid's start): the object of off's
+ * slot holds it, if there is one; one before ends at or before the slot, one after
+ * starts after it. Its start and size follow from the grid, not from idx->objs.
+ */
+static int64_t grid_find(const struct heap_index *idx, const struct heap_page *p, uint64_t addr,
+			 uint32_t off, struct heap_span *span)
+{
+	uint32_t slot = (off - p->start) / p->stride, bit = slot % HEAP_MAP_BITS;
+	int64_t i;
+	uint64_t w;
+
+	if (p->dense) { /* slots 0 .. count-1 hold objects first .. first+count-1 */
+		if (slot >= p->count)
+			return -1;
+		i = (int64_t)(p->first + slot);
+	} else {
+		w = idx->map_pool[p->map + slot / HEAP_MAP_BITS];
+		if (!(w >> bit & 1))
+			return -1; /* a free slot */
+		i = (int64_t)(p->first + (w >> HEAP_MAP_BITS) +
+			      (size_t)__builtin_popcountll(w & ((UINT64_C(1) << bit) - 1)));
+	}
+	span->addr = addr - off + p->start + (uint64_t)slot * p->stride;
+	span->size = p->stride;
+	return i;
+}
+
 int64_t heap_index_find(const struct heap_index *idx, uint64_t addr)
+{
+	struct heap_span span;
+
+	return heap_index_locate(idx, addr, &span);
+}
+
+int64_t heap_index_locate(const struct heap_index *idx, uint64_t addr, struct heap_span *span)
 {
 	const struct heap_page *p = page_find(idx, addr >> HEAP_PAGE_SHIFT);
 	uint32_t off = (uint32_t)(addr & (HEAP_PAGE_SIZE - 1));
@@ -507,20 +642,8 @@ int64_t heap_index_find(const struct heap_index *idx, uint64_t addr)
 		return -1;
 	lo = p->first;
 	hi = lo + p->count;
-	if (p->stride && off >= p->start) {
-		/* On the page's grid: the object of addr's slot holds addr, if there is one;
-		 * one before ends at or before the slot, one after starts after addr. */
-		uint32_t slot = (off - p->start) / p->stride, bit = slot % HEAP_MAP_BITS;
-		uint64_t w;
-
-		if (p->dense) /* slots 0 .. count-1 hold objects first .. first+count-1 */
-			return slot < p->count ? (int64_t)(lo + slot) : -1;
-		w = idx->map_pool[p->map + slot / HEAP_MAP_BITS];
-		if (!(w >> bit & 1))
-			return -1; /* a free slot */
-		return (int64_t)(lo + (w >> HEAP_MAP_BITS) +
-				 (size_t)__builtin_popcountll(w & ((UINT64_C(1) << bit) - 1)));
-	}
+	if (p->stride && off >= p->start)
+		return grid_find(idx, p, addr, off, span);
 	if (lo == hi || idx->objs[lo].addr > addr) {
 		cand = (int64_t)lo - 1; /* starts in an earlier page, if anything */
 	} else {
@@ -534,9 +657,75 @@ int64_t heap_index_find(const struct heap_index *idx, uint64_t addr)
 		}
 		cand = (int64_t)lo;
 	}
-	if (cand < 0 || addr - idx->objs[cand].addr >= heap_index_obj_size(idx, (size_t)cand))
+	if (cand < 0)
 		return -1;
-	return cand;
+	span->addr = idx->objs[cand].addr;
+	span->size = heap_index_obj_size(idx, (size_t)cand);
+	return addr - span->addr < span->size ? cand : -1;
+}
+
+/* Where page_find() looks first for page_no: the entry itself once the table is direct. */
+static const struct heap_page *page_probe(const struct heap_index *idx, uint64_t page_no)
+{
+	if (idx->page_direct)
+		return page_no - idx->page_lo < idx->page_slots ? &idx->pages[page_no - idx->page_lo]
+								: NULL;
+	return &idx->pages[page_slot(idx, page_no)];
+}
+
+/*
+ * The page entries of what the first words of object o from offset point to (its
+ * contents are in cache by now): the walk looks each target up next. Any word that
+ * falls in a page of the heap counts, pointer or not; only a direct page table is
+ * worth it (a hash would be probed for every word).
+ */
+static void prefetch_targets(const struct heap_index *idx, const struct heap_obj *o,
+			     uint64_t offset)
+{
+	uint64_t size = o->packed & OBJ_SIZE_ESCAPE, n;
+	const uint8_t *data = idx->file + (o->packed >> OBJ_SIZE_BITS) + offset;
+
+	if (!idx->page_direct || idx->ptr_size != 8 || size <= offset)
+		return;
+	n = (size - offset) / 8 < 8 ? (size - offset) / 8 : 8;
+	for (uint64_t k = 0; k < n; k++) {
+		uint64_t v;
+
+		memcpy(&v, data + 8 * k, sizeof(v)); /* host order: a wrong guess costs nothing */
+		if ((v >> HEAP_PAGE_SHIFT) - idx->page_lo < idx->page_slots)
+			__builtin_prefetch(&idx->pages[(v >> HEAP_PAGE_SHIFT) - idx->page_lo]);
+	}
+}
+
+void heap_index_prefetch(const struct heap_index *idx, size_t i, uint64_t offset,
+			 enum hr_prefetch_stage stage)
+{
+	const struct heap_obj *o = &idx->objs[i];
+	const struct heap_page *p;
+
+	switch (stage) {
+	case HR_PREFETCH_ENTRY:
+		__builtin_prefetch(o);
+		break;
+	case HR_PREFETCH_CONTENTS: {
+		const uint8_t *data = idx->file + (o->packed >> OBJ_SIZE_BITS) + offset;
+		uint64_t size = o->packed & OBJ_SIZE_ESCAPE; /* at least 16 MiB if the escape */
+		uint64_t ahead = size > offset ? size - offset : 1;
+
+		/* the first and last line of up to 128 bytes: the whole of most objects */
+		__builtin_prefetch(data);
+		__builtin_prefetch(data + (ahead < 128 ? ahead : 128) - 1);
+		__builtin_prefetch(page_probe(idx, o->addr >> HEAP_PAGE_SHIFT));
+		break;
+	}
+	case HR_PREFETCH_BITS:
+		p = page_probe(idx, o->addr >> HEAP_PAGE_SHIFT);
+		if (p && p->page_no == o->addr >> HEAP_PAGE_SHIFT && p->bits)
+			__builtin_prefetch(idx->bit_pool + (size_t)(p->bits - 1) * idx->block_words +
+					   (o->addr & (HEAP_PAGE_SIZE - 1)) / idx->ptr_size / 64);
+		prefetch_targets(idx, o, offset);
+		break;
+	}
 }
 
 bool heap_index_ptr_bit(const struct heap_index *idx, uint64_t addr)
@@ -615,6 +804,25 @@ static void count_block(const uint64_t *block, uint64_t first, uint64_t n, uint6
 void heap_index_copy_bits(const struct heap_index *idx, uint64_t addr, uint64_t nwords,
 			  uint64_t *out)
 {
+	uint64_t first = (addr & (HEAP_PAGE_SIZE - 1)) / idx->ptr_size;
+
+	if (nwords - 1 < 64 && first + nwords <= HEAP_PAGE_SIZE / idx->ptr_size) {
+		/* most objects: 1 to 64 words in one page, one lookup and a shift or two */
+		const struct heap_page *p = page_find(idx, addr >> HEAP_PAGE_SHIFT);
+		const uint64_t *block;
+		unsigned at = (unsigned)(first & 63);
+		uint64_t v;
+
+		out[0] = 0;
+		if (!p || !p->bits)
+			return;
+		block = idx->bit_pool + (size_t)(p->bits - 1) * idx->block_words + first / 64;
+		v = block[0] >> at;
+		if (at && at + nwords > 64) /* the next word of the block, inside the page */
+			v |= block[1] << (64 - at);
+		out[0] = nwords < 64 ? v & ((UINT64_C(1) << nwords) - 1) : v;
+		return;
+	}
 	memset(out, 0, hr_bit_words(nwords) * sizeof(uint64_t));
 	for_each_bit_block(idx, addr, nwords, copy_block, out);
 }

@@ -43,6 +43,12 @@ struct heap_obj {
 	uint64_t packed; /* file offset of contents << OBJ_SIZE_BITS | size (or OBJ_SIZE_ESCAPE) */
 };
 
+/* Objects as read, in file order: full chunks but for the last of each reader's run. */
+struct obj_chunk {
+	struct heap_obj *objs; /* OBJ_CHUNK entries, mapped */
+	size_t n;              /* in use */
+};
+
 struct heap_big_size {
 	uint64_t addr;
 	uint64_t size;
@@ -92,7 +98,7 @@ struct heap_index {
 	size_t map_words;
 	size_t map_cap;
 
-	struct heap_obj **chunks; /* while reading: objects in file order */
+	struct obj_chunk *chunks; /* while reading: objects in file order */
 	size_t nchunks;
 	size_t chunks_cap;
 	struct heap_obj *objs;    /* after heap_index_finish(): sorted by address */
@@ -107,6 +113,21 @@ struct heap_index {
 	struct heap_page *added;  /* last page touched by heap_index_add() */
 };
 
+/*
+ * hr_dump_open_bytes(), reading the second half of the records with another thread
+ * when the part after the params record is split_min bytes or more (normally 64 MiB;
+ * tests lower it). The result is the same whatever split_min.
+ */
+struct hr_dump *dump_open_bytes_split(const void *bytes, size_t len, const char *name,
+				      size_t split_min, struct hr_error *err);
+/* What became of reading the second half with another thread. */
+enum dump_split {
+	DUMP_SPLIT_NONE,    /* not tried: a small file, one processor, no plausible start */
+	DUMP_SPLIT_DROPPED, /* its start was no record boundary: read by one thread after all */
+	DUMP_SPLIT_KEPT,
+};
+enum dump_split dump_split_outcome(const struct hr_dump *dump);
+
 int heap_index_init(struct heap_index *idx, const uint8_t *file, uint32_t ptr_size);
 void heap_index_release(struct heap_index *idx);
 /* Adds an object; its pages get entries. data_off is the offset of its contents. */
@@ -114,12 +135,28 @@ int heap_index_add(struct heap_index *idx, uint64_t addr, uint64_t size, uint64_
 /* Marks the word at addr, inside the object added last, as a pointer. */
 int heap_index_set_ptr(struct heap_index *idx, uint64_t addr);
 /*
+ * Moves everything src holds (objects read after all of dst's, as by another thread
+ * from later in the file) into dst, as if dst had read them itself; src is released.
+ * 0 or HR_ENOMEM (then src still holds what was not moved; release both).
+ */
+int heap_index_absorb(struct heap_index *dst, struct heap_index *src);
+/*
  * Sorts the objects by address and fills in the page ranges. Fails (HR_EINPUT, with
  * err naming `name`) if two objects overlap.
  */
 int heap_index_finish(struct heap_index *idx, const char *name, struct hr_error *err);
 int64_t heap_index_find(const struct heap_index *idx, uint64_t addr);
+/* The start and size of an object heap_index_locate() found. */
+struct heap_span {
+	uint64_t addr;
+	uint64_t size;
+};
+/* heap_index_find(), also giving the object's span: on grid pages without reading objs. */
+int64_t heap_index_locate(const struct heap_index *idx, uint64_t addr, struct heap_span *span);
 uint64_t heap_index_obj_size(const struct heap_index *idx, size_t i);
+/* See hr_dump_prefetch_object(). */
+void heap_index_prefetch(const struct heap_index *idx, size_t i, uint64_t offset,
+			 enum hr_prefetch_stage stage);
 bool heap_index_ptr_bit(const struct heap_index *idx, uint64_t addr);
 /* Writes the pointer bits of nwords heap words from addr to out (hr_bit_words(nwords) words). */
 void heap_index_copy_bits(const struct heap_index *idx, uint64_t addr, uint64_t nwords,

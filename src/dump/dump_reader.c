@@ -9,7 +9,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,6 +62,8 @@ struct hr_dump {
 
 	bool have_memstats;
 	struct hr_memstats memstats;
+	size_t split_min;       /* files this large have their second half read by a thread */
+	enum dump_split split;  /* what became of that */
 };
 
 /* ---------------------------------------------------------------------------------- */
@@ -90,6 +94,8 @@ const char *hr_goroutine_status_name(uint64_t status)
 /* ---------------------------------------------------------------------------------- */
 /* Reading primitives                                                                  */
 
+struct half;
+
 struct cursor {
 	struct hr_dump *d;
 	const uint8_t *pos;
@@ -97,6 +103,9 @@ struct cursor {
 	const uint8_t *rec; /* start of the record being read, NULL for the header */
 	unsigned kind;
 	struct hr_error *err;
+	struct heap_index *heap; /* where object records go */
+	struct half *half;       /* the second half, read by another thread; or NULL */
+	uint64_t nrecords;
 };
 
 static uint64_t file_offset(const struct cursor *c, const uint8_t *p)
@@ -297,10 +306,10 @@ static int parse_object(struct cursor *c)
 			       "object 0x%" PRIx64 " (%" PRIu64 " bytes) lies outside the heap range "
 			       "0x%" PRIx64 "-0x%" PRIx64 " of the params record",
 			       addr, contents.len, pp->heap_start, pp->heap_end);
-	if (heap_index_add(&c->d->heap, addr, contents.len, file_offset(c, contents.ptr)))
+	if (heap_index_add(c->heap, addr, contents.len, file_offset(c, contents.ptr)))
 		return fail_nomem(c);
 	while ((rc = next_field(c, contents.len, "object", &off)) == 1) {
-		rc = heap_index_set_ptr(&c->d->heap, addr + off);
+		rc = heap_index_set_ptr(c->heap, addr + off);
 		if (rc == HR_ENOMEM)
 			return fail_nomem(c);
 		if (rc) /* next_field() keeps off inside the object, whose pages exist */
@@ -397,7 +406,8 @@ static int parse_stack_frame(struct cursor *c)
 		return fail_at(c, c->rec, "too many stack frames");
 	words = hr_bit_words(f.contents.len / d->params.ptr_size);
 	first_word = d->frame_bits_n;
-	if (hr_array_reserve((void **)&d->frame_bits, &d->frame_bits_cap, first_word + words,
+	/* + 1: allocated even when the first frames have no whole word (no NULL + 0) */
+	if (hr_array_reserve((void **)&d->frame_bits, &d->frame_bits_cap, first_word + words + 1,
 			     sizeof(uint64_t)))
 		return fail_nomem(c);
 	memset(d->frame_bits + first_word, 0, words * sizeof(uint64_t));
@@ -426,6 +436,7 @@ static int parse_params(struct cursor *c)
 
 	if (d->have_params)
 		return fail_at(c, c->rec, "second params record");
+	pp->file_offset = file_offset(c, c->rec);
 	if ((rc = get_bool(c, &pp->big_endian, "big-endian flag")))
 		return rc;
 	at = c->pos;
@@ -667,6 +678,184 @@ static const record_parser parsers[HR_REC_KIND_COUNT] = {
 };
 
 /* ---------------------------------------------------------------------------------- */
+/* The second half, read by another thread                                             */
+
+/*
+ * Object records are nearly all of a dump and need nothing but the params record, so
+ * once that is read, a second thread reads the object records of the second half of the
+ * file into an index of its own, while this one reads the first half; then the indexes
+ * are merged. Where the second half starts is a guess, as record boundaries are only
+ * known by reading every record before: the first place after the middle where
+ * SPLIT_SYNC_RECORDS plausible object records follow one another. The guess is checked,
+ * not trusted: this thread must end a record exactly there. If it steps over it instead,
+ * the other thread's work is thrown away and this one reads on alone. Either way the
+ * result, errors included, is what one thread reading the whole file makes.
+ */
+#define SPLIT_MIN_BYTES ((size_t)64 << 20)
+#define SPLIT_SYNC_RECORDS 16
+
+struct half {
+	struct cursor c;      /* its own, over the same dump (read-only to it but for c.heap) */
+	struct heap_index heap;
+	const uint8_t *start; /* the guessed record boundary it starts at */
+	int rc;               /* as parse_object() returned, at c.rec */
+	struct hr_error err;
+	atomic_bool cancel;   /* set when this thread stepped over start */
+	pthread_t thread;
+};
+
+/* A uvarint at *p, without a report: false if it does not end before end. */
+static bool peek_uvarint(const uint8_t **p, const uint8_t *end, uint64_t *v)
+{
+	uint64_t x = 0;
+
+	for (unsigned i = 0; i < 10 && *p + i < end; i++) {
+		x |= (uint64_t)((*p)[i] & 0x7f) << (7 * i);
+		if ((*p)[i] < 0x80) {
+			*p += i + 1;
+			*v = x;
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * Whether what starts at p reads as an object record parse_object() would take, kind
+ * byte 1 included; *next is where the record after it would start.
+ */
+static bool plausible_object(const struct hr_dump *d, const uint8_t *p, const uint8_t *end,
+			     const uint8_t **next)
+{
+	const struct hr_dump_params *pp = &d->params;
+	uint64_t addr, len, kind, off;
+
+	if (p >= end || *p++ != HR_REC_OBJECT || !peek_uvarint(&p, end, &addr) ||
+	    !peek_uvarint(&p, end, &len) || len == 0 || len > (uint64_t)(end - p) ||
+	    addr % pp->ptr_size || addr < pp->heap_start || addr >= pp->heap_end ||
+	    len > pp->heap_end - addr)
+		return false;
+	for (p += len;;) {
+		if (!peek_uvarint(&p, end, &kind) || kind > 1)
+			return false;
+		if (kind == 0)
+			break;
+		if (!peek_uvarint(&p, end, &off) || off % pp->ptr_size || off > len ||
+		    len - off < pp->ptr_size)
+			return false;
+	}
+	*next = p;
+	return true;
+}
+
+/* The first place from `from` where SPLIT_SYNC_RECORDS object records follow, or NULL. */
+static const uint8_t *find_split(const struct hr_dump *d, const uint8_t *from, const uint8_t *end)
+{
+	for (const uint8_t *p = from; p < end; p++) {
+		const uint8_t *q = p;
+		int n = 0;
+
+		while (n < SPLIT_SYNC_RECORDS && plausible_object(d, q, end, &q))
+			n++;
+		if (n == SPLIT_SYNC_RECORDS)
+			return p;
+	}
+	return NULL;
+}
+
+/* The other thread: object records from h->start on, until the first other record. */
+static void *read_half(void *arg)
+{
+	struct half *h = arg;
+	struct cursor *c = &h->c;
+
+	while (c->pos < c->end && *c->pos == HR_REC_OBJECT && /* kind 1, as one byte */
+	       !atomic_load_explicit(&h->cancel, memory_order_relaxed)) {
+		c->rec = c->pos++;
+		c->kind = HR_REC_OBJECT;
+		if ((h->rc = parse_object(c)))
+			break;
+		c->nrecords++;
+	}
+	return NULL;
+}
+
+/* After the params record: starts the other thread on the second half, if it pays. */
+static void start_half(struct cursor *c)
+{
+	struct hr_dump *d = c->d;
+	size_t left = (size_t)(c->end - c->pos);
+	const uint8_t *start;
+	struct half *h;
+
+	if (left < d->split_min || hr_cpus_usable() < 2)
+		return;
+	start = find_split(d, c->pos + left / 2, c->end);
+	if (!start || !(h = calloc(1, sizeof(*h))))
+		return;
+	if (heap_index_init(&h->heap, d->map, d->params.ptr_size)) {
+		free(h);
+		return;
+	}
+	h->start = start;
+	h->c = (struct cursor){ .d = d, .pos = start, .end = c->end, .err = &h->err,
+				.heap = &h->heap };
+	atomic_init(&h->cancel, false);
+	if (pthread_create(&h->thread, NULL, read_half, h)) {
+		heap_index_release(&h->heap);
+		free(h);
+		return;
+	}
+	c->half = h;
+}
+
+/* Waits for the other thread and drops its work. */
+static void drop_half(struct cursor *c)
+{
+	struct half *h = c->half;
+
+	if (!h)
+		return;
+	atomic_store(&h->cancel, true);
+	pthread_join(h->thread, NULL);
+	heap_index_release(&h->heap);
+	free(h);
+	c->half = NULL;
+}
+
+/*
+ * This thread reached the other's start (c->pos >= start). Exactly there: takes its
+ * objects (or its error), and goes on from the record it stopped at. Past it: drops them.
+ */
+static int join_half(struct cursor *c)
+{
+	struct half *h = c->half;
+	int rc;
+
+	if (c->pos != h->start) {
+		drop_half(c);
+		c->d->split = DUMP_SPLIT_DROPPED;
+		return HR_OK;
+	}
+	pthread_join(h->thread, NULL);
+	c->half = NULL;
+	rc = h->rc;
+	if (rc) {
+		*c->err = h->err; /* the error reading on alone would have met */
+	} else if ((rc = heap_index_absorb(c->heap, &h->heap))) {
+		rc = fail_nomem(c);
+	} else {
+		c->d->counts[HR_REC_OBJECT] += h->c.nrecords;
+		c->nrecords += h->c.nrecords;
+		c->pos = h->c.pos;
+		c->d->split = DUMP_SPLIT_KEPT;
+	}
+	heap_index_release(&h->heap);
+	free(h);
+	return rc;
+}
+
+/* ---------------------------------------------------------------------------------- */
 /* The whole file                                                                      */
 
 #define HEADER_LEN 16 /* "go1.N heap dump\n" */
@@ -696,12 +885,17 @@ static int parse_header(struct cursor *c)
 	return HR_OK;
 }
 
+
 static int parse_records(struct cursor *c)
 {
-	uint64_t kind, nrecords = 0;
+	uint64_t kind;
 	int rc;
 
 	while (c->pos < c->end) {
+		if (c->half && c->pos >= c->half->start && (rc = join_half(c)))
+			return rc;
+		if (c->pos >= c->end)
+			break;
 		c->rec = c->pos;
 		c->kind = HR_REC_KIND_COUNT;
 		if ((rc = get_uvarint(c, &kind, "record kind")))
@@ -710,7 +904,7 @@ static int parse_records(struct cursor *c)
 			return fail_at(c, c->rec, "unknown record kind %" PRIu64, kind);
 		c->kind = (unsigned)kind;
 		c->d->counts[kind]++;
-		nrecords++;
+		c->nrecords++;
 		if (kind == HR_REC_EOF) {
 			if (c->pos != c->end)
 				return fail_at(c, c->pos, "%" PRIu64 " bytes after the EOF record",
@@ -719,10 +913,12 @@ static int parse_records(struct cursor *c)
 		}
 		if ((rc = parsers[kind](c)))
 			return rc;
+		if (kind == HR_REC_PARAMS)
+			start_half(c);
 	}
 	c->rec = NULL;
 	return fail_at(c, c->end, "no EOF record: the file ends after %" PRIu64
-				  " records (truncated dump?)", nrecords);
+				  " records (truncated dump?)", c->nrecords);
 }
 
 static int cmp_frame_depth(const void *a, const void *b)
@@ -740,9 +936,12 @@ static void order_frames(struct hr_dump *d)
 	size_t g, i;
 
 	for (g = 0; g < d->goroutines_n; g++) {
-		struct hr_frame *f = d->frames + d->goroutines[g].first_frame;
 		size_t n = d->goroutines[g].frame_count;
+		struct hr_frame *f;
 
+		if (n < 2)
+			continue; /* nothing to order; d->frames may be NULL */
+		f = d->frames + d->goroutines[g].first_frame;
 		for (i = 1; i < n && f[i - 1].depth <= f[i].depth; i++)
 			;
 		if (i < n)
@@ -752,10 +951,15 @@ static void order_frames(struct hr_dump *d)
 
 static int parse_dump(struct hr_dump *d, struct hr_error *err)
 {
-	struct cursor c = { .d = d, .pos = d->map, .end = d->map + d->map_len, .err = err };
+	struct cursor c = { .d = d, .pos = d->map, .end = d->map + d->map_len, .err = err,
+			    .heap = &d->heap };
 	int rc;
 
-	if ((rc = parse_header(&c)) || (rc = parse_records(&c)))
+	rc = parse_header(&c);
+	if (!rc)
+		rc = parse_records(&c);
+	drop_half(&c); /* if this thread failed or ended before reaching it */
+	if (rc)
 		return rc;
 	if (!d->have_params)
 		return hr_error_set(err, HR_EINPUT, "%s: byte %zu: no params record in the dump",
@@ -777,16 +981,24 @@ static struct hr_dump *dump_new(const char *name, struct hr_error *err)
 		hr_error_set(err, HR_ENOMEM, "%s: out of memory", name);
 		return NULL;
 	}
+	d->split_min = SPLIT_MIN_BYTES;
 	return d;
 }
 
 struct hr_dump *hr_dump_open_bytes(const void *bytes, size_t len, const char *name,
 				   struct hr_error *err)
 {
+	return dump_open_bytes_split(bytes, len, name, SPLIT_MIN_BYTES, err);
+}
+
+struct hr_dump *dump_open_bytes_split(const void *bytes, size_t len, const char *name,
+				      size_t split_min, struct hr_error *err)
+{
 	struct hr_dump *d = dump_new(name, err);
 
 	if (!d)
 		return NULL;
+	d->split_min = split_min;
 	d->map = bytes;
 	d->map_len = len;
 	if (parse_dump(d, err)) {
@@ -895,6 +1107,10 @@ uint64_t hr_dump_word(const struct hr_dump *d, const uint8_t *p)
 	uint64_t v = 0;
 	uint32_t i, n = d->params.ptr_size;
 
+	if (n == 8 && !d->params.big_endian) /* the usual dump: compilers make this one load */
+		return (uint64_t)p[0] | (uint64_t)p[1] << 8 | (uint64_t)p[2] << 16 |
+		       (uint64_t)p[3] << 24 | (uint64_t)p[4] << 32 | (uint64_t)p[5] << 40 |
+		       (uint64_t)p[6] << 48 | (uint64_t)p[7] << 56;
 	for (i = 0; i < n; i++) {
 		unsigned shift = d->params.big_endian ? 8 * (n - 1 - i) : 8 * i;
 
@@ -922,6 +1138,25 @@ int64_t hr_dump_object_at(const struct hr_dump *d, uint64_t addr)
 	return heap_index_find(&d->heap, addr);
 }
 
+int64_t hr_dump_object_span_at(const struct hr_dump *d, uint64_t addr, uint64_t *start,
+			       uint64_t *size)
+{
+	struct heap_span span;
+	int64_t i = heap_index_locate(&d->heap, addr, &span);
+
+	if (i >= 0) {
+		*start = span.addr;
+		*size = span.size;
+	}
+	return i;
+}
+
+void hr_dump_prefetch_object(const struct hr_dump *d, size_t i, uint64_t offset,
+			     enum hr_prefetch_stage stage)
+{
+	heap_index_prefetch(&d->heap, i, offset, stage);
+}
+
 bool hr_dump_heap_ptr_bit(const struct hr_dump *d, uint64_t addr)
 {
 	return heap_index_ptr_bit(&d->heap, addr);
@@ -941,6 +1176,11 @@ void hr_dump_object_ptr_bits(const struct hr_dump *d, size_t i, uint64_t *out)
 	struct hr_object o = hr_dump_object(d, i);
 
 	heap_index_copy_bits(&d->heap, o.addr, o.size / d->params.ptr_size, out);
+}
+
+void hr_dump_ptr_bits_at(const struct hr_dump *d, uint64_t addr, uint64_t nwords, uint64_t *out)
+{
+	heap_index_copy_bits(&d->heap, addr, nwords, out);
 }
 
 uint64_t hr_dump_object_ptr_count(const struct hr_dump *d, size_t i)
@@ -984,6 +1224,11 @@ bool hr_dump_frame_ptr_bit(const struct hr_dump *d, const struct hr_frame *f, ui
 const struct hr_memstats *hr_dump_memstats(const struct hr_dump *d)
 {
 	return d->have_memstats ? &d->memstats : NULL;
+}
+
+enum dump_split dump_split_outcome(const struct hr_dump *d)
+{
+	return d->split;
 }
 
 uint64_t hr_dump_index_bytes(const struct hr_dump *d)

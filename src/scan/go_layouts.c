@@ -54,13 +54,19 @@ uint32_t layout_pointee(const struct hr_binary *bin, uint32_t id)
 }
 
 /*
- * Go stores a value in an interface's data word when it is one pointer-shaped word
- * (Go 1.26 says: size and pointer bytes both one word; older releases: a pointer, map,
- * channel, func, or a struct or array of one such). Both come to the same for every
- * type DWARF describes: the first word is itself pointer-shaped and is all of it.
+ * Go stores a value in an interface's data word when it is one pointer-shaped word.
+ * Up to Go 1.25 the compiler decides by shape: a pointer, map, channel, func or
+ * unsafe.Pointer, or a struct of exactly one field or an array of exactly one element of
+ * such a type. From Go 1.26 by size: one word of size and one of pointer bytes, so a
+ * struct with zero-size fields beside its pointer (struct{ _ struct{}; p *T },
+ * sync/atomic.Pointer[T]) is direct from 1.26 only. go_minor is the dump's release
+ * (0 unknown: the newest rule).
  */
-bool layout_direct_iface(const struct hr_binary *bin, uint32_t id, unsigned ps)
+bool layout_direct_iface(const struct hr_binary *bin, uint32_t id, unsigned ps,
+			 unsigned go_minor)
 {
+	bool by_shape = go_minor && go_minor < 26;
+
 	for (int depth = 0; depth < 64; depth++) {
 		const struct hr_type *t;
 
@@ -76,7 +82,7 @@ bool layout_direct_iface(const struct hr_binary *bin, uint32_t id, unsigned ps)
 		case HR_KIND_STRUCT: {
 			uint32_t first_word = 0;
 
-			if (t->size != ps)
+			if (t->size != ps || (by_shape && t->member_count != 1))
 				return false;
 			for (uint32_t i = 0; i < t->member_count; i++) {
 				const struct hr_member *m = hr_binary_member(bin, t->first_member + i);

@@ -66,6 +66,38 @@ struct work {
 	uint8_t elem_name;  /* enum name_kind of each element when count != 0 */
 };
 
+/* What an item of the queue holds besides its object: interned (work_queue.c). */
+struct view {
+	uint32_t node;
+	uint32_t type;
+	uint32_t aux;
+	uint32_t count;     /* 0 or COUNT_FILL; other counts are kept in the item */
+	uint8_t mode;
+	uint8_t elem_name;
+};
+
+#define QUEUE_LOOKAHEAD 16
+
+/* Pass 1's queue: items of 2 to 4 words in chunks, views interned (work_queue.c). */
+struct work_queue {
+	struct queue_chunk *head, *tail, *spare;
+	uint32_t head_pos;          /* next word to read in head */
+	size_t items;               /* in the chunks, not counting the lookahead */
+	struct view *views;
+	size_t nviews, views_cap;
+	uint32_t *view_slots;       /* hash of views: id + 1, 0 for a free slot */
+	size_t nview_slots;
+	uint32_t last_view;         /* the view of the item pushed last */
+	struct work ahead[QUEUE_LOOKAHEAD]; /* taken off the chunks, being prefetched */
+	unsigned ahead_first, nahead;
+};
+
+/* Appends w. 0 or HR_ENOMEM. */
+int queue_push(struct work_queue *q, const struct work *w);
+/* Takes the oldest item into *out; false when the queue is empty. */
+bool queue_pop(struct work_queue *q, const struct hr_dump *d, struct work *out);
+void queue_release(struct work_queue *q);
+
 /* A frame of the explicit stack the typed walk uses instead of recursion. */
 struct vframe {
 	uint64_t addr;
@@ -82,6 +114,7 @@ struct vframe {
 	uint8_t mode;       /* enum walk_mode */
 	uint8_t elem_name;  /* for count != 0 */
 	uint8_t started;
+	uint8_t has_ptrs;   /* a pointer word is known to lie inside: start_frame() need not look */
 };
 
 /* Unticked pointer words of a heap object reached in pass 1, for pass 2. */
@@ -107,6 +140,26 @@ struct node_cache_entry {
 
 #define NODE_CACHE_SIZE 4096
 
+/* What a member's name means to the walk (map and atomic internals), by member index. */
+enum member_role {
+	ROLE_OTHER,
+	ROLE_KEYS,      /* bucket<K,V>.keys */
+	ROLE_VALUES,    /* bucket<K,V>.values or .elems */
+	ROLE_SLOTS,     /* group.slots */
+	ROLE_OVERFLOW,  /* bucket<K,V>.overflow */
+	ROLE_KEY,       /* slot.key */
+	ROLE_ELEM,      /* slot.elem */
+	ROLE_V,         /* sync/atomic.Pointer[T].v */
+};
+
+/* A type id as the walk reads it, looked up once per id by hr_scan_new(). */
+struct scan_type {
+	const struct hr_type *t; /* the entry of the resolved type */
+	uint32_t resolved;       /* layout_resolve() of the id */
+	bool inert;              /* no pointer-like kind inside: walking a value of it does
+				  * nothing, whatever its bits (scalars, arrays and structs of them) */
+};
+
 struct itab_entry {
 	uint64_t addr;
 	uint64_t type_addr;
@@ -123,8 +176,7 @@ struct hr_scan {
 
 	uint64_t *visited;         /* one bit per heap object */
 
-	struct work *queue;        /* pass 1, first in first out */
-	size_t q_head, q_len, q_cap;
+	struct work_queue queue;   /* pass 1, first in first out */
 
 	struct vframe *frames;     /* the walk's stack */
 	size_t nframes, frames_cap;
@@ -151,6 +203,10 @@ struct hr_scan {
 
 	struct node_cache_entry node_cache[NODE_CACHE_SIZE];
 
+	struct scan_type *types;   /* by type id; types[ntypes]: ids out of range */
+	uint32_t ntypes;
+	uint8_t *member_roles;     /* enum member_role by member index */
+	uint32_t nmembers;
 	struct itab_entry *itabs;  /* sorted by address */
 	size_t nitabs;
 
@@ -190,16 +246,70 @@ bool region_has_ptrs(const struct region *r, uint64_t addr, uint64_t len);
 uint64_t region_word(const struct hr_scan *s, const struct region *r, uint64_t addr);
 
 /* --- scanner.c ---------------------------------------------------------------------- */
+/* Whether any of bits [from, to) is set: hr_bit_next() without a call, within a word. */
+static inline bool bits_any(const uint64_t *bits, uint64_t from, uint64_t to)
+{
+	uint64_t n = to - from, v;
+
+	if (from >= to)
+		return false;
+	if (n > 64 - (from & 63))
+		return hr_bit_next(bits, from, to) < to;
+	v = bits[from >> 6] >> (from & 63);
+	return (n < 64 ? v & ((UINT64_C(1) << n) - 1) : v) != 0;
+}
+
+/* Bytes to words: the pointer size is 4 or 8 (the dump reader takes no other). */
+static inline uint64_t scan_words(const struct hr_scan *s, uint64_t bytes)
+{
+	return bytes >> __builtin_ctz(s->ps);
+}
+
+/* layout_resolve(id), and the entry of that type, from the table hr_scan_new() made. */
+static inline uint32_t scan_resolve(const struct hr_scan *s, uint32_t id)
+{
+	return id < s->ntypes ? s->types[id].resolved : id;
+}
+
+static inline const struct hr_type *scan_resolved_type(const struct hr_scan *s, uint32_t id)
+{
+	return s->types[id < s->ntypes ? id : s->ntypes].t;
+}
+
+static inline bool scan_type_inert(const struct hr_scan *s, uint32_t id)
+{
+	return s->types[id < s->ntypes ? id : s->ntypes].inert;
+}
+
+static inline unsigned scan_member_role(const struct hr_scan *s, uint32_t index)
+{
+	return index < s->nmembers ? s->member_roles[index] : ROLE_OTHER;
+}
+
 bool scan_visited(const struct hr_scan *s, uint32_t obj);
 /* Marks obj reached and charges it to node; false if it already was. */
 bool scan_claim(struct hr_scan *s, uint32_t obj, uint64_t size, uint32_t node, bool typed);
 int scan_enqueue(struct hr_scan *s, const struct work *w);
+/* A region over heap object obj, its pointer bits copied into *bits (grown as needed). */
+int scan_object_region(const struct hr_scan *s, uint32_t obj, uint64_t **bits, size_t *cap,
+		       struct region *r);
+/* Reports progress now and then: objects charged so far, plus `uncounted` not yet in sum. */
+void scan_progress(struct hr_scan *s, const char *phase, uint64_t uncounted);
+
+/* --- mark.c ------------------------------------------------------------------------- */
+/*
+ * Marks everything the objects on scan->stack2 (already charged) lead to, by the
+ * bitmaps alone, charging what is new to node; empties the stack. 0 or HR_ENOMEM.
+ */
+int mark_drain(struct hr_scan *s, uint32_t node);
 
 /* --- go_layouts.c ------------------------------------------------------------------- */
 /* Follows typedefs to the type a value really has (stops at maps, channels, interfaces). */
 uint32_t layout_resolve(const struct hr_binary *bin, uint32_t id);
-/* Whether an interface holding a value of this type stores it in its data word. */
-bool layout_direct_iface(const struct hr_binary *bin, uint32_t id, unsigned ps);
+/* Whether an interface holding a value of this type stores it in its data word, by the
+ * rule of Go 1.go_minor (the dump's release). */
+bool layout_direct_iface(const struct hr_binary *bin, uint32_t id, unsigned ps,
+			 unsigned go_minor);
 /* The dynamic type of the interface value at addr in r (type word or itab), 0 unknown. */
 uint32_t layout_iface_dynamic(const struct hr_scan *s, const struct region *r, uint64_t addr,
 			      uint32_t iface_type);

@@ -54,16 +54,7 @@ bool scan_claim(struct hr_scan *s, uint32_t obj, uint64_t size, uint32_t node, b
 
 int scan_enqueue(struct hr_scan *s, const struct work *w)
 {
-	if (s->q_head + s->q_len == s->q_cap && s->q_head > s->q_cap / 2) {
-		/* reuse the consumed front rather than growing */
-		memmove(s->queue, s->queue + s->q_head, s->q_len * sizeof(*s->queue));
-		s->q_head = 0;
-	}
-	if (hr_array_reserve((void **)&s->queue, &s->q_cap, s->q_head + s->q_len + 1,
-			     sizeof(*s->queue)))
-		return HR_ENOMEM;
-	s->queue[s->q_head + s->q_len++] = *w;
-	return HR_OK;
+	return queue_push(&s->queue, w);
 }
 
 const struct hr_scan_summary *hr_scan_summary(const struct hr_scan *s)
@@ -71,9 +62,9 @@ const struct hr_scan_summary *hr_scan_summary(const struct hr_scan *s)
 	return &s->sum;
 }
 
-static void progress(struct hr_scan *s, const char *phase)
+void scan_progress(struct hr_scan *s, const char *phase, uint64_t uncounted)
 {
-	uint64_t done = s->sum.typed_objects + s->sum.fallback_objects;
+	uint64_t done = s->sum.typed_objects + s->sum.fallback_objects + uncounted;
 
 	if (s->opts.progress && done >= s->progress_next) {
 		s->progress_next = done + PROGRESS_EVERY;
@@ -89,15 +80,124 @@ static int check_pair(const struct hr_dump *dump, struct hr_binary *bin, struct 
 
 	if (p->ptr_size != 8 || p->big_endian)
 		return hr_error_set(err, HR_EINPUT,
-				    "%s: %u-byte pointers, %s-endian: heapref analyses 8-byte "
-				    "little-endian dumps only",
-				    hr_dump_path(dump), p->ptr_size, p->big_endian ? "big" : "little");
+				    "%s: byte %" PRIu64 ": the params record says %u-byte pointers, "
+				    "%s-endian: heapref analyses 8-byte little-endian dumps only",
+				    hr_dump_path(dump), p->file_offset, p->ptr_size,
+				    p->big_endian ? "big" : "little");
 	if (hr_binary_ptr_size(bin) && hr_binary_ptr_size(bin) != p->ptr_size)
 		return hr_error_set(err, HR_EINPUT, "%s: %u-byte pointers, but the dump has %u",
 				    hr_binary_path(bin), hr_binary_ptr_size(bin), p->ptr_size);
 	if (hr_dump_data(dump)->present)
 		return hr_binary_set_bias_from_data(bin, hr_dump_data(dump)->addr, err);
 	return HR_OK;
+}
+
+static uint8_t role_of(const char *name)
+{
+	static const struct {
+		const char *name;
+		uint8_t role;
+	} roles[] = {
+		{ "keys", ROLE_KEYS }, { "values", ROLE_VALUES }, { "elems", ROLE_VALUES },
+		{ "slots", ROLE_SLOTS }, { "overflow", ROLE_OVERFLOW }, { "key", ROLE_KEY },
+		{ "elem", ROLE_ELEM }, { "v", ROLE_V },
+	};
+
+	for (size_t i = 0; i < sizeof(roles) / sizeof(roles[0]); i++)
+		if (!strcmp(name, roles[i].name))
+			return roles[i].role;
+	return ROLE_OTHER;
+}
+
+/* Members of the types, by index; their roles. */
+static int load_member_roles(struct hr_scan *s)
+{
+	uint32_t n = 0;
+
+	for (uint32_t id = 0; id < s->ntypes; id++) {
+		const struct hr_type *t = hr_binary_type(s->bin, id);
+
+		if (t->member_count && t->first_member + t->member_count > n)
+			n = t->first_member + t->member_count;
+	}
+	s->member_roles = malloc(n ? n : 1);
+	if (!s->member_roles)
+		return HR_ENOMEM;
+	for (uint32_t i = 0; i < n; i++) {
+		const struct hr_member *m = hr_binary_member(s->bin, i);
+
+		s->member_roles[i] = m ? role_of(m->name) : ROLE_OTHER;
+	}
+	s->nmembers = n;
+	return HR_OK;
+}
+
+enum { INERT_UNKNOWN, INERT_PENDING, INERT_YES, INERT_NO };
+
+/*
+ * Whether a value of type id is inert: start_frame() (walk.c) does nothing with it,
+ * whatever pointer bits it holds. state[] memoises, and breaks cycles a broken binary
+ * might have (a type found inside itself counts as not inert, as does a deep one).
+ */
+static bool type_inert(struct hr_scan *s, uint8_t *state, uint32_t id, int depth)
+{
+	const struct hr_type *t;
+	bool inert = true;
+
+	if (id >= s->ntypes)
+		return true; /* the void type */
+	if (state[id] == INERT_YES || state[id] == INERT_NO)
+		return state[id] == INERT_YES;
+	if (state[id] == INERT_PENDING || depth > 64)
+		return false;
+	state[id] = INERT_PENDING;
+	t = s->types[id].t;
+	switch (t->kind) {
+	case HR_KIND_PTR: case HR_KIND_UNSAFE_POINTER: case HR_KIND_STRING: case HR_KIND_SLICE:
+	case HR_KIND_INTERFACE: case HR_KIND_MAP: case HR_KIND_CHAN: case HR_KIND_FUNC:
+		inert = false;
+		break;
+	default:
+		if (t->shape == HR_SHAPE_STRUCT)
+			for (uint32_t k = 0; k < t->member_count && inert; k++)
+				inert = type_inert(s, state,
+						   hr_binary_member(s->bin, t->first_member + k)->type,
+						   depth + 1);
+		else if (t->shape == HR_SHAPE_ARRAY && t->count && t->elem)
+			inert = type_inert(s, state, t->elem, depth + 1);
+		break;
+	}
+	state[id] = inert ? INERT_YES : INERT_NO;
+	return inert;
+}
+
+/*
+ * The tables behind scan_resolve(), scan_type_inert() and scan_member_role(): the walk
+ * looks a type up for every value it reads. (Types are loaded with the binary, so their
+ * entries stay put.)
+ */
+static int load_types(struct hr_scan *s)
+{
+	uint32_t n = hr_binary_type_count(s->bin);
+	uint8_t *state;
+
+	s->types = malloc(((size_t)n + 1) * sizeof(*s->types));
+	state = calloc((size_t)n + 1, 1);
+	if (!s->types || !state) {
+		free(state);
+		return HR_ENOMEM;
+	}
+	for (uint32_t id = 0; id < n; id++) {
+		uint32_t resolved = layout_resolve(s->bin, id);
+
+		s->types[id] = (struct scan_type){ hr_binary_type(s->bin, resolved), resolved, false };
+	}
+	s->types[n] = (struct scan_type){ hr_binary_type(s->bin, n), n, true }; /* void */
+	s->ntypes = n;
+	for (uint32_t id = 0; id < n; id++)
+		s->types[id].inert = type_inert(s, state, id, 0);
+	free(state);
+	return load_member_roles(s);
 }
 
 struct hr_scan *hr_scan_new(const struct hr_dump *dump, struct hr_binary *bin,
@@ -122,7 +222,7 @@ struct hr_scan *hr_scan_new(const struct hr_dump *dump, struct hr_binary *bin,
 	s->sum.total_bytes = hr_dump_object_bytes(dump);
 	s->sum.go_minor = layout_go_minor(&hr_dump_params(dump)->go_version);
 	s->visited = calloc(hr_bit_words(s->nobj) + 1, sizeof(uint64_t));
-	if (!s->visited || layout_load_itabs(s))
+	if (!s->visited || load_types(s) || layout_load_itabs(s))
 		goto nomem;
 	return s;
 nomem:
@@ -136,7 +236,7 @@ void hr_scan_free(struct hr_scan *s)
 	if (!s)
 		return;
 	free(s->visited);
-	free(s->queue);
+	queue_release(&s->queue);
 	free(s->frames);
 	free(s->path);
 	free(s->obj_bits);
@@ -146,6 +246,8 @@ void hr_scan_free(struct hr_scan *s)
 	free(s->root_words);
 	free(s->stack2);
 	free(s->itabs);
+	free(s->types);
+	free(s->member_roles);
 	hr_frame_vars_release(&s->fv);
 	hr_frame_vars_release(&s->closure_fv);
 	free(s);
@@ -194,16 +296,15 @@ static int add_leftover(struct hr_scan *s, uint32_t obj, uint32_t node, const ui
 	return HR_OK;
 }
 
-/* A region over heap object obj, its pointer bits copied into bits (grown as needed). */
-static int object_region(struct hr_scan *s, uint32_t obj, uint64_t **bits, size_t *cap,
-			 struct region *r)
+int scan_object_region(const struct hr_scan *s, uint32_t obj, uint64_t **bits, size_t *cap,
+		       struct region *r)
 {
 	struct hr_object o = hr_dump_object(s->dump, obj);
 	uint64_t nwords = o.size / s->ps;
 
 	if (hr_array_reserve((void **)bits, cap, hr_bit_words(nwords) + 1, sizeof(uint64_t)))
 		return HR_ENOMEM;
-	hr_dump_object_ptr_bits(s->dump, obj, *bits);
+	hr_dump_ptr_bits_at(s->dump, o.addr, nwords, *bits);
 	*r = (struct region){ o.addr, o.size, o.data, *bits, nwords, s->ps };
 	return HR_OK;
 }
@@ -408,6 +509,7 @@ static int walk_frames(struct hr_scan *s, const struct hr_frame *f, size_t n, st
 	int rc = build_stack(s, f, n, st);
 
 	if (rc == HR_EINPUT) { /* frames that do not touch: one region each */
+		rc = HR_OK;
 		for (size_t i = 0; i < n && !rc; i++)
 			rc = walk_frames(s, &f[i], 1, st);
 		return rc;
@@ -457,7 +559,8 @@ static int walk_finalizers(struct hr_scan *s)
 		s->sum.roots[HR_ROOT_FINALIZER]++;
 		set_root_name(s, name, sizeof(name), "$finalizer (%s)", rtype_name(s, fin[i].obj_type));
 		follow_root_value(s, fin[i].fn, 0, M_CLOSURE);
-		if (obj >= 0 && !object_region(s, (uint32_t)obj, &s->obj_bits, &s->obj_bits_cap, &r)) {
+		if (obj >= 0 &&
+		    !scan_object_region(s, (uint32_t)obj, &s->obj_bits, &s->obj_bits_cap, &r)) {
 			/* the object itself is not kept: walk it without charging it */
 			uint32_t node = HR_CHAINS_NONE;
 
@@ -515,16 +618,16 @@ static int walk_object(struct hr_scan *s, const struct work *w)
 {
 	struct region r;
 
-	if (object_region(s, w->obj, &s->obj_bits, &s->obj_bits_cap, &r))
+	if (scan_object_region(s, w->obj, &s->obj_bits, &s->obj_bits_cap, &r))
 		return HR_ENOMEM;
-	if (hr_bit_next(r.bits, 0, r.nwords) >= r.nwords)
+	if (!bits_any(r.bits, 0, r.nwords))
 		return HR_OK; /* nothing inside leads anywhere */
 	if (!w->type && w->mode != M_CLOSURE) /* no view: every pointer word is pass 2's */
 		return add_leftover(s, w->obj, w->node, NULL, r.nwords);
 	if (walk_value(s, &r, r.addr + w->offset, w->type, w->count, w->mode, w->elem_name,
 		       w->aux, N_SAME, w->node))
 		return s->status;
-	if (hr_bit_next(r.bits, 0, r.nwords) < r.nwords)
+	if (bits_any(r.bits, 0, r.nwords))
 		return add_leftover(s, w->obj, w->node, r.bits, r.nwords);
 	return HR_OK;
 }
@@ -543,18 +646,16 @@ int hr_scan_pass1(struct hr_scan *s, struct hr_error *err)
 	    (rc = leftover_segment_words(s, &seg[1], "bss")) || (rc = walk_goroutines(s)) ||
 	    (rc = walk_finalizers(s)) || (rc = walk_queued_and_other(s)))
 		goto out;
-	while (s->q_len && !rc) {
-		struct work w = s->queue[s->q_head++];
-
-		s->q_len--;
+	for (struct work w; !rc && queue_pop(&s->queue, s->dump, &w);) {
 		rc = walk_object(s, &w);
-		progress(s, "pass 1");
+		scan_progress(s, "pass 1", 0);
 	}
 out:
 	free(seg[0].bits);
 	free(seg[1].bits);
 	if (rc)
-		hr_error_set(err, rc, "out of memory in the typed walk (pass 1)");
+		hr_error_set(err, rc, rc == HR_ENOMEM ? "out of memory in the typed walk (pass 1)"
+						      : "the typed walk (pass 1) failed");
 	return rc;
 }
 
@@ -563,37 +664,20 @@ out:
 /* Charges what value leads to (if new) to *node, made from parent on first use. */
 static int reach_untyped(struct hr_scan *s, uint64_t value, uint32_t *node, uint32_t parent)
 {
-	int64_t i = hr_dump_object_at(s->dump, value);
+	uint64_t start, size;
+	int64_t i = hr_dump_object_span_at(s->dump, value, &start, &size);
 	uint32_t *slot;
 
 	if (i < 0 || scan_visited(s, (uint32_t)i))
 		return HR_OK;
 	if (*node == HR_CHAINS_NONE)
 		*node = sub_objects_node(s, parent);
-	scan_claim(s, (uint32_t)i, hr_dump_object(s->dump, (size_t)i).size, *node, false);
+	scan_claim(s, (uint32_t)i, size, *node, false);
 	slot = hr_array_push((void **)&s->stack2, &s->nstack2, &s->stack2_cap, sizeof(*slot));
 	if (!slot)
 		return HR_ENOMEM;
 	*slot = (uint32_t)i;
 	return s->status;
-}
-
-/* Follows, by the bitmaps, everything the objects on the pass-2 stack lead to. */
-static int drain_untyped(struct hr_scan *s, uint32_t *node, uint32_t parent)
-{
-	int rc = HR_OK;
-
-	while (s->nstack2 && !rc) {
-		struct region r;
-
-		if (object_region(s, s->stack2[--s->nstack2], &s->obj_bits, &s->obj_bits_cap, &r))
-			return HR_ENOMEM;
-		for (uint64_t w = hr_bit_next(r.bits, 0, r.nwords); w < r.nwords && !rc;
-		     w = hr_bit_next(r.bits, w + 1, r.nwords))
-			rc = reach_untyped(s, region_word(s, &r, r.addr + w * s->ps), node, parent);
-		progress(s, "pass 2");
-	}
-	return rc;
 }
 
 /* A leftover: the unticked words of one object, charged below its node. */
@@ -607,7 +691,7 @@ static int follow_leftover(struct hr_scan *s, const struct leftover *l)
 	int rc = HR_OK;
 
 	if (l->bits == LEFTOVER_ALL) { /* its own copy: draining reuses obj_bits */
-		if (object_region(s, l->obj, &s->task_bits, &s->task_bits_cap, &all))
+		if (scan_object_region(s, l->obj, &s->task_bits, &s->task_bits_cap, &all))
 			return HR_ENOMEM;
 		bits = all.bits;
 	} else {
@@ -617,7 +701,7 @@ static int follow_leftover(struct hr_scan *s, const struct leftover *l)
 	     w = hr_bit_next(bits, w + 1, nwords)) {
 		rc = reach_untyped(s, hr_dump_word(s->dump, o.data + w * s->ps), &node, l->node);
 		if (!rc)
-			rc = drain_untyped(s, &node, l->node);
+			rc = mark_drain(s, node);
 	}
 	return rc;
 }
@@ -637,12 +721,13 @@ int hr_scan_pass2(struct hr_scan *s, struct hr_error *err)
 
 		rc = reach_untyped(s, s->root_words[i].value, &node, node);
 		if (!rc)
-			rc = drain_untyped(s, &node, node);
+			rc = mark_drain(s, node);
 	}
 	s->sum.unreachable_objects = s->sum.total_objects - s->sum.typed_objects -
 				     s->sum.fallback_objects;
 	s->sum.unreachable_bytes = s->sum.total_bytes - s->sum.typed_bytes - s->sum.fallback_bytes;
 	if (rc)
-		hr_error_set(err, rc, "out of memory in the fallback walk (pass 2)");
+		hr_error_set(err, rc, rc == HR_ENOMEM ? "out of memory in the fallback walk (pass 2)"
+						      : "the fallback walk (pass 2) failed");
 	return rc;
 }

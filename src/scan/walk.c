@@ -29,6 +29,7 @@ uint64_t region_word(const struct hr_scan *s, const struct region *r, uint64_t a
 bool region_has_ptrs(const struct region *r, uint64_t addr, uint64_t len)
 {
 	uint64_t end = r->addr + r->len, from, to, ps = r->ps;
+	unsigned shift = (unsigned)__builtin_ctz(r->ps); /* 4 or 8: no division */
 
 	if (!r->nwords || addr >= end || addr + len <= r->addr || len == 0)
 		return false;
@@ -38,11 +39,11 @@ bool region_has_ptrs(const struct region *r, uint64_t addr, uint64_t len)
 	}
 	if (len > end - addr)
 		len = end - addr;
-	from = (addr - r->addr) / ps;
-	to = (addr - r->addr + len + ps - 1) / ps;
+	from = (addr - r->addr) >> shift;
+	to = (addr - r->addr + len + ps - 1) >> shift;
 	if (to > r->nwords)
 		to = r->nwords;
-	return hr_bit_next(r->bits, from, to) < to;
+	return bits_any(r->bits, from, to);
 }
 
 /* --- chain names -------------------------------------------------------------------- */
@@ -129,29 +130,33 @@ uint32_t root_node(struct hr_scan *s, const char *name, size_t len)
 	return id;
 }
 
-/* Makes the node of frame j, whose parent's node (if it has a parent) exists. */
-static void make_frame_node(struct hr_scan *s, struct vframe *f)
+/* The node of a value named (name, a, name_type, str) below node parent. */
+static uint32_t name_node(struct hr_scan *s, uint32_t parent, uint8_t name, uint64_t a,
+			  uint32_t name_type, const char *str)
 {
-	uint32_t parent = f->parent == NO_FRAME ? HR_CHAINS_TOP : s->frames[f->parent].node;
-	uint64_t a = f->a;
-
-	switch (f->name) {
+	switch (name) {
 	case N_SAME:
-		f->node = parent;
-		return;
+		return parent;
 	case N_ROOT:
-		f->node = root_node(s, s->root_name, s->root_name_len);
-		return;
+		return root_node(s, s->root_name, s->root_name_len);
 	case N_INDEX:
 		a = a < 10 ? a : 10;
 		break;
 	case N_VAR:
-		a = (uint64_t)(uintptr_t)f->str;
+		a = (uint64_t)(uintptr_t)str;
 		break;
 	default:
 		break;
 	}
-	f->node = named_child(s, parent, f->name, a, f->name_type, f->str);
+	return named_child(s, parent, name, a, name_type, str);
+}
+
+/* Makes the node of frame j, whose parent's node (if it has a parent) exists. */
+static void make_frame_node(struct hr_scan *s, struct vframe *f)
+{
+	uint32_t parent = f->parent == NO_FRAME ? HR_CHAINS_TOP : s->frames[f->parent].node;
+
+	f->node = name_node(s, parent, f->name, f->a, f->name_type, f->str);
 }
 
 uint32_t frame_node(struct hr_scan *s, uint32_t i)
@@ -169,65 +174,142 @@ uint32_t frame_node(struct hr_scan *s, uint32_t i)
 
 /* --- following pointers ------------------------------------------------------------- */
 
-bool follow_value(struct hr_scan *s, uint64_t value, uint32_t type, uint32_t count,
-		  uint8_t mode, uint8_t elem_name, uint32_t aux, bool typed, uint32_t frame)
+/*
+ * Whom an object a pointer leads to is charged to: the node of frame `frame`; or, for a
+ * value the walk reads without a frame of its own (walk_leaf()), the node its frame
+ * would have had: named (name, a, name_type) below frame `frame`.
+ */
+struct charge_to {
+	uint32_t frame;
+	uint8_t name;       /* N_SAME: the frame's own node */
+	uint32_t a;
+	uint32_t name_type;
+};
+
+static uint32_t charge_node(struct hr_scan *s, const struct charge_to *c)
 {
-	int64_t i = hr_dump_object_at(s->dump, value);
-	struct hr_object o;
+	uint32_t node = frame_node(s, c->frame);
+
+	return c->name == N_SAME || s->status ? node
+					      : name_node(s, node, c->name, c->a, c->name_type, NULL);
+}
+
+static bool follow_charged(struct hr_scan *s, uint64_t value, uint32_t type, uint32_t count,
+			   uint8_t mode, uint8_t elem_name, uint32_t aux, bool typed,
+			   const struct charge_to *to)
+{
+	uint64_t start, size;
+	int64_t i = hr_dump_object_span_at(s->dump, value, &start, &size);
 	uint32_t node;
 
 	if (i < 0 || scan_visited(s, (uint32_t)i))
 		return true;
 	if (!type && !typed && mode != M_CLOSURE)
 		return false;
-	node = frame_node(s, frame);
+	node = charge_node(s, to);
 	if (s->status)
 		return true;
-	o = hr_dump_object(s->dump, (size_t)i);
-	if (value - o.addr > UINT32_MAX) /* a view deep inside a > 4 GiB object: pass 2 */
+	if (value - start > UINT32_MAX) /* a view deep inside a > 4 GiB object: pass 2 */
 		type = 0, mode = M_VALUE, count = 0;
-	scan_claim(s, (uint32_t)i, o.size, node, true);
+	scan_claim(s, (uint32_t)i, size, node, true);
 	if (scan_enqueue(s, &(struct work){ .obj = (uint32_t)i, .node = node, .type = type,
-					    .aux = aux, .offset = (uint32_t)(value - o.addr),
+					    .aux = aux, .offset = (uint32_t)(value - start),
 					    .count = count, .mode = mode,
 					    .elem_name = elem_name }))
 		s->status = HR_ENOMEM;
 	return true;
 }
 
-/* Follows the pointer word at addr of r if the bitmap still has it; ticks it if settled. */
-static void follow_word(struct hr_scan *s, uint64_t addr, uint32_t type, uint64_t count,
-			uint8_t mode, uint8_t elem_name, uint32_t aux, bool typed, uint32_t frame)
+bool follow_value(struct hr_scan *s, uint64_t value, uint32_t type, uint32_t count,
+		  uint8_t mode, uint8_t elem_name, uint32_t aux, bool typed, uint32_t frame)
+{
+	return follow_charged(s, value, type, count, mode, elem_name, aux, typed,
+			      &(struct charge_to){ .frame = frame, .name = N_SAME });
+}
+
+/* follow_word() charging to a frame-less value's node (see struct charge_to). */
+static void follow_word_to(struct hr_scan *s, uint64_t addr, uint32_t type, uint64_t count,
+			   uint8_t mode, uint8_t elem_name, uint32_t aux, bool typed,
+			   const struct charge_to *to)
 {
 	struct region *r = s->region;
 	uint64_t w;
 
-	if (addr < r->addr || (addr - r->addr) % s->ps || addr - r->addr >= r->len)
+	if (addr < r->addr || (addr - r->addr) & (s->ps - 1) || addr - r->addr >= r->len)
 		return;
-	w = (addr - r->addr) / s->ps;
+	w = scan_words(s, addr - r->addr);
 	if (w >= r->nwords || !hr_bit_get(r->bits, w))
 		return;
 	if (count >= COUNT_FILL)
 		count = COUNT_FILL;
-	if (follow_value(s, region_word(s, r, addr), type, (uint32_t)count, mode, elem_name, aux,
-			 typed, frame))
+	if (follow_charged(s, region_word(s, r, addr), type, (uint32_t)count, mode, elem_name, aux,
+			   typed, to))
 		hr_bit_clear(r->bits, w);
+}
+
+/* Follows the pointer word at addr of r if the bitmap still has it; ticks it if settled. */
+static void follow_word(struct hr_scan *s, uint64_t addr, uint32_t type, uint64_t count,
+			uint8_t mode, uint8_t elem_name, uint32_t aux, bool typed, uint32_t frame)
+{
+	follow_word_to(s, addr, type, count, mode, elem_name, aux, typed,
+		       &(struct charge_to){ .frame = frame, .name = N_SAME });
 }
 
 /* --- the walk ----------------------------------------------------------------------- */
 
-static int push_frame(struct hr_scan *s, const struct vframe *f)
+/* A new frame on top of the stack, its fields unset; NULL (status set) when out of memory. */
+static struct vframe *new_frame(struct hr_scan *s)
 {
 	if (s->nframes == s->frames_cap) {
 		size_t cap = s->frames_cap;
 
-		if (hr_array_reserve((void **)&s->frames, &cap, s->nframes + 1, sizeof(*s->frames)))
-			return s->status = HR_ENOMEM;
-		if (hr_array_reserve((void **)&s->path, &s->frames_cap, cap, sizeof(*s->path)))
-			return s->status = HR_ENOMEM;
+		if (hr_array_reserve((void **)&s->frames, &cap, s->nframes + 1, sizeof(*s->frames)) ||
+		    hr_array_reserve((void **)&s->path, &s->frames_cap, cap, sizeof(*s->path))) {
+			s->status = HR_ENOMEM;
+			return NULL;
+		}
 	}
-	s->frames[s->nframes++] = *f;
+	return &s->frames[s->nframes++];
+}
+
+static int push_frame(struct hr_scan *s, const struct vframe *f)
+{
+	struct vframe *top = new_frame(s);
+
+	if (!top)
+		return s->status;
+	*top = *f;
 	return HR_OK;
+}
+
+/*
+ * Fills a new frame field by field. (Copying a struct built on the stack field by field
+ * costs a store-forwarding stall per 16 bytes read back: this is the walk's busiest store.)
+ */
+static struct vframe *push_value(struct hr_scan *s, uint64_t addr, uint64_t count, uint32_t type,
+				 uint32_t aux, uint32_t parent, uint32_t node, uint8_t name,
+				 uint8_t mode, uint8_t elem_name)
+{
+	struct vframe *f = new_frame(s);
+
+	if (!f)
+		return NULL;
+	f->addr = addr;
+	f->count = count;
+	f->next = 0;
+	f->str = NULL;
+	f->type = type;
+	f->aux = aux;
+	f->parent = parent;
+	f->node = node;
+	f->a = 0;
+	f->name_type = 0;
+	f->name = name;
+	f->mode = mode;
+	f->elem_name = elem_name;
+	f->started = 0;
+	f->has_ptrs = 0;
+	return f;
 }
 
 bool follow_root_value(struct hr_scan *s, uint64_t value, uint32_t type, uint8_t mode)
@@ -242,12 +324,20 @@ bool follow_root_value(struct hr_scan *s, uint64_t value, uint32_t type, uint8_t
 	return settled;
 }
 
-static void push_child(struct hr_scan *s, uint32_t parent, uint64_t addr, uint32_t type,
-		       uint8_t mode, uint8_t name, uint64_t a, uint32_t name_type, uint32_t aux)
+/* Pushes a frame for a value inside frame parent; returns it, or NULL (out of memory). */
+static struct vframe *push_child(struct hr_scan *s, uint32_t parent, uint64_t addr, uint32_t type,
+				 uint8_t mode, uint8_t name, uint64_t a, uint32_t name_type,
+				 uint32_t aux)
 {
-	push_frame(s, &(struct vframe){ .addr = addr, .type = type, .aux = aux, .parent = parent,
-					.node = HR_CHAINS_NONE, .a = (uint32_t)a,
-					.name_type = name_type, .name = name, .mode = mode });
+	/* a child named as its parent has the parent's node, as soon as that exists */
+	uint32_t node = name == N_SAME ? s->frames[parent].node : HR_CHAINS_NONE;
+	struct vframe *f = push_value(s, addr, 0, type, aux, parent, node, name, mode, 0);
+
+	if (f) {
+		f->a = (uint32_t)a;
+		f->name_type = name_type;
+	}
+	return f;
 }
 
 static uint8_t child_mode(const struct vframe *f)
@@ -364,7 +454,7 @@ static void walk_iface(struct hr_scan *s, uint32_t i)
 	if (f->name != N_SAME && f->name != N_ROOT)
 		f->name_type = dyn;
 	f->mode = M_DONE;
-	if (layout_direct_iface(s->bin, dyn, s->ps))
+	if (layout_direct_iface(s->bin, dyn, s->ps, s->sum.go_minor))
 		push_child(s, i, f->addr + s->ps, dyn, mode, N_SAME, 0, 0, 0);
 	else
 		follow_word(s, f->addr + s->ps, dyn, 0, mode, N_SAME, 0, true, i);
@@ -383,7 +473,7 @@ static void walk_unsafe_pointer(struct hr_scan *s, uint32_t i)
 
 static uint64_t elem_size(const struct hr_scan *s, uint32_t type)
 {
-	return hr_binary_type(s->bin, layout_resolve(s->bin, type))->size;
+	return scan_resolved_type(s, type)->size;
 }
 
 /*
@@ -393,8 +483,8 @@ static uint64_t elem_size(const struct hr_scan *s, uint32_t type)
 static bool start_frame(struct hr_scan *s, uint32_t i)
 {
 	struct vframe *f = &s->frames[i];
-	uint32_t id = layout_resolve(s->bin, f->type);
-	const struct hr_type *t = hr_binary_type(s->bin, id);
+	uint32_t id = scan_resolve(s, f->type);
+	const struct hr_type *t = scan_resolved_type(s, f->type);
 	uint8_t mode = child_mode(f);
 
 	if (f->count) {
@@ -412,7 +502,7 @@ static bool start_frame(struct hr_scan *s, uint32_t i)
 		walk_closure(s, i);
 		return true;
 	}
-	if (!region_has_ptrs(s->region, f->addr, t->size ? t->size : s->ps))
+	if (!f->has_ptrs && !region_has_ptrs(s->region, f->addr, t->size ? t->size : s->ps))
 		return false;
 	switch (f->mode) {
 	case M_MAP:
@@ -485,79 +575,168 @@ static bool start_frame(struct hr_scan *s, uint32_t i)
 	return false;
 }
 
+/*
+ * The value at addr of `type`, a child of frame `parent` that holds a pointer word and
+ * would be named (name, a, name_type): when its kind is a pointer, string, slice, map,
+ * channel or func, walked as start_frame() would walk a frame of it, without pushing
+ * one. Most values the walk meets are such. False for other kinds and modes: the caller
+ * pushes a frame.
+ */
+static bool walk_leaf(struct hr_scan *s, uint32_t parent, uint64_t addr, uint32_t type,
+		      uint8_t mode, uint8_t name, uint64_t a, uint32_t name_type)
+{
+	const struct hr_type *t = scan_resolved_type(s, type);
+	const struct charge_to to = { parent, name, (uint32_t)a, name_type };
+	uint64_t cap;
+
+	if (mode != M_VALUE && mode != M_INTERNAL)
+		return false;
+	switch (t->kind) {
+	case HR_KIND_PTR:
+		follow_word_to(s, addr, t->target, 0, mode, N_SAME, 0, t->target != 0, &to);
+		return true;
+	case HR_KIND_STRING:
+		follow_word_to(s, addr, 0, 0, M_VALUE, N_SAME, 0, true, &to);
+		return true;
+	case HR_KIND_SLICE:
+		cap = region_word(s, s->region, addr + 2 * s->ps);
+		follow_word_to(s, addr, cap ? t->elem : 0, cap, mode,
+			       mode == M_INTERNAL ? N_SAME : N_INDEX, 0, true, &to);
+		return true;
+	case HR_KIND_MAP:
+		follow_word_to(s, addr, layout_pointee(s->bin, t->target), 0, M_MAP, N_SAME,
+			       scan_resolve(s, type), true, &to);
+		return true;
+	case HR_KIND_CHAN:
+		follow_word_to(s, addr, layout_pointee(s->bin, t->target), 0, M_CHAN, N_SAME,
+			       scan_resolve(s, type), true, &to);
+		return true;
+	case HR_KIND_FUNC:
+		follow_word_to(s, addr, 0, 0, M_CLOSURE, N_SAME, 0, true, &to);
+		return true;
+	default:
+		return false;
+	}
+}
+
+/*
+ * A child of frame parent that holds a pointer word: walked at once by walk_leaf(), or
+ * pushed, marked as holding one.
+ */
+static void push_known(struct hr_scan *s, uint32_t parent, uint64_t addr, uint32_t type,
+		       uint8_t mode, uint8_t name, uint64_t a, uint32_t name_type, uint32_t aux)
+{
+	struct vframe *child;
+
+	if (walk_leaf(s, parent, addr, type, mode, name, a, name_type))
+		return;
+	child = push_child(s, parent, addr, type, mode, name, a, name_type, aux);
+	if (child)
+		child->has_ptrs = 1;
+}
+
+#define ELEMENTS_AHEAD 512 /* bytes */
+
 /* Pushes the next element of run i that still holds pointer words; false when none. */
 static bool next_element(struct hr_scan *s, uint32_t i)
 {
 	struct vframe *f = &s->frames[i];
 	struct region *r = s->region;
-	uint64_t es = elem_size(s, f->type), from, to, w, k, name_type = f->type;
+	uint64_t es = elem_size(s, f->type), from, to, w, at, k, name_type = f->type;
 
 	if (f->next >= f->count)
 		return false;
-	from = (f->addr + f->next * es - r->addr) / s->ps;
-	to = (f->addr + f->count * es - r->addr + s->ps - 1) / s->ps;
+	from = scan_words(s, f->addr + f->next * es - r->addr);
+	to = scan_words(s, f->addr + f->count * es - r->addr + s->ps - 1);
 	if (to > r->nwords)
 		to = r->nwords;
 	w = hr_bit_next(r->bits, from, to);
 	if (w >= to)
 		return false;
-	k = r->addr + w * s->ps <= f->addr ? 0 : (r->addr + w * s->ps - f->addr) / es;
+	at = r->addr + w * s->ps;
+	k = at <= f->addr ? 0 : (at - f->addr) / es;
 	if (k < f->next) /* the word straddles into the previous element */
 		k = f->next;
 	if (k >= f->count)
 		return false;
 	f->next = k + 1;
+	/* a long run is read in order, while its elements lead all over the heap: keep the
+	 * next lines coming (the queue prefetched only the start of the object) */
+	if (at - r->addr + ELEMENTS_AHEAD < r->len)
+		__builtin_prefetch(r->data + (at - r->addr) + ELEMENTS_AHEAD);
 	if (f->elem_name == N_MAPKEY || f->elem_name == N_MAPVAL)
 		name_type = map_part(s, f->aux, f->elem_name == N_MAPKEY);
-	push_child(s, i, f->addr + k * es, f->type, f->mode, f->elem_name, k,
-		   (uint32_t)name_type, f->aux);
+	if (at >= f->addr + k * es) { /* the word found lies in it */
+		push_known(s, i, f->addr + k * es, f->type, f->mode, f->elem_name, k,
+			   (uint32_t)name_type, f->aux);
+		return true;
+	}
+	push_child(s, i, f->addr + k * es, f->type, f->mode, f->elem_name, k, (uint32_t)name_type,
+		   f->aux);
 	return true;
+}
+
+/* Whether member m of the struct at addr has no pointer word: its frame would do nothing. */
+static bool member_is_empty(const struct hr_scan *s, const struct hr_member *m, uint64_t addr)
+{
+	uint64_t size = scan_resolved_type(s, m->type)->size;
+
+	return !region_has_ptrs(s->region, addr + m->offset, size ? size : s->ps);
 }
 
 /* Pushes the next member of struct frame i (or follows it directly); false when done. */
 static bool next_member(struct hr_scan *s, uint32_t i)
 {
 	struct vframe *f = &s->frames[i];
-	const struct hr_type *t = hr_binary_type(s->bin, f->type);
+	const struct hr_type *t = scan_resolved_type(s, f->type);
 	const struct hr_member *m;
-	uint32_t type, aux = f->aux;
+	uint32_t type, aux = f->aux, index;
 	uint64_t addr;
+	unsigned role;
 
-	if (f->next >= t->member_count)
-		return false;
-	m = hr_binary_member(s->bin, t->first_member + (uint32_t)f->next++);
+	/* Members that cannot lead anywhere are skipped here rather than pushed and popped:
+	 * inert ones (by their type; map storage reads some members by name instead) and
+	 * ones without a pointer word. */
+	bool skip_inert = f->mode != M_MAP_STORAGE;
+
+	do {
+		if (f->next >= t->member_count)
+			return false;
+		index = t->first_member + (uint32_t)f->next++;
+		m = hr_binary_member(s->bin, index);
+	} while ((skip_inert && scan_type_inert(s, m->type)) || member_is_empty(s, m, f->addr));
 	addr = f->addr + m->offset;
 	type = m->type;
+	role = scan_member_role(s, index);
+	/* the member's own type holds a pointer word (member_is_empty()): push_known() */
 	switch (f->mode) {
 	case M_INTERNAL:
-		push_child(s, i, addr, type, M_INTERNAL, N_SAME, 0, 0, aux);
+		push_known(s, i, addr, type, M_INTERNAL, N_SAME, 0, 0, aux);
 		break;
 	case M_MAP_STORAGE: /* bucket<K,V>{tophash, keys, values, overflow}, group{ctrl, slots} */
-		if (!strcmp(m->name, "keys"))
-			push_child(s, i, addr, type, M_MAP_KEYS, N_SAME, 0, 0, aux);
-		else if (!strcmp(m->name, "values") || !strcmp(m->name, "elems"))
-			push_child(s, i, addr, type, M_MAP_VALS, N_SAME, 0, 0, aux);
-		else if (!strcmp(m->name, "slots"))
-			push_child(s, i, addr, type, M_MAP_SLOTS, N_SAME, 0, 0, aux);
-		else if (!strcmp(m->name, "overflow"))
+		if (role == ROLE_KEYS)
+			push_known(s, i, addr, type, M_MAP_KEYS, N_SAME, 0, 0, aux);
+		else if (role == ROLE_VALUES)
+			push_known(s, i, addr, type, M_MAP_VALS, N_SAME, 0, 0, aux);
+		else if (role == ROLE_SLOTS)
+			push_known(s, i, addr, type, M_MAP_SLOTS, N_SAME, 0, 0, aux);
+		else if (role == ROLE_OVERFLOW)
 			follow_word(s, addr, layout_pointee(s->bin, type), 0, M_MAP_STORAGE, N_SAME,
 				    aux, true, i);
 		break;
 	case M_MAP_SLOT: /* struct { key K; elem V } */
-		if (!strcmp(m->name, "key"))
-			push_child(s, i, addr, type, M_VALUE, N_MAPKEY, 0, map_part(s, aux, true), 0);
-		else if (!strcmp(m->name, "elem"))
-			push_child(s, i, addr, type, M_VALUE, N_MAPVAL, 0, map_part(s, aux, false), 0);
+		if (role == ROLE_KEY)
+			push_known(s, i, addr, type, M_VALUE, N_MAPKEY, 0, map_part(s, aux, true), 0);
+		else if (role == ROLE_ELEM)
+			push_known(s, i, addr, type, M_VALUE, N_MAPVAL, 0, map_part(s, aux, false), 0);
 		break;
 	default:
-		if (!strcmp(m->name, "v")) {
-			uint32_t ptr = layout_atomic_pointer(s->bin, f->type);
-
-			if (ptr)
-				type = ptr;
+		if (role == ROLE_V && layout_atomic_pointer(s->bin, f->type)) {
+			type = layout_atomic_pointer(s->bin, f->type);
+			push_child(s, i, addr, type, M_VALUE, N_FIELD, index, type, 0);
+			break; /* another type: its own size decides */
 		}
-		push_child(s, i, addr, type, M_VALUE, N_FIELD, t->first_member + f->next - 1, type,
-			   0);
+		push_known(s, i, addr, type, M_VALUE, N_FIELD, index, type, 0);
 		break;
 	}
 	return true;
@@ -580,10 +759,8 @@ int walk_value(struct hr_scan *s, struct region *r, uint64_t addr, uint32_t type
 {
 	s->region = r;
 	s->nframes = 0;
-	if (push_frame(s, &(struct vframe){ .addr = addr, .count = count, .type = type,
-					    .aux = aux, .parent = NO_FRAME,
-					    .node = name == N_SAME ? node : HR_CHAINS_NONE,
-					    .name = name, .mode = mode, .elem_name = elem_name }))
+	if (!push_value(s, addr, count, type, aux, NO_FRAME, name == N_SAME ? node : HR_CHAINS_NONE,
+			name, mode, elem_name))
 		return s->status;
 	while (s->nframes && !s->status) {
 		uint32_t i = (uint32_t)s->nframes - 1;

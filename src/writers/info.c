@@ -4,6 +4,7 @@
  * Each line is "label: value" so that a person can read it and a test can pick a
  * figure out of it; the layout is documented in docs/cli.md.
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -178,8 +179,8 @@ int hr_write_dump_info(FILE *out, const struct hr_dump *d, struct hr_error *err)
 	print_objects(out, d);
 	print_goroutines(out, d);
 	print_tail(out, d);
-	if (fflush(out) != 0 || ferror(out))
-		return hr_error_set(err, HR_EIO, "cannot write the summary");
+	if (fflush(out) != 0 || ferror(out)) /* errno: of the failed flush, or the write before */
+		return hr_error_set(err, HR_EIO, "cannot write the summary: %s", strerror(errno));
 	return HR_OK;
 }
 

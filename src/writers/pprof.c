@@ -11,6 +11,7 @@
  * chain node k, with one line calling its function. A node with an own value is a sample
  * whose stack is the node and its ancestors, leaf first, as pprof expects.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
@@ -35,6 +36,7 @@ struct gz_sink {
 	z_stream zs;
 	FILE *out;
 	int failed;
+	int write_errno; /* errno of the write that failed, for the message */
 	unsigned char chunk[1 << 16];
 };
 
@@ -49,8 +51,10 @@ static void sink_flush(struct gz_sink *s, int flush)
 		}
 		size_t have = sizeof(s->chunk) - s->zs.avail_out;
 
-		if (have && fwrite(s->chunk, 1, have, s->out) != have)
+		if (have && fwrite(s->chunk, 1, have, s->out) != have) {
+			s->write_errno = errno;
 			s->failed = 1;
+		}
 	} while (s->zs.avail_out == 0 && !s->failed);
 }
 
@@ -190,7 +194,7 @@ static int put_samples(struct gz_sink *s, const struct hr_chains *tree)
 int hr_write_pprof(FILE *out, const struct hr_chains *tree, struct hr_error *err)
 {
 	struct gz_sink *s = calloc(1, sizeof(*s));
-	int rc;
+	int rc, write_errno = 0;
 
 	if (!s)
 		return hr_error_set(err, HR_ENOMEM, "out of memory writing the profile");
@@ -211,12 +215,15 @@ int hr_write_pprof(FILE *out, const struct hr_chains *tree, struct hr_error *err
 	s->zs.avail_in = 0;
 	sink_flush(s, Z_FINISH);
 	deflateEnd(&s->zs);
-	if (!rc && (s->failed || fflush(out) != 0 || ferror(out)))
+	if (!rc && (s->failed || fflush(out) != 0 || ferror(out))) {
 		rc = HR_EIO;
+		write_errno = s->write_errno ? s->write_errno : errno;
+	}
 	free(s);
 	if (rc == HR_ENOMEM)
 		return hr_error_set(err, rc, "out of memory writing the profile");
 	if (rc)
-		return hr_error_set(err, rc, "cannot write the profile");
+		return hr_error_set(err, rc, "cannot write the profile: %s",
+				    write_errno ? strerror(write_errno) : "I/O error");
 	return HR_OK;
 }

@@ -1,0 +1,215 @@
+/*
+ * work_queue.c - pass 1's first-in first-out queue of heap objects to walk.
+ *
+ * A map of millions of entries queues millions of objects at once, so an item is kept
+ * small: the object, and its view (chain node, type, aux, mode, element naming) interned
+ * in a table, as two 32-bit words; an offset of the view into the object and an explicit
+ * element count, when the view has them, follow as one word each. There are few distinct
+ * views: a node's name mostly says its type. Items live in fixed-size chunks, each freed
+ * once read, so memory follows the items waiting, not the most ever queued.
+ *
+ * Items taken off pass through a short lookahead ring in which each object's table
+ * entry, contents, page entry and pointer bits are prefetched in turn: walking an object
+ * otherwise waits on a cache miss for each. The order of items is unchanged.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "scan_internal.h"
+
+#define ITEM_HAS_OFFSET (UINT32_C(1) << 31)
+#define ITEM_HAS_COUNT (UINT32_C(1) << 30)
+#define ITEM_VIEW_MASK (ITEM_HAS_COUNT - 1)
+#define ITEM_MAX_WORDS 4
+#define CHUNK_WORDS 16380 /* a chunk is 64 KiB */
+
+/* Ring positions (0: next out) at which an item's prefetch stages are started. */
+#define CONTENTS_AT 8
+#define BITS_AT 3
+
+struct queue_chunk {
+	struct queue_chunk *next;
+	uint32_t used;
+	uint32_t words[CHUNK_WORDS];
+};
+
+void queue_release(struct work_queue *q)
+{
+	struct queue_chunk *c = q->head;
+
+	while (c) {
+		struct queue_chunk *next = c->next;
+
+		free(c);
+		c = next;
+	}
+	free(q->spare);
+	free(q->views);
+	free(q->view_slots);
+	memset(q, 0, sizeof(*q));
+}
+
+static uint64_t view_hash(const struct view *v)
+{
+	uint64_t h = (uint64_t)v->node * 0x9E3779B97F4A7C15u ^ (uint64_t)v->type << 32 ^ v->aux;
+
+	h ^= (uint64_t)v->count * 0xC2B2AE3D27D4EB4Fu ^ (uint64_t)v->mode << 8 ^ v->elem_name;
+	h *= 0xFF51AFD7ED558CCDu;
+	return h ^ h >> 29;
+}
+
+static bool view_equal(const struct view *a, const struct view *b)
+{
+	return a->node == b->node && a->type == b->type && a->aux == b->aux &&
+	       a->count == b->count && a->mode == b->mode && a->elem_name == b->elem_name;
+}
+
+static int grow_view_slots(struct work_queue *q)
+{
+	size_t n = q->nview_slots ? q->nview_slots * 2 : 256;
+	uint32_t *slots = calloc(n, sizeof(*slots));
+
+	if (!slots)
+		return HR_ENOMEM;
+	for (size_t v = 0; v < q->nviews; v++) {
+		size_t i = (size_t)view_hash(&q->views[v]) & (n - 1);
+
+		while (slots[i])
+			i = (i + 1) & (n - 1);
+		slots[i] = (uint32_t)v + 1;
+	}
+	free(q->view_slots);
+	q->view_slots = slots;
+	q->nview_slots = n;
+	return HR_OK;
+}
+
+/* The id of view v, interned on first use; -1 when out of memory or ids. */
+static int64_t intern_view(struct work_queue *q, const struct view *v)
+{
+	size_t i;
+
+	if ((q->nviews + 1) * 2 > q->nview_slots && grow_view_slots(q))
+		return -1;
+	for (i = (size_t)view_hash(v) & (q->nview_slots - 1); q->view_slots[i];
+	     i = (i + 1) & (q->nview_slots - 1))
+		if (view_equal(&q->views[q->view_slots[i] - 1], v))
+			return q->view_slots[i] - 1;
+	if (q->nviews > ITEM_VIEW_MASK ||
+	    hr_array_reserve((void **)&q->views, &q->views_cap, q->nviews + 1, sizeof(*q->views)))
+		return -1;
+	q->views[q->nviews] = *v;
+	q->view_slots[i] = (uint32_t)q->nviews + 1;
+	return (int64_t)q->nviews++;
+}
+
+/* Room for one more item of up to ITEM_MAX_WORDS words at the tail. */
+static uint32_t *tail_room(struct work_queue *q)
+{
+	struct queue_chunk *c;
+
+	if (q->tail && q->tail->used + ITEM_MAX_WORDS <= CHUNK_WORDS)
+		return q->tail->words + q->tail->used;
+	c = q->spare ? q->spare : malloc(sizeof(*c));
+	if (!c)
+		return NULL;
+	q->spare = NULL;
+	c->next = NULL;
+	c->used = 0;
+	if (q->tail)
+		q->tail->next = c;
+	else
+		q->head = c;
+	q->tail = c;
+	return c->words;
+}
+
+int queue_push(struct work_queue *q, const struct work *w)
+{
+	bool explicit_count = w->count != 0 && w->count != COUNT_FILL;
+	struct view v = { .node = w->node, .type = w->type, .aux = w->aux,
+			  .count = explicit_count ? 0 : w->count, .mode = w->mode,
+			  .elem_name = w->elem_name };
+	uint32_t *item = tail_room(q), n = 2;
+	int64_t id = q->last_view;
+
+	if (!q->nviews || !view_equal(&q->views[id], &v)) { /* objects come in runs of a view */
+		id = intern_view(q, &v);
+		q->last_view = id < 0 ? 0 : (uint32_t)id;
+	}
+	if (id < 0 || !item)
+		return HR_ENOMEM;
+	item[0] = w->obj;
+	item[1] = (uint32_t)id;
+	if (w->offset) {
+		item[1] |= ITEM_HAS_OFFSET;
+		item[n++] = w->offset;
+	}
+	if (explicit_count) {
+		item[1] |= ITEM_HAS_COUNT;
+		item[n++] = w->count;
+	}
+	q->tail->used += n;
+	q->items++;
+	return HR_OK;
+}
+
+/* Takes the oldest item out of the chunks; false when there is none. */
+static bool take_item(struct work_queue *q, struct work *w)
+{
+	const uint32_t *item;
+	const struct view *v;
+	uint32_t n = 2;
+
+	if (!q->items)
+		return false;
+	if (q->head_pos == q->head->used) { /* the head chunk is read: move on */
+		struct queue_chunk *done = q->head;
+
+		q->head = done->next;
+		q->head_pos = 0;
+		free(q->spare);
+		q->spare = done;
+	}
+	item = q->head->words + q->head_pos;
+	v = &q->views[item[1] & ITEM_VIEW_MASK];
+	*w = (struct work){ .obj = item[0], .node = v->node, .type = v->type, .aux = v->aux,
+			    .count = v->count, .mode = v->mode, .elem_name = v->elem_name };
+	if (item[1] & ITEM_HAS_OFFSET)
+		w->offset = item[n++];
+	if (item[1] & ITEM_HAS_COUNT)
+		w->count = item[n++];
+	q->head_pos += n;
+	q->items--;
+	if (!q->items) { /* empty: start the chunk over */
+		q->head->used = 0;
+		q->head_pos = 0;
+	}
+	return true;
+}
+
+static struct work *ahead_at(struct work_queue *q, unsigned pos)
+{
+	return &q->ahead[(q->ahead_first + pos) % QUEUE_LOOKAHEAD];
+}
+
+static void prefetch(const struct hr_dump *d, const struct work *w, enum hr_prefetch_stage stage)
+{
+	hr_dump_prefetch_object(d, w->obj, w->offset, stage);
+}
+
+bool queue_pop(struct work_queue *q, const struct hr_dump *d, struct work *out)
+{
+	while (q->nahead < QUEUE_LOOKAHEAD && take_item(q, ahead_at(q, q->nahead)))
+		prefetch(d, ahead_at(q, q->nahead++), HR_PREFETCH_ENTRY);
+	if (!q->nahead)
+		return false;
+	if (q->nahead > CONTENTS_AT)
+		prefetch(d, ahead_at(q, CONTENTS_AT), HR_PREFETCH_CONTENTS);
+	if (q->nahead > BITS_AT)
+		prefetch(d, ahead_at(q, BITS_AT), HR_PREFETCH_BITS);
+	*out = *ahead_at(q, 0);
+	q->ahead_first = (q->ahead_first + 1) % QUEUE_LOOKAHEAD;
+	q->nahead--;
+	return true;
+}
