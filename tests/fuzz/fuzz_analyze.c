@@ -1,0 +1,298 @@
+/*
+ * fuzz_analyze.c - fuzz target: the whole of `heapref analyze --force` on any dump, with
+ * one fixed binary: the dump read and indexed, the pairing check, the scanner's two
+ * passes, the chain tree and the pprof writer (to /dev/null).
+ *
+ * The binary is named by the environment variable HEAPREF_FUZZ_BINARY and opened once,
+ * at start-up (tests/fuzz/README.md says which one: the seed dumps come from it). The
+ * scan sets its load bias from each dump, so the bias is put back to 0 before each.
+ *
+ * On a dump the reader accepts, the analysis must finish, reach exactly the objects the
+ * dump's pointer bitmaps reach from its roots (computed here independently), and charge
+ * each once: the tree holds what the passes reached.
+ */
+#include <string.h>
+
+#include "fuzz_target.h"
+#include "heapref/binary.h"
+#include "heapref/chains.h"
+#include "heapref/dump.h"
+#include "heapref/scan.h"
+#include "heapref/writers.h"
+
+#define NAME "fuzz.hdump"
+#define MAX_DEPTH 256 /* the CLI's default */
+
+/* Opened once by LLVMFuzzerInitialize(), shared by every input; never freed. */
+static struct hr_binary *fixed_binary;
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	const char *path = getenv("HEAPREF_FUZZ_BINARY");
+	struct hr_error err = { 0 };
+
+	(void)argc;
+	(void)argv;
+	if (!path || !path[0]) {
+		fprintf(stderr, "fuzz_analyze: set HEAPREF_FUZZ_BINARY to the binary the seed "
+				"dumps come from (scripts/fuzz.sh does)\n");
+		exit(2);
+	}
+	fixed_binary = hr_binary_open(path, &err);
+	if (!fixed_binary) {
+		fprintf(stderr, "fuzz_analyze: %s\n", err.msg);
+		exit(2);
+	}
+	return 0;
+}
+
+/*
+ * Reachability by the bitmaps alone, from the dump's roots: what the analysis must
+ * reach, however it names it (scan.h: the typed pass only decides names). Written from
+ * the roots' definition in docs/analysis.md and tests/e2e/reach.py, not from the
+ * scanner: data, bss and frame words with their pointer bit, finalizers' functions and
+ * the pointer words of their objects (not the objects themselves), queued finalizers'
+ * objects and functions, other roots.
+ */
+struct reach {
+	const struct hr_dump *dump;
+	uint64_t *seen;
+	uint32_t *stack;
+	size_t n;
+	uint64_t objects, bytes;
+};
+
+static void reach_value(struct reach *r, uint64_t value)
+{
+	int64_t i = hr_dump_object_at(r->dump, value);
+
+	if (i < 0 || hr_bit_get(r->seen, (uint64_t)i))
+		return;
+	hr_bit_set(r->seen, (uint64_t)i);
+	r->stack[r->n++] = (uint32_t)i; /* each object once: the stack holds them all */
+	r->objects++;
+	r->bytes += hr_dump_object(r->dump, (size_t)i).size;
+}
+
+/* Every pointer word of object i. */
+static void reach_from_object(struct reach *r, size_t i)
+{
+	struct hr_object o = hr_dump_object(r->dump, i);
+	uint32_t ps = hr_dump_params(r->dump)->ptr_size;
+
+	for (uint64_t off = 0; off + ps <= o.size; off += ps)
+		if (hr_dump_heap_ptr_bit(r->dump, o.addr + off))
+			reach_value(r, hr_dump_word(r->dump, o.data + off));
+}
+
+static void reach_roots(struct reach *r)
+{
+	const struct hr_dump *d = r->dump;
+	const struct hr_segment *segs[2] = { hr_dump_data(d), hr_dump_bss(d) };
+	uint32_t ps = hr_dump_params(d)->ptr_size;
+	size_t n;
+
+	for (int k = 0; k < 2; k++)
+		for (uint64_t w = 0; segs[k]->present && w < segs[k]->contents.len / ps; w++)
+			if (hr_bit_get(segs[k]->ptr_bits, w))
+				reach_value(r, hr_dump_word(d, segs[k]->contents.ptr + w * ps));
+	const struct hr_frame *f = hr_dump_frames(d, &n);
+	for (size_t i = 0; i < n; i++)
+		for (uint64_t w = 0; w < f[i].contents.len / ps; w++)
+			if (hr_dump_frame_ptr_bit(d, &f[i], w))
+				reach_value(r, hr_dump_word(d, f[i].contents.ptr + w * ps));
+	const struct hr_finalizer *fin = hr_dump_finalizers(d, &n);
+	for (size_t i = 0; i < n; i++) {
+		int64_t obj = hr_dump_object_at(d, fin[i].obj);
+
+		reach_value(r, fin[i].fn);
+		if (obj >= 0)
+			reach_from_object(r, (size_t)obj);
+	}
+	fin = hr_dump_queued_finalizers(d, &n);
+	for (size_t i = 0; i < n; i++) {
+		reach_value(r, fin[i].obj);
+		reach_value(r, fin[i].fn);
+	}
+	const struct hr_other_root *other = hr_dump_other_roots(d, &n);
+	for (size_t i = 0; i < n; i++)
+		reach_value(r, other[i].ptr);
+}
+
+static void check_reachable(const struct hr_dump *d, const struct hr_scan_summary *s)
+{
+	size_t nobj = hr_dump_object_count(d);
+	struct reach r = { .dump = d, .seen = calloc(hr_bit_words(nobj) + 1, sizeof(uint64_t)),
+			   .stack = malloc((nobj + 1) * sizeof(uint32_t)) };
+
+	FUZZ_CHECK(r.seen && r.stack, "out of memory for %zu objects", nobj);
+	reach_roots(&r);
+	while (r.n)
+		reach_from_object(&r, r.stack[--r.n]);
+	FUZZ_CHECK(r.objects == s->typed_objects + s->fallback_objects &&
+			   r.bytes == s->typed_bytes + s->fallback_bytes,
+		   "the bitmaps reach %llu objects, %llu bytes; the analysis %llu, %llu",
+		   (unsigned long long)r.objects, (unsigned long long)r.bytes,
+		   (unsigned long long)(s->typed_objects + s->fallback_objects),
+		   (unsigned long long)(s->typed_bytes + s->fallback_bytes));
+	free(r.seen);
+	free(r.stack);
+}
+
+/* What the passes reached is in the tree, once, and within the dump. */
+static void check_accounting(const struct hr_scan_summary *s, const struct hr_chains *tree)
+{
+	uint64_t objects, bytes;
+
+	hr_chains_totals(tree, &objects, &bytes);
+	FUZZ_CHECK(objects == s->typed_objects + s->fallback_objects &&
+			   bytes == s->typed_bytes + s->fallback_bytes,
+		   "the tree holds %llu objects, %llu bytes; the passes reached %llu, %llu",
+		   (unsigned long long)objects, (unsigned long long)bytes,
+		   (unsigned long long)(s->typed_objects + s->fallback_objects),
+		   (unsigned long long)(s->typed_bytes + s->fallback_bytes));
+	FUZZ_CHECK(objects <= s->total_objects && bytes <= s->total_bytes,
+		   "reached %llu objects of %llu", (unsigned long long)objects,
+		   (unsigned long long)s->total_objects);
+	FUZZ_CHECK(s->unreachable_objects == s->total_objects - objects,
+		   "unreachable objects %llu", (unsigned long long)s->unreachable_objects);
+}
+
+static void analyze(const struct hr_dump *dump)
+{
+	struct hr_error err = { 0 };
+	struct hr_chains *tree = hr_chains_new(MAX_DEPTH);
+	struct hr_scan *scan;
+	char why[HR_ERROR_MAX];
+	FILE *out;
+
+	FUZZ_CHECK(tree, "out of memory for the tree");
+	hr_binary_set_bias(fixed_binary, 0);
+	scan = hr_scan_new(dump, fixed_binary, tree, NULL, &err);
+	if (!scan) { /* a 4-byte or big-endian dump, or a bias the binary cannot take */
+		FUZZ_CHECK(err.code == HR_EINPUT, "code %d: %s", err.code, err.msg);
+		if (strncmp(err.msg, NAME ": ", strlen(NAME ": ")))
+			FUZZ_CHECK_ERROR(&err, HR_EINPUT, hr_binary_path(fixed_binary));
+		hr_chains_free(tree);
+		return;
+	}
+	(void)hr_scan_pair_matches(dump, fixed_binary, why, sizeof(why)); /* --force */
+	(void)hr_scan_go_version_known((const char *)hr_dump_params(dump)->go_version.ptr,
+				       hr_dump_params(dump)->go_version.len, why, sizeof(why));
+	FUZZ_CHECK(hr_scan_pass1(scan, &err) == 0, "pass 1: %s", err.msg);
+	FUZZ_CHECK(hr_scan_pass2(scan, &err) == 0, "pass 2: %s", err.msg);
+	check_accounting(hr_scan_summary(scan), tree);
+	check_reachable(dump, hr_scan_summary(scan));
+	out = fopen("/dev/null", "wb");
+	FUZZ_CHECK(out, "cannot open /dev/null");
+	FUZZ_CHECK(hr_write_pprof(out, tree, &err) == 0, "pprof: %s", err.msg);
+	fclose(out);
+	hr_scan_free(scan);
+	hr_chains_free(tree);
+}
+
+#ifdef HEAPREF_LIBFUZZER
+/*
+ * A mutator that knows the format, for half of libFuzzer's mutations: a pointer word
+ * of a heap object, the data or bss segment or a stack frame is made to point at some
+ * object, at its start or inside it, or at the object holding the word. Byte-level
+ * mutations seldom make a valid heap address; this one makes cycles, shared objects,
+ * interior pointers and objects reached through the wrong type, and keeps the dump
+ * well-formed. Only libFuzzer builds have it (LLVMFuzzerMutate() is libFuzzer's).
+ */
+size_t LLVMFuzzerMutate(uint8_t *data, size_t size, size_t max_size);
+size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size, unsigned int seed);
+
+static uint64_t next_random(uint64_t *state)
+{
+	*state = *state * 6364136223846793005u + 1442695040888963407u;
+	return *state >> 33;
+}
+
+/* A word (pointer-sized, and a pointer if one is found soon) of object i: its offset. */
+static uint64_t pick_word(const struct hr_dump *d, struct hr_object o, uint64_t *rng)
+{
+	uint64_t nwords = o.size / 8, w = next_random(rng) % nwords;
+
+	for (int tries = 0; tries < 16 && !hr_dump_heap_ptr_bit(d, o.addr + w * 8); tries++)
+		w = next_random(rng) % nwords;
+	return w * 8;
+}
+
+/* The file offset of a word to overwrite, and the object (index) it lies in, or -1. */
+static int64_t pick_place(const struct hr_dump *d, const uint8_t *data, uint64_t *rng,
+			  size_t *at)
+{
+	size_t n = hr_dump_object_count(d), nf;
+	const struct hr_frame *f = hr_dump_frames(d, &nf);
+	const struct hr_segment *seg = next_random(rng) % 2 ? hr_dump_data(d) : hr_dump_bss(d);
+	uint64_t kind = next_random(rng) % 8;
+
+	if (kind == 0 && seg->present && seg->contents.len >= 8) {
+		*at = (size_t)(seg->contents.ptr - data) +
+		      (size_t)(next_random(rng) % (seg->contents.len / 8)) * 8;
+		return -1;
+	}
+	if (kind == 1 && nf) {
+		const struct hr_frame *fr = &f[next_random(rng) % nf];
+
+		if (fr->contents.len >= 8) {
+			*at = (size_t)(fr->contents.ptr - data) +
+			      (size_t)(next_random(rng) % (fr->contents.len / 8)) * 8;
+			return -1;
+		}
+	}
+	for (int tries = 0; tries < 8; tries++) {
+		size_t i = (size_t)(next_random(rng) % n);
+		struct hr_object o = hr_dump_object(d, i);
+
+		if (o.size >= 8) {
+			*at = (size_t)(o.data - data) + (size_t)pick_word(d, o, rng);
+			return (int64_t)i;
+		}
+	}
+	return -2;
+}
+
+size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size, unsigned int seed)
+{
+	uint64_t rng = seed, value;
+	struct hr_error err = { 0 };
+	struct hr_dump *d;
+	struct hr_object target;
+	int64_t holder;
+	size_t at = 0;
+
+	if (seed % 2 || !(d = hr_dump_open_bytes(data, size, NAME, &err)))
+		return LLVMFuzzerMutate(data, size, max_size);
+	if (hr_dump_params(d)->ptr_size != 8 || hr_dump_params(d)->big_endian ||
+	    !hr_dump_object_count(d) || (holder = pick_place(d, data, &rng, &at)) == -2) {
+		hr_dump_free(d);
+		return LLVMFuzzerMutate(data, size, max_size);
+	}
+	target = hr_dump_object(d, (size_t)(next_random(&rng) % hr_dump_object_count(d)));
+	if (holder >= 0 && next_random(&rng) % 8 == 0)
+		target = hr_dump_object(d, (size_t)holder); /* a cycle of one */
+	value = target.addr;
+	if (next_random(&rng) % 4 == 0) /* an interior pointer */
+		value += next_random(&rng) % target.size;
+	hr_dump_free(d);
+	for (int b = 0; b < 8; b++) /* little-endian: ptr_size 8 and not big-endian, above */
+		data[at + (size_t)b] = (uint8_t)(value >> (8 * b));
+	return size;
+}
+#endif
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct hr_error err = { 0 };
+	struct hr_dump *dump = hr_dump_open_bytes(data, size, NAME, &err);
+
+	if (!dump) {
+		FUZZ_CHECK_ERROR(&err, HR_EINPUT, NAME ": byte ");
+		return 0;
+	}
+	analyze(dump);
+	hr_dump_free(dump);
+	return 0;
+}

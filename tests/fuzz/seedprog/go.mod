@@ -1,0 +1,3 @@
+module heapref/fuzzseed
+
+go 1.19

@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# Makes the seed corpus of the fuzz targets (tests/fuzz/README.md says what each seed is).
+#
+#   make_corpus.sh all              rewrites tests/fuzz/corpus/{dump,binary,analyze}/ and
+#                                   tests/fuzz/seedprog/seedprog.sha256
+#   make_corpus.sh analyze OUTDIR   only the analyze seeds, into OUTDIR, from the fixed
+#                                   binary as built here (scripts/fuzz.sh, when that binary
+#                                   differs from the one the committed seeds came from)
+#
+# Needs go (with GOTOOLCHAIN downloads of the releases below), python3; for `all` also
+# gcc, objcopy and qemu-user-static (the big-endian s390x and the arm64 dumps).
+set -euo pipefail
+
+tools=$(cd "$(dirname "$0")" && pwd)
+fuzz=$(dirname "$tools")
+repo=$(cd "$fuzz/../.." && pwd)
+seeds() { python3 "$tools/make_seeds.py" "$@"; }
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/heapref-corpus.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+
+# --- analyze: dumps of the fixed binary, cut down -----------------------------------------
+make_analyze() { # outdir
+  local out=$1 rc=0 win
+  bash "$tools/seed_binary.sh" build "$work/seed" || rc=$?
+  [ "$rc" -eq 0 ] || [ "$rc" -eq 10 ] || { echo "make_corpus: cannot build the seed binary" >&2; exit 1; }
+  "$work/seed/seedprog" "$work/seed.hdump"
+  win=$(seeds bsswindow "$work/seed/seedprog")
+  mkdir -p "$out"
+  # main's globals and what they reach; no goroutine
+  seeds reduce "$work/seed.hdump" "$out/globals" --data 1024 --bss "$win" \
+    --goroutines 0 --objects 400 --bytes 40000
+  # every goroutine's frames and what they reach; almost no globals
+  seeds reduce "$work/seed.hdump" "$out/stacks" --data 64 --bss "${win%%:*}:8" \
+    --goroutines 1000 --objects 200 --bytes 20000
+  # both, more of the heap
+  seeds reduce "$work/seed.hdump" "$out/mixed" --data 2048 --bss "${win%%:*}:4096" \
+    --goroutines 1000 --objects 1000 --bytes 60000
+  # a few of everything: quick to run, mutations reach every record
+  seeds reduce "$work/seed.hdump" "$out/small" --data 64 --bss "$win" \
+    --goroutines 3 --objects 40 --bytes 3000
+}
+
+# --- dump: hand-made dumps and real ones from several Go releases and architectures ---------
+# prog toolchain goarch emulator name: a testprogs program's dump, cut small
+# (A release's own go command, as Go before 1.21 cannot build in module mode from a
+# GOROOT inside the module cache that GOTOOLCHAIN downloads it to: see tests/e2e/progs.py.)
+real_dump() {
+  local prog=$1 toolchain=$2 goarch=$3 emu=$4 name=$5 bin="$work/$5.bin" goroot
+  goroot=$(GOTOOLCHAIN="$toolchain" go env GOROOT)
+  (cd "$repo/testprogs" &&
+    env GOTOOLCHAIN=local GOROOT="$goroot" GOMODCACHE="$work/gomodcache" GOARCH="$goarch" \
+      CGO_ENABLED=0 GOFLAGS= "$goroot/bin/go" build -trimpath -buildvcs=false -o "$bin" "./$prog")
+  $emu "$bin" "$work/$name.hdump" >/dev/null
+  seeds reduce "$work/$name.hdump" "$fuzz/corpus/dump/$name" --data 512 --bss 0:512 \
+    --goroutines 3 --objects 150 --bytes 12000
+}
+
+make_dump() {
+  local out="$fuzz/corpus/dump"
+  rm -rf "$out" && mkdir -p "$out"
+  seeds handmade "$out"
+  real_dump cache go1.19.13 amd64 "" go1.19-amd64-cache
+  real_dump iface go1.22.12 amd64 "" go1.22-amd64-iface
+  real_dump chan go1.24.0 amd64 "" go1.24-amd64-chan
+  real_dump closure local amd64 "" go1.26-amd64-closure
+  real_dump globals local 386 "" go1.26-386-globals
+  real_dump list local s390x qemu-s390x-static go1.26-s390x-list
+  real_dump finalizer local arm64 qemu-aarch64-static go1.26-arm64-finalizer
+  cp "$fuzz/corpus/analyze/small" "$out/seedprog-small"
+}
+
+# --- binary: small ELF files ------------------------------------------------------------------
+make_binary() {
+  local out="$fuzz/corpus/binary" cflags="-nostdlib -static -no-pie -Wl,--build-id=none"
+  rm -rf "$out" && mkdir -p "$out"
+  python3 "$tools/make_elf.py" >"$work/gostyle.S"
+  gcc $cflags -o "$out/gostyle-dwarf4" "$work/gostyle.S"
+  objcopy --compress-debug-sections=zlib "$out/gostyle-dwarf4" "$out/gostyle-zlib"
+  objcopy --strip-debug "$out/gostyle-dwarf4" "$out/gostyle-nodwarf"
+  objcopy --strip-all "$out/gostyle-dwarf4" "$out/gostyle-stripped"
+  gcc $cflags -g -O2 -gdwarf-5 -o "$out/c-dwarf5-O2" "$tools/cprog.c"
+  gcc $cflags -g -O0 -gdwarf-4 -o "$out/c-dwarf4-O0" "$tools/cprog.c"
+  gcc -nostdlib -static-pie -fPIE -Wl,--build-id=none -g -O1 -o "$out/c-pie-dwarf5" "$tools/cprog.c"
+}
+
+case ${1:-} in
+all)
+  rm -rf "$fuzz/corpus/analyze"
+  make_analyze "$fuzz/corpus/analyze"
+  sha256sum "$work/seed/seedprog" | awk '{ print $1 "  seedprog" }' >"$fuzz/seedprog/seedprog.sha256"
+  make_dump
+  make_binary
+  du -sh "$fuzz/corpus"/*
+  ;;
+analyze)
+  [ $# -eq 2 ] || { echo "usage: $0 analyze OUTDIR" >&2; exit 2; }
+  make_analyze "$2"
+  ;;
+*)
+  echo "usage: $0 all | analyze OUTDIR" >&2
+  exit 2
+  ;;
+esac
