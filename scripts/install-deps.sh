@@ -1,11 +1,19 @@
 #!/usr/bin/env bash
 # Installs the Debian packages heapref needs to build and test, if any are missing,
 # and checks that a Go toolchain is on PATH (Go programs write the dumps it reads).
-# Says what it installs. Needs root (or sudo) only when something is missing.
+# With --tests (scripts/test.sh), also what the test matrix (tests/e2e/toolchains.py)
+# needs: qemu-user-static, and its Go toolchains fetched into the module cache.
+# Says what it installs. Needs root (or sudo) only when a package is missing.
 set -euo pipefail
+tests=false
+[ "${1:-}" = --tests ] && tests=true
 
 packages=(cmake make gcc pkg-config libdwarf-dev libelf-dev libprotobuf-c-dev
           protobuf-c-compiler zlib1g-dev libcmocka-dev python3)
+# qemu-aarch64-static runs the matrix's linux/arm64 test programs
+$tests && packages+=(qemu-user-static)
+# valgrind: tests/e2e/test_valgrind.py runs heapref under memcheck
+$tests && packages+=(valgrind)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -27,3 +35,18 @@ if ! command -v go >/dev/null 2>&1; then
   exit 1
 fi
 echo "heapref: using $(go version)"
+
+$tests || exit 0
+# The matrix's toolchains: `GOTOOLCHAIN=go1.N.M go version` fetches each through the Go
+# module proxy once (about 70 MB each), later runs find it in the module cache.
+matrix="$(dirname "$0")/../tests/e2e/toolchains.py"
+for t in $(python3 "$matrix" toolchains); do
+  # stdout only: the first run also says "go: downloading ..." on stderr
+  if ! got=$(GOTOOLCHAIN=$t go version) || [[ $got != "go version $t "* ]]; then
+    echo "heapref: cannot get the Go toolchain $t of the test matrix ($matrix): $got" >&2
+    echo "heapref: it comes through the Go module proxy (GOPROXY=$(go env GOPROXY)):" \
+         "needs network access, and a go >= 1.21 on PATH" >&2
+    exit 1
+  fi
+done
+echo "heapref: test matrix toolchains present: $(python3 "$matrix" toolchains | tr '\n' ' ')"

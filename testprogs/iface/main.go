@@ -6,7 +6,15 @@
 //	                                        a heap copy of the 24-byte Small)
 //	main.gErr   error       = &MyErr{...} (itab word for (error, *main.MyErr),
 //	                                        data word -> MyErr -> Msg string)
+//	main.gWord  any         = OneWord{P: &Small{...}}
+//	                                       (one pointer word after a zero-size
+//	                                        field: Go <= 1.25 boxes it, the data
+//	                                        word -> a heap copy of OneWord -> Small;
+//	                                        Go 1.26 stores it in the data word
+//	                                        itself, data word -> Small)
 //
+// Which of the two gWord is, the program reads from its own interface words:
+// "boxed_main.gWord" is 1 when the data word is not the OneWord's P.
 // All three are assigned in main from run-time values, so the compiler
 // cannot lay the boxed values out statically. A correct analysis must read
 // the first word of each interface: for an empty interface it is the runtime
@@ -45,10 +53,19 @@ type MyErr struct {
 
 func (e *MyErr) Error() string { return e.Msg }
 
+// OneWord is one word of size and one of pointers, in two fields: the Go 1.26 compiler
+// stores it directly in an interface's data word (by size), older ones box it (by
+// shape: a struct of one field only).
+type OneWord struct {
+	_ struct{}
+	P *Small
+}
+
 var (
 	gIface interface{}
 	gAny   any
 	gErr   error
+	gWord  any
 )
 
 const payloadSize = 2048
@@ -71,6 +88,8 @@ func main() {
 	gAny = Small{X: pid, Y: pid + 1, Z: pid + 2}
 	msg := strings.Repeat("e", 40)
 	gErr = &MyErr{Code: int(pid), Msg: msg}
+	word := &Small{X: pid + 3, Y: pid + 4, Z: pid + 5}
+	gWord = OneWord{P: word}
 
 	facts := dump.NewFacts()
 	t, d := words(unsafe.Pointer(&gIface))
@@ -92,6 +111,11 @@ func main() {
 	var e interface{} = gErr.(*MyErr)
 	rt, _ := words(unsafe.Pointer(&e))
 	facts["type_word_*main.MyErr"] = rt
+	_, d = words(unsafe.Pointer(&gWord))
+	boxed := d != dump.Addr(unsafe.Pointer(word))
+	facts["ptr_main.gWord"] = d
+	facts["ptr_main.gWord.P"] = dump.Addr(unsafe.Pointer(word))
+	facts["boxed_main.gWord"] = boxed
 
 	facts["addr_main.gIface"] = dump.Addr(unsafe.Pointer(&gIface))
 	facts["addr_main.gAny"] = dump.Addr(unsafe.Pointer(&gAny))
@@ -109,13 +133,16 @@ func main() {
 	facts["kept_bytes_main.gAny"] = int64(unsafe.Sizeof(Small{}))
 	facts["kept_objects_main.gErr"] = 2
 	facts["kept_bytes_main.gErr"] = int64(unsafe.Sizeof(MyErr{})) + int64(len(msg))
-	facts["kept_objects"] = 5
+	facts["kept_objects_main.gWord"] = 1 // the Small; the box, if any, is not counted
+	facts["kept_bytes_main.gWord"] = int64(unsafe.Sizeof(Small{}))
+	facts["kept_objects"] = 6
 	facts["kept_bytes"] = int64(unsafe.Sizeof(Big{})) + payloadSize +
-		int64(unsafe.Sizeof(Small{})) + int64(unsafe.Sizeof(MyErr{})) + int64(len(msg))
+		2*int64(unsafe.Sizeof(Small{})) + int64(unsafe.Sizeof(MyErr{})) + int64(len(msg))
 
 	dump.Write(path)
 	runtime.KeepAlive(gIface)
 	runtime.KeepAlive(gAny)
 	runtime.KeepAlive(gErr)
+	runtime.KeepAlive(gWord)
 	facts.Print()
 }

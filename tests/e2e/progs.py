@@ -7,6 +7,7 @@ use as independent truth (see the comment at the top of each main.go).
     binary, dump, facts = progs.prepare("cache", work_dir)
     binary, dump, facts = progs.prepare("cache", work_dir,
                                         env={"GOTOOLCHAIN": "go1.22.12"})
+    binary, dump, facts = progs.prepare("cache", work_dir, env={"GOARCH": "arm64"})
 
 Standard library only.
 """
@@ -16,8 +17,13 @@ import fcntl
 import hashlib
 import json
 import os
+import shutil
 import subprocess
+import sys
 import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import toolchains  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TESTPROGS = os.path.normpath(os.path.join(HERE, "..", "..", "testprogs"))
@@ -131,19 +137,49 @@ def build(name, out_dir, go="go", env=None, gcflags=None, ldflags=None):
     return out
 
 
+# ELF e_machine -> GOARCH, for the architectures the matrix builds for.
+_ELF_MACHINES = {62: "amd64", 183: "arm64"}
+
+
+def elf_goarch(binary):
+    """The GOARCH of an ELF executable, from its header (None if not one we know)."""
+    with open(binary, "rb") as f:
+        head = f.read(20)
+    if len(head) < 20 or head[:4] != b"\x7fELF" or head[5] != 1:  # little-endian only
+        return None
+    return _ELF_MACHINES.get(int.from_bytes(head[18:20], "little"))
+
+
+def _command(binary):
+    """How to run binary here: itself, or under the emulator of its architecture."""
+    try:
+        emulator = toolchains.emulator_for(elf_goarch(binary))
+    except toolchains.MatrixError as e:
+        raise ProgError("cannot run %s: %s" % (binary, e))
+    if not emulator:
+        return [binary]
+    path = shutil.which(emulator)
+    if not path:
+        raise ProgError("cannot run %s (GOARCH=%s): %s is not on PATH; install Debian's %s "
+                        "(scripts/install-deps.sh --tests does)" % (
+                            binary, elf_goarch(binary), emulator, toolchains.QEMU_PACKAGE))
+    return [path, binary]
+
+
 def run(binary, dump_path, args=(), timeout=RUN_TIMEOUT):
     """Runs a test program; returns its facts (parsed JSON from stdout).
 
-    args are extra arguments before the dump path (e.g. gen's flags).
-    Raises ProgError (with stderr) if it fails, prints no JSON object, or
-    leaves the dump missing or empty.
+    args are extra arguments before the dump path (e.g. gen's flags). A program
+    built for another architecture (GOARCH=arm64) runs under its emulator
+    (qemu-aarch64-static). Raises ProgError (with stderr) if it fails, prints no
+    JSON object, or leaves the dump missing or empty.
     """
     try:
         os.remove(dump_path)
     except OSError as e:
         if e.errno != errno.ENOENT:
             raise
-    cmd = [binary] + list(args) + [dump_path]
+    cmd = _command(binary) + list(args) + [dump_path]
     try:
         p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                            timeout=timeout)

@@ -37,8 +37,14 @@ The naming and charging rules (the scanner's specification, docs/design.md):
              node of the map/slice/string/channel itself; below --max-depth (256 named
              nodes by default) everything to the last node.
 
+Which Go builds the programs: the entry of the matrix in toolchains.py that
+HEAPREF_MATRIX names (ctest runs this module once per entry, e2e_analyze_<entry>:
+go1.19 ... go1.26, arm64 under qemu-aarch64-static); without it the machine's Go.
+An entry that cannot be had here fails (AnalyzeMatrixEntry), never skips.
+
 Environment: HEAPREF (the binary, set by ctest), HEAPREF_WORK (a cache directory for
-built programs and dumps), HEAPREF_GO / HEAPREF_GOTOOLCHAIN (as test_progs_smoke.py).
+built programs and dumps), HEAPREF_MATRIX (a matrix entry), HEAPREF_GO (the go
+command), HEAPREF_GOTOOLCHAIN (one toolchain by hand, outside the matrix).
 """
 
 import os
@@ -53,6 +59,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import profile  # noqa: E402  (tests/e2e/profile.py, not the standard library's)
 import progs  # noqa: E402
 import reach  # noqa: E402
+import toolchains  # noqa: E402
 
 if not hasattr(profile, "read"):   # the standard library's profile came first
     raise ImportError("tests/e2e/profile.py not found (got %s)" % profile.__file__)
@@ -60,8 +67,8 @@ if not hasattr(profile, "read"):   # the standard library's profile came first
 HEAPREF = os.environ.get("HEAPREF", os.path.join(progs.TESTPROGS, "..", "build", "heapref"))
 WORK = os.environ.get("HEAPREF_WORK") or tempfile.mkdtemp(prefix="heapref-e2e-")
 GO = os.environ.get("HEAPREF_GO", "go")
-ENV = ({"GOTOOLCHAIN": os.environ["HEAPREF_GOTOOLCHAIN"]}
-       if os.environ.get("HEAPREF_GOTOOLCHAIN") else None)
+ENTRY = toolchains.selected()
+ENV = ENTRY.env
 
 # (flavor name, -gcflags): the optimised build, and the build a debugger sees.
 FLAVORS = (("optimised", None), ("-N -l", "all=-N -l"))
@@ -319,6 +326,31 @@ class AnalyzeTestCase(unittest.TestCase):
         self.assertLessEqual(longest, depth, "a chain of %d names" % longest)
 
 
+class AnalyzeMatrixEntry(unittest.TestCase):
+    """The programs were built and run as the matrix entry says: its Go release and
+    GOARCH, in the facts each program prints (runtime.Version(), runtime.GOARCH) and in
+    the dump's params record (read by reach.py). A toolchain or emulator missing here
+    fails, saying what to install."""
+
+    def test_toolchain_and_arch(self):
+        try:
+            toolchains.check(ENTRY, progs.go_version(GO, ENV))
+        except (toolchains.MatrixError, progs.ProgError) as e:
+            self.fail("matrix entry %s cannot run here: %s" % (ENTRY.name, e))
+        goarch = ENTRY.goarch or toolchains.host_goarch()
+        for name in progs.PROGRAMS:
+            with self.subTest(program=name):
+                _, dump, facts = progs.prepare(name, WORK, go=GO, env=ENV)
+                params = reach.load(dump).params
+                for what, version, arch in (("facts", facts["go_version"], facts["goarch"]),
+                                            ("dump", params.go_version, params.arch)):
+                    self.assertTrue(toolchains.expected_version_ok(ENTRY, version),
+                                    "%s: %s says %s, entry %s wants %s" % (
+                                        name, what, version, ENTRY.name,
+                                        ENTRY.toolchain or toolchains.MACHINE_GO + ".x"))
+                    self.assertEqual(arch, goarch, "%s: %s" % (name, what))
+
+
 class AnalyzeEveryProgram(AnalyzeTestCase):
     """Conservation and the real pprof client, on every program and flavor."""
 
@@ -490,9 +522,10 @@ class AnalyzeScenarios(AnalyzeTestCase):
         self.each_flavor("goroutine", check)
 
     def test_iface(self):
-        """iface/main.go: three interface globals. The objects they point to are walked
-        by their dynamic types (*main.Big, main.Small, *main.MyErr), so Big's Payload
-        and MyErr's Msg are named fields though the static types have none."""
+        """iface/main.go: four interface globals. The objects they point to are walked
+        by their dynamic types (*main.Big, main.Small, *main.MyErr, main.OneWord), so
+        Big's Payload, MyErr's Msg and OneWord's P are named fields though the static
+        types have none."""
         def check(c):
             f, d, p = c.facts, c.d, c.p
             self.assertEqual(f["type_name_main.gIface"], "*main.Big")
@@ -513,6 +546,18 @@ class AnalyzeScenarios(AnalyzeTestCase):
             self.assertChildren(c, g, {"Msg. (string)"})
             self.assertOwn(c, g + ("Msg. (string)",), (1, msg))
             self.assertCum(c, g, (f["kept_objects_main.gErr"], size_at(d, myerr) + msg))
+            # gWord: OneWord{_ struct{}; P *Small}, in the data word from Go 1.26 and
+            # boxed before (the program says which). Either way P names the Small; a
+            # box is the interface's own.
+            g = ("main.gWord",)
+            word = size_at(d, f["ptr_main.gWord.P"])
+            box = (1, size_at(d, f["ptr_main.gWord"])) if f["boxed_main.gWord"] else (0, 0)
+            self.assertEqual(f["boxed_main.gWord"], go_minor(f["go_version"]) < 26,
+                             "the compiler's rule for one-word interface values")
+            self.assertOwn(c, g, box)
+            self.assertChildren(c, g, {"P. (*main.Small)"})
+            self.assertOwn(c, g + ("P. (*main.Small)",), (1, word))
+            self.assertChildren(c, g + ("P. (*main.Small)",), set())
         self.each_flavor("iface", check)
 
     def test_chan(self):

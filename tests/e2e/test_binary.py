@@ -4,8 +4,8 @@ program testprogs/binfacts prints (unsafe.Sizeof/Offsetof, interface type
 words, the values a local holds while its frame is on the stack in the dump).
 
 Every check runs on a DWARF 5 binary (the machine's Go, 1.25+) and a DWARF 4
-one (GOTOOLCHAIN=go1.24.0, or HEAPREF_GO_DWARF4), both built with
--gcflags=all=-N -l so that locals live in the frame.
+one (the toolchain of the go1.24 entry in toolchains.py, or HEAPREF_GO_DWARF4),
+both built with -gcflags=all=-N -l so that locals live in the frame.
 
 Environment: HEAPREF (the heapref binary), HEAPREF_WORK (a work directory),
 HEAPREF_GO (go command, default "go").
@@ -20,10 +20,11 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import progs  # noqa: E402
+import toolchains  # noqa: E402
 
 HEAPREF = os.environ.get("HEAPREF", "heapref")
 GO = os.environ.get("HEAPREF_GO", "go")
-DWARF4_TOOLCHAIN = os.environ.get("HEAPREF_GO_DWARF4", "go1.24.0")
+DWARF4_TOOLCHAIN = os.environ.get("HEAPREF_GO_DWARF4", toolchains.toolchain("go1.24"))
 NOOPT = "all=-N -l"
 
 
@@ -281,7 +282,7 @@ class UsageTest(unittest.TestCase):
     def test_bad_files(self):
         rc, _, err = run("types", "/nonexistent/binary")
         self.assertEqual(rc, 1)
-        self.assertEqual(err, "heapref: /nonexistent/binary: No such file or directory\n")
+        self.assertEqual(err, "heapref: /nonexistent/binary: cannot open: No such file or directory\n")
         with tempfile.NamedTemporaryFile(suffix=".bin") as f:
             f.write(b"not an elf file at all")
             f.flush()

@@ -16,6 +16,7 @@ import tempfile
 import unittest
 
 import progs
+import toolchains
 
 HEAPREF = os.environ.get("HEAPREF", os.path.join(progs.TESTPROGS, "..", "build", "heapref"))
 WORK = os.environ.get("HEAPREF_WORK") or tempfile.mkdtemp(prefix="heapref-e2e-")
@@ -144,21 +145,29 @@ class InfoOnEveryProgram(unittest.TestCase):
 
 
 class InfoOnOtherToolchains(unittest.TestCase):
-    """Dumps written by older Go releases (fetched as toolchain modules): before allocation
-    headers (1.19), with them (1.22), with swiss maps (1.24). A toolchain that cannot be
-    had fails the test rather than skipping it."""
+    """Dumps written by the other entries of the matrix (toolchains.py): older Go releases
+    fetched as toolchain modules (before allocation headers, bucket maps, swiss maps,
+    DWARF 4 and 5) and linux/arm64 under qemu. An entry that cannot be had fails the test
+    rather than skipping it."""
 
-    TOOLCHAINS = ("go1.19.13", "go1.22.12", "go1.24.0")
+    ENTRIES = [e for e in toolchains.MATRIX if e.env]
 
     def test_version_and_objects(self):
-        for toolchain in self.TOOLCHAINS:
+        for entry in self.ENTRIES:
             for name in ("cache", "list", "goroutine"):
-                with self.subTest(toolchain=toolchain, program=name):
-                    _, dump, facts = progs.prepare(name, WORK, env={"GOTOOLCHAIN": toolchain})
+                with self.subTest(entry=entry.name, program=name):
+                    _, dump, facts = progs.prepare(name, WORK, env=entry.env)
                     _, out, _ = heapref("info", dump)
                     info = parse_info(out)
-                    self.assertEqual(info["go version"], toolchain)
-                    self.assertEqual(facts["go_version"], toolchain)
+                    self.assertEqual(info["go version"], facts["go_version"])
+                    self.assertTrue(toolchains.expected_version_ok(entry, facts["go_version"]),
+                                    "%s wants %s, the program says %s" % (
+                                        entry.name, entry.toolchain or toolchains.MACHINE_GO,
+                                        facts["go_version"]))
+                    goarch = entry.goarch or toolchains.host_goarch()
+                    self.assertEqual(facts["goarch"], goarch)
+                    self.assertTrue(info["arch"].startswith(
+                        goarch + " (8-byte pointers, little-endian)"), info["arch"])
                     m = re.match(r"(\d+) objects, (\d+) bytes", info["objects"])
                     self.assertGreaterEqual(int(m.group(1)), facts["kept_objects"])
                     self.assertGreaterEqual(int(m.group(2)), facts["kept_bytes"])
