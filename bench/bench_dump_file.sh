@@ -1,14 +1,62 @@
-# Sourced by the benchmarks: builds build-bench (Release) and makes sure the generated
-# dump exists. Sets $work, $dump and $size from $objects and $bytes.
+# Sourced by the benchmarks (bash). Two functions:
+#
+#   bench_build                     builds heapref in build-bench (Release, no tests)
+#   bench_dump SHAPE OBJECTS BYTES  makes sure bench/work/ holds the dump testprogs/gen
+#                                   writes for `-shape SHAPE -objects OBJECTS -bytes BYTES`
+#                                   (BYTES matters for the mixed shape only), generating it
+#                                   if missing. Sets $dump, $gen (the binary that wrote the
+#                                   dump: heapref needs that very binary), $facts (gen's
+#                                   JSON facts) and $size (the dump's bytes).
+#
+# Each dump keeps its own copy of the gen binary ($dump.gen), so rebuilding gen after a
+# change never pairs an old dump with a new binary. A dump is written under a temporary
+# name and renamed when complete, so an interrupted generation leaves no half dump.
+# The variables $objects and $bytes, when set before sourcing, keep the old interface:
+# the mixed dump is made and $dump etc. set at once.
 work=bench/work
-dump=$work/gen-$objects-$bytes.hdump
 
-cmake -S . -B build-bench -DCMAKE_BUILD_TYPE=Release -DHEAPREF_TESTS=OFF >/dev/null
-cmake --build build-bench -j"$(nproc)" >/dev/null
-if [ ! -s "$dump" ] || [ ! -x "$work/gen" ]; then
-  mkdir -p "$work"
-  (cd testprogs && go build -buildvcs=false -o "../$work/gen" ./gen)
-  echo "generating $dump ($objects objects, $bytes bytes)..."
-  "$work/gen" -objects "$objects" -bytes "$bytes" "$dump" > "$dump.facts.json"
+bench_build() {
+  cmake -S . -B build-bench -DCMAKE_BUILD_TYPE=Release -DHEAPREF_TESTS=OFF >/dev/null
+  cmake --build build-bench -j2 >/dev/null
+}
+
+# bench_dump_name SHAPE OBJECTS BYTES: the dump's path (the mixed shape keeps the name
+# it had before there were shapes).
+bench_dump_name() {
+  if [ "$1" = mixed ]; then
+    echo "$work/gen-$2-$3.hdump"
+  else
+    echo "$work/gen-$1-$2.hdump"
+  fi
+}
+
+bench_dump() {
+  local shape=$1 n=$2 b=$3
+  dump=$(bench_dump_name "$shape" "$n" "$b")
+  gen=$dump.gen
+  facts=$dump.facts.json
+  # A dump from before $dump.gen existed was written by $work/gen.
+  if [ -s "$dump" ] && [ ! -e "$gen" ] && [ -x "$work/gen" ] && [ "$shape" = mixed ]; then
+    cp "$work/gen" "$gen"
+  fi
+  if [ ! -s "$dump" ] || [ ! -x "$gen" ] || [ ! -s "$facts" ]; then
+    mkdir -p "$work"
+    (cd testprogs && go build -buildvcs=false -o "../$gen.tmp" ./gen)
+    echo "generating $dump (-shape $shape -objects $n -bytes $b)..." >&2
+    "$gen.tmp" -shape "$shape" -objects "$n" -bytes "$b" "$dump.tmp" > "$facts.tmp"
+    mv "$facts.tmp" "$facts"
+    mv "$gen.tmp" "$gen"
+    mv "$dump.tmp" "$dump"
+  fi
+  size=$(stat -c %s "$dump")
+}
+
+# fact KEY: a number from $facts (gen prints one flat JSON object).
+fact() {
+  grep -o "\"$1\":[-0-9.e+]*" "$facts" | cut -d: -f2
+}
+
+if [ -n "${objects:-}" ]; then
+  bench_build
+  bench_dump mixed "$objects" "${bytes:-1073741824}"
 fi
-size=$(stat -c %s "$dump")

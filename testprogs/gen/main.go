@@ -1,6 +1,25 @@
-// Command gen writes a large heap dump for benchmarks. It builds a mix of
-// shapes scaled so that the heap holds about -objects objects and -bytes
-// bytes (defaults: 10,000,000 objects, 1 GiB):
+// Command gen writes a large heap dump for benchmarks (bench/bench_scale.sh).
+// -shape chooses the heap; -objects sets its size N.
+//
+// -shape list, map and slice each hold N Items (16 bytes: a Next pointer and
+// an int64) in one structure, to time one shape alone:
+//
+//	list   main.itemList  *Item           one singly linked list of N Items
+//	map    main.itemMap   map[int64]*Item N entries, keys 0..N-1, each value
+//	                                      pointing to its own Item; N counts
+//	                                      entries (= Items), not the map's
+//	                                      own storage objects (buckets, or
+//	                                      groups and tables), which depend on
+//	                                      the Go release and are reported as
+//	                                      map_storage_objects / _bytes (the
+//	                                      runtime's live heap growth, after a
+//	                                      GC, minus the Items)
+//	slice  main.itemSlice []*Item         N pointers to N Items (N + 1
+//	                                      objects with the backing array)
+//
+// -shape mixed (the default) builds a mix of shapes scaled so that the heap
+// holds about -objects objects and -bytes bytes (defaults: 10,000,000
+// objects, 1 GiB):
 //
 //	main.lists    [16]*ListNode   16 long singly linked lists of 32-byte
 //	                              nodes, holding ~25% of all objects
@@ -22,11 +41,19 @@
 // own objects). If -bytes is too small for -objects, no blobs are made and
 // the byte target is exceeded (a warning goes to stderr).
 //
-// While building, the GC percentage is raised to 400 to save time; almost
-// nothing built becomes garbage, so memory stays near the live heap. Peak
-// RSS is reported as "peak_rss_bytes" (from /proc/self/status, 0 elsewhere).
+// The facts on stdout give kept_objects / kept_bytes (what this program
+// allocated and keeps, counted by itself), baseline_heap_objects / _bytes
+// (the runtime's live heap before building: its own objects and ours so
+// far) and memstats_heap_objects / memstats_heap_alloc (the live heap right
+// after the dump), so a reader can bound what an analysis must reach:
+// kept <= reached <= memstats.
 //
-// Usage: gen [-objects N] [-bytes N] DUMPFILE
+// While building, the GC percentage is raised to 400 to save time; almost
+// nothing built becomes garbage, so memory stays near the live heap (the
+// 40M-object, 4 GiB mixed heap peaked at 1.10x its live bytes). Peak RSS is
+// reported as "peak_rss_bytes" (from /proc/self/status, 0 elsewhere).
+//
+// Usage: gen [-shape mixed|list|map|slice] [-objects N] [-bytes N] DUMPFILE
 package main
 
 import (
@@ -154,15 +181,12 @@ func peakRSS() int64 {
 	return 0
 }
 
-func main() {
-	targetObjects := flag.Int64("objects", 10000000, "approximate number of heap objects")
-	targetBytes := flag.Int64("bytes", 1<<30, "approximate heap bytes")
-	flag.Parse()
-	path := dump.Path(flag.Args())
-	if *targetObjects < 1000 {
-		dump.Fail(fmt.Errorf("-objects must be at least 1000"))
+// buildMixed builds the mixed heap described at the top of this file and
+// records its plan in facts.
+func buildMixed(targetObjects, targetBytes int64, facts dump.Facts) (keptObjects, keptBytes int64) {
+	if targetObjects < 1000 {
+		dump.Fail(fmt.Errorf("-objects must be at least 1000 for -shape mixed"))
 	}
-
 	ptrSize := int64(unsafe.Sizeof(uintptr(0)))
 	nodeSize := int64(unsafe.Sizeof(ListNode{}))
 	recSize := int64(unsafe.Sizeof(Rec{}))
@@ -170,7 +194,7 @@ func main() {
 	perRec := recSize + nameLen + boxSize
 
 	// Plan the object counts.
-	n := *targetObjects
+	n := targetObjects
 	nRec := n * 15 / 100
 	nMap := nRec / 2
 	nSlice := nRec - nMap
@@ -180,7 +204,7 @@ func main() {
 
 	// Plan the blobs to make up the byte target.
 	blobSize := int64(0)
-	rest := *targetBytes - fixedBytes
+	rest := targetBytes - fixedBytes
 	if rest >= 16*nBlob && nBlob > 0 {
 		blobSize = roundDownToClass(rest / nBlob)
 		nBlob = rest / blobSize
@@ -193,9 +217,6 @@ func main() {
 		nAttached = nRec
 	}
 	nExtraBlobs := nBlob - nAttached
-
-	start := time.Now()
-	debug.SetGCPercent(400)
 
 	// Lists: half in globals, half in goroutine locals.
 	globalNodes := nList / 2
@@ -244,34 +265,16 @@ func main() {
 		}
 	}
 	ready.Wait()
-	debug.SetGCPercent(100)
-	buildSeconds := time.Since(start).Seconds()
 
-	keptObjects := nList + 3*nRec + nBlob + 1 + 1 // + map, + slice backing array
-	keptBytes := fixedBytes + nBlob*blobSize
+	keptObjects = nList + 3*nRec + nBlob + 1 + 1 // + map, + slice backing array
+	keptBytes = fixedBytes + nBlob*blobSize
 	if nExtraBlobs > 0 {
 		keptObjects++
 		keptBytes += nExtraBlobs * int64(unsafe.Sizeof([]byte(nil)))
 	}
 
-	start = time.Now()
-	dump.Write(path)
-	dumpSeconds := time.Since(start).Seconds()
-	runtime.KeepAlive(&lists)
-	runtime.KeepAlive(recMap)
-	runtime.KeepAlive(recSlice)
-	runtime.KeepAlive(blobs)
-
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	var dumpSize int64
-	if st, err := os.Stat(path); err == nil {
-		dumpSize = st.Size()
-	}
-
-	facts := dump.NewFacts()
-	facts["target_objects"] = *targetObjects
-	facts["target_bytes"] = *targetBytes
+	facts["target_objects"] = targetObjects
+	facts["target_bytes"] = targetBytes
 	facts["list_nodes"] = nList
 	facts["list_nodes_global"] = globalNodes
 	facts["list_nodes_per_goroutine"] = perGoroutine
@@ -287,15 +290,72 @@ func main() {
 	facts["sizeof_main.ListNode"] = nodeSize
 	facts["sizeof_main.Rec"] = recSize
 	facts["sizeof_main.Box"] = boxSize
-	facts["kept_objects"] = keptObjects
-	facts["kept_bytes"] = keptBytes
 	facts["kept_objects_goroutines"] = perGoroutine * numGoroutines
 	facts["kept_bytes_goroutines"] = perGoroutine * numGoroutines * nodeSize
+	return keptObjects, keptBytes
+}
+
+// builders makes each -shape's heap of about -objects objects and returns what
+// it kept: objects and bytes, counted by this program from what it allocated.
+var builders = map[string]func(n int64, facts dump.Facts) (int64, int64){
+	"list":  buildItemList,
+	"map":   buildItemMap,
+	"slice": buildItemSlice,
+}
+
+func main() {
+	shape := flag.String("shape", "mixed", "heap shape: mixed, list, map or slice")
+	targetObjects := flag.Int64("objects", 10000000, "approximate number of heap objects (list, map, slice: exactly N Items)")
+	targetBytes := flag.Int64("bytes", 1<<30, "approximate heap bytes (mixed only)")
+	flag.Parse()
+	path := dump.Path(flag.Args())
+	build := builders[*shape]
+	if *shape == "mixed" {
+		build = func(n int64, facts dump.Facts) (int64, int64) {
+			return buildMixed(n, *targetBytes, facts)
+		}
+	} else if build == nil {
+		dump.Fail(fmt.Errorf("-shape %q: want mixed, list, map or slice", *shape))
+	}
+	if *targetObjects < 1 {
+		dump.Fail(fmt.Errorf("-objects must be at least 1"))
+	}
+
+	facts := dump.NewFacts()
+	facts["shape"] = *shape
+	facts["target_objects"] = *targetObjects
+	baseObjects, baseBytes := liveHeap()
+	facts["baseline_heap_objects"] = baseObjects
+	facts["baseline_heap_bytes"] = baseBytes
+
+	// Almost nothing built becomes garbage, so a high GC percentage saves
+	// collections without letting the heap grow much past the live data.
+	start := time.Now()
+	debug.SetGCPercent(400)
+	keptObjects, keptBytes := build(*targetObjects, facts)
+	debug.SetGCPercent(100)
+	facts["build_seconds"] = time.Since(start).Seconds()
+	facts["kept_objects"] = keptObjects
+	facts["kept_bytes"] = keptBytes
+
+	start = time.Now()
+	dump.Write(path)
+	facts["dump_seconds"] = time.Since(start).Seconds()
+	runtime.KeepAlive(&lists)
+	runtime.KeepAlive(recMap)
+	runtime.KeepAlive(recSlice)
+	runtime.KeepAlive(blobs)
+	runtime.KeepAlive(itemList)
+	runtime.KeepAlive(itemMap)
+	runtime.KeepAlive(itemSlice)
+
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
 	facts["memstats_heap_objects"] = ms.HeapObjects
 	facts["memstats_heap_alloc"] = ms.HeapAlloc
 	facts["peak_rss_bytes"] = peakRSS()
-	facts["dump_size"] = dumpSize
-	facts["build_seconds"] = buildSeconds
-	facts["dump_seconds"] = dumpSeconds
+	if st, err := os.Stat(path); err == nil {
+		facts["dump_size"] = st.Size()
+	}
 	facts.Print()
 }

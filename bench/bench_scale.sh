@@ -1,0 +1,247 @@
+#!/usr/bin/env bash
+# Scale benchmark (issue 7): `heapref analyze --stats` on generated dumps of 1M to 40M
+# objects, against the time of reading the file once.
+#
+#   bash bench/bench_scale.sh [OPTIONS] [SET...]
+#
+# SET is one of these dump sets (default: all, in this order):
+#   mixed-1g              gen -shape mixed -objects 10000000 -bytes 1073741824 (~1.2 GB dump)
+#   mixed-4g              gen -shape mixed -objects 40000000 -bytes 4294967296 (~4.9 GB dump)
+#   list-1m   list-10m    one linked list of 1M / 10M 16-byte Items held by a global
+#   map-1m    map-10m     map[int64]*Item of 1M / 10M entries, each value its own Item
+#   slice-1m  slice-10m   []*Item of 1M / 10M pointers to as many Items
+# (testprogs/gen documents the shapes.) Each dump is generated once into bench/work/
+# (git-ignored) with a copy of the gen binary that wrote it, and reused by later runs:
+# 7.6 GB of disk for all sets; generating mixed-4g needs ~5 GB of memory.
+#
+# Options:
+#   --runs N        heapref runs per dump under 2 GB; the fastest is reported (default 3)
+#   --big-runs N    heapref runs per dump of 2 GB or more (default 2)
+#   --heapref PATH  heapref binary to measure (default build-bench/heapref, which this
+#                   script builds Release from the work tree first)
+#   --reach         also run tests/e2e/reach.py (an independent Python reachability
+#                   computation) on each dump up to --reach-max bytes, and require
+#                   heapref's reached objects and bytes to equal its figures exactly
+#   --reach-max B   (default 1300000000, so mixed-1g and smaller: on mixed-1g reach.py took
+#                   37 s of CPU and 3.4 GB; mixed-4g would need about 4x both)
+#
+# For each dump it prints the machine's load (1-minute average) before and after the
+# runs; the floor: `cat DUMP > /dev/null` of the cached file (read once, then the fastest
+# of 3);
+# heapref's phases (read+index, binary, pass 1, pass 2, output) from --stats: wall, CPU
+# and peak anonymous memory (heapref's own memory, sampled every ms, without the mapped
+# dump); the whole process's wall (the total), user+system CPU and peak RSS with the
+# mapping; and a check of the reached totals against gen's facts, so that a broken
+# analysis cannot post a good time: gen's kept_objects / kept_bytes (what it allocated
+# and keeps, counted by itself) <= heapref's reached <= the runtime's live heap at dump
+# time (memstats_heap_objects / memstats_heap_alloc, which add the runtime's own
+# objects and, for maps, their storage). Then a summary table, the 10M/1M ratios of the
+# shapes (linear time => ~10) and the issue's goals for mixed-4g.
+# Exit status: 0, or 1 if heapref failed or a check failed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+. bench/bench_dump_file.sh
+
+runs=3
+big_runs=2
+heapref=
+reach=false
+reach_max=1300000000
+sets=()
+while [ $# -gt 0 ]; do
+  case $1 in
+    --runs) runs=$2; shift 2 ;;
+    --big-runs) big_runs=$2; shift 2 ;;
+    --heapref) heapref=$2; shift 2 ;;
+    --reach) reach=true; shift ;;
+    --reach-max) reach_max=$2; shift 2 ;;
+    -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+    -*) echo "bench_scale.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
+    *) sets+=("$1"); shift ;;
+  esac
+done
+[ ${#sets[@]} -gt 0 ] || sets=(mixed-1g mixed-4g list-1m list-10m map-1m map-10m slice-1m slice-10m)
+
+# set_args SET: "shape objects bytes" of a dump set.
+set_args() {
+  case $1 in
+    mixed-1g) echo "mixed 10000000 1073741824" ;;
+    mixed-4g) echo "mixed 40000000 4294967296" ;;
+    list-1m|map-1m|slice-1m) echo "${1%-1m} 1000000 0" ;;
+    list-10m|map-10m|slice-10m) echo "${1%-10m} 10000000 0" ;;
+    *) echo "bench_scale.sh: unknown set $1" >&2; return 1 ;;
+  esac
+}
+
+for s in "${sets[@]}"; do set_args "$s" > /dev/null || exit 2; done
+
+now_ns() { date +%s%N; }
+load1() { cut -d' ' -f1 /proc/loadavg; }
+seconds() { awk -v ns="$1" 'BEGIN {printf "%.3f", ns / 1e9}'; }
+
+if [ -z "$heapref" ]; then
+  bench_build
+  heapref=build-bench/heapref
+fi
+for s in "${sets[@]}"; do
+  read -r shape n b <<<"$(set_args "$s")"
+  bench_dump "$shape" "$n" "$b"
+done
+
+echo "machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(uname -m); heapref: $heapref ($(git rev-parse --short HEAD 2>/dev/null || echo ?)$(git diff --quiet HEAD -- src include 2>/dev/null || echo ', modified'))"
+echo "started: $(date -u '+%Y-%m-%d %H:%M UTC'), load $(cut -d' ' -f1-3 /proc/loadavg)"
+
+# floor: cat of the cached file, in seconds: one read to cache it, then the fastest of 3
+# (one timed read varied 2x on the loaded machine).
+cat_floor() {
+  local i t0 t1 best_ns=
+  cat "$dump" > /dev/null
+  for i in 1 2 3; do
+    t0=$(now_ns); cat "$dump" > /dev/null; t1=$(now_ns)
+    if [ -z "$best_ns" ] || [ $((t1 - t0)) -lt "$best_ns" ]; then best_ns=$((t1 - t0)); fi
+  done
+  seconds "$best_ns"
+}
+
+# analyze_best RUNS: runs heapref RUNS times; keeps the fastest run's stderr in
+# $work/scale.best.err and its "wall cpu maxrss_kib" in $best. Returns 1 if heapref failed.
+analyze_best() {
+  local i t0 t1 wall
+  best=
+  for ((i = 0; i < $1; i++)); do
+    t0=$(now_ns)
+    if ! /usr/bin/time -f '%U %S %M' -o "$work/scale.time" \
+        "$heapref" analyze --stats -o "$work/scale.pb.gz" "$gen" "$dump" 2> "$work/scale.err"; then
+      echo "heapref failed on $dump:" >&2
+      cat "$work/scale.err" >&2
+      return 1
+    fi
+    t1=$(now_ns)
+    wall=$(seconds $((t1 - t0)))
+    if [ -z "$best" ] || awk -v a="$wall" -v b="${best%% *}" 'BEGIN {exit !(a < b)}'; then
+      best="$wall $(awk '{printf "%.3f %d", $1 + $2, $3}' "$work/scale.time")"
+      cp "$work/scale.err" "$work/scale.best.err"
+    fi
+  done
+}
+
+# The --stats line of a phase: "stats: NAME... W s wall C s CPU peak anonymous RSS M MB".
+phase_table() {
+  awk '/^stats:/ {
+    name = $2; for (i = 3; i <= NF - 11; i++) name = name " " $i
+    printf "| %-12s | %8.3f | %8.3f | %9.1f |\n", name, $(NF-10), $(NF-7), $(NF-1)
+  }' "$work/scale.best.err"
+}
+peak_anon_mib() { awk '/^stats:/ && $(NF-1) > m {m = $(NF-1)} END {printf "%.1f", m}' "$work/scale.best.err"; }
+phase_wall() { awk -v p="$1" '/^stats:/ && index($0, "stats: " p " ") {print $(NF-10)}' "$work/scale.best.err"; }
+phase_cpu() { awk -v p="$1" '/^stats:/ && index($0, "stats: " p " ") {print $(NF-7)}' "$work/scale.best.err"; }
+reached() { grep -o 'reachable: [0-9]* objects, [0-9]* bytes' "$work/scale.best.err" | awk '{print $2, $4}'; }
+
+# check_totals OBJECTS BYTES: prints the check against gen's facts; returns 1 on failure.
+check_totals() {
+  local kept_o kept_b live_o live_b
+  kept_o=$(fact kept_objects); kept_b=$(fact kept_bytes)
+  live_o=$(fact memstats_heap_objects); live_b=$(fact memstats_heap_alloc)
+  awk -v o="$1" -v b="$2" -v ko="$kept_o" -v kb="$kept_b" -v lo="$live_o" -v lb="$live_b" 'BEGIN {
+    ok = ko <= o && o <= lo && kb <= b && b <= lb
+    # (%.0f, not %d: some awks print %d as a 32-bit number)
+    printf "check:   reached %.0f objects, %.0f bytes; gen kept %.0f objects, %.0f bytes (+%.0f, +%.0f); runtime live %.0f objects, %.0f bytes (-%.0f, -%.0f): %s\n",
+      o, b, ko, kb, o - ko, b - kb, lo, lb, lo - o, lb - b, ok ? "ok" : "FAILED"
+    exit !ok
+  }'
+}
+
+# check_reach OBJECTS BYTES: reach.py's figures must equal heapref's.
+check_reach() {
+  local t0 t1 r
+  if [ "$size" -gt "$reach_max" ]; then
+    echo "reach:   skipped (dump over --reach-max $reach_max bytes)"
+    return 0
+  fi
+  t0=$(now_ns)
+  r=$(python3 tests/e2e/reach.py "$dump")
+  t1=$(now_ns)
+  local ro rb
+  ro=$(grep -o '"objects": [0-9]*' <<<"$r" | awk '{print $2}')
+  rb=$(grep -o '"bytes": [0-9]*' <<<"$r" | awk '{print $2}')
+  if [ "$ro" = "$1" ] && [ "$rb" = "$2" ]; then
+    echo "reach:   reach.py reaches $ro objects, $rb bytes: equal ($(seconds $((t1 - t0))) s)"
+  else
+    echo "reach:   reach.py reaches $ro objects, $rb bytes: DIFFERENT ($(seconds $((t1 - t0))) s)"
+    return 1
+  fi
+}
+
+status=0
+summary=
+declare -A total_of cpu_of pass1_of pass1_cpu_of
+for s in "${sets[@]}"; do
+  read -r shape n b <<<"$(set_args "$s")"
+  bench_dump "$shape" "$n" "$b"
+  nruns=$runs
+  [ "$size" -lt 2000000000 ] || nruns=$big_runs
+  echo
+  echo "== $s: $dump, $size bytes (gen: $(fact build_seconds | xargs printf '%.1f') s to build, $(fact dump_seconds | xargs printf '%.1f') s to write, peak RSS $(($(fact peak_rss_bytes) / 1048576)) MiB)"
+  load=$(load1)
+  floor=$(cat_floor)
+  if ! analyze_best "$nruns"; then
+    status=1
+    summary+="| $s | $((size / 1000000)) | - | - | - | $floor | - | - | - | - | $load | heapref FAILED |"$'\n'
+    continue
+  fi
+  load="$load-$(load1)"
+  read -r wall cpu maxrss <<<"$best"
+  peak=$(peak_anon_mib)
+  read -r objs bytes <<<"$(reached)"
+  echo "load:    $load (1-minute average before and after the runs); best of $nruns"
+  echo "floor:   cat of the cached file: $floor s"
+  echo "| phase        | wall (s) | CPU (s)  | peak anon (MiB) |"
+  echo "|---|---|---|---|"
+  phase_table
+  printf '| %-12s | %8.3f | %8.3f | %9.1f |\n' "process" "$wall" "$cpu" "$peak"
+  echo "process: peak RSS with the mapped dump $((maxrss / 1024)) MiB"
+  grep '^heapref: \(go\|reachable\|wrote\)' "$work/scale.best.err" | sed 's/^heapref: /heapref: /'
+  check=ok
+  check_totals "$objs" "$bytes" || { check=FAILED; status=1; }
+  if $reach; then
+    check_reach "$objs" "$bytes" || { check="$check, reach.py DIFFERENT"; status=1; }
+  fi
+  total_of[$s]=$wall
+  cpu_of[$s]=$cpu
+  pass1_of[$s]=$(phase_wall "pass 1")
+  pass1_cpu_of[$s]=$(phase_cpu "pass 1")
+  summary+=$(awk -v s="$s" -v size="$size" -v o="$objs" -v w="$wall" -v c="$cpu" -v f="$floor" \
+      -v p="$peak" -v l="$load" -v ck="$check" 'BEGIN {
+    printf "| %s | %.0f | %.0f | %.2f | %.2f | %.3f | %.1fx | %.0f | %.3f | %.0f | %s | %s |", s, size / 1e6, o, w, c, f,
+      (f > 0 ? w / f : 0), p, p * 1048576 / size, w * 1e9 / o, l, ck
+  }')$'\n'
+done
+
+echo
+echo "| dump | size (MB) | objects reached | total wall (s) | CPU (s) | cat floor (s) | total / floor | peak anon (MiB) | peak / size | ns / object | load before-after | check |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
+printf '%s' "$summary"
+
+for shape in list map slice; do
+  small=$shape-1m big=$shape-10m
+  if [ -n "${total_of[$small]:-}" ] && [ -n "${total_of[$big]:-}" ]; then
+    awk -v s="$shape" -v a="${total_of[$small]}" -v b="${total_of[$big]}" \
+        -v c="${cpu_of[$small]}" -v d="${cpu_of[$big]}" \
+        -v p="${pass1_of[$small]}" -v q="${pass1_of[$big]}" \
+        -v x="${pass1_cpu_of[$small]}" -v y="${pass1_cpu_of[$big]}" 'BEGIN {
+      printf "%-5s 10M / 1M (linear => ~10x): total wall %.1fx (%.3f -> %.3f s), CPU %.1fx (%.3f -> %.3f s); pass 1 wall %.1fx (%.3f -> %.3f s), CPU %.1fx (%.3f -> %.3f s)\n",
+        s, b / a, a, b, (c > 0 ? d / c : 0), c, d, (p > 0 ? q / p : 0), p, q, (x > 0 ? y / x : 0), x, y
+    }'
+  fi
+done
+
+if [ -n "${total_of[mixed-4g]:-}" ]; then
+  read -r shape n b <<<"$(set_args mixed-4g)"
+  bench_dump "$shape" "$n" "$b"
+  awk -v line="$(grep '^| mixed-4g ' <<<"$summary")" 'BEGIN {
+    split(line, f, "|"); w = f[5] + 0; x = f[8] + 0; r = f[10] + 0
+    printf "goals (mixed-4g): total %.2f s < 20 s: %s; %.1fx the cat floor <= 10x: %s; peak anonymous memory %.3fx the dump < 0.3x: %s\n",
+      w, (w < 20 ? "met" : "NOT met"), x, (x <= 10 ? "met" : "NOT met"), r, (r < 0.3 ? "met" : "NOT met")
+  }'
+fi
+exit $status
