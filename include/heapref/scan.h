@@ -73,7 +73,7 @@ struct hr_scan_summary {
 
 /* The Go releases heapref is tested with (docs/go-versions.md). */
 #define HR_GO_MINOR_OLDEST 19
-#define HR_GO_MINOR_NEWEST 26
+#define HR_GO_MINOR_NEWEST 27
 
 /*
  * Whether the dump can have been written by the binary: the same Go build version (when

@@ -39,7 +39,7 @@ The naming and charging rules (the scanner's specification, docs/design.md):
 
 Which Go builds the programs: the entry of the matrix in toolchains.py that
 HEAPREF_MATRIX names (ctest runs this module once per entry, e2e_analyze_<entry>:
-go1.19 ... go1.26, arm64 under qemu-aarch64-static); without it the machine's Go.
+go1.19 ... go1.27, arm64 under qemu-aarch64-static); without it the machine's Go.
 An entry that cannot be had here fails (AnalyzeMatrixEntry), never skips.
 
 Environment: HEAPREF (the binary, set by ctest), HEAPREF_WORK (a cache directory for

@@ -3,7 +3,7 @@
 `heapref analyze` refuses (exit status 4) a dump that the binary cannot have written:
 a different Go build version, or data/bss segments of other sizes or at another
 distance from each other than the ELF's .data and .bss. `--force` goes on with a
-warning. A Go release outside the tested range (go1.19 to go1.26) is warned about and
+warning. A Go release outside the tested range (go1.19 to go1.27) is warned about and
 analysed anyway.
 
 The expectations come from outside heapref: the Go version the program reports
@@ -179,7 +179,7 @@ class PairingTest(unittest.TestCase):
         warnings = [l for l in err.splitlines() if "warning" in l]
         self.assertEqual(len(warnings), 1, err)
         self.assertIn("%s: %s is newer than the Go releases heapref is tested with "
-                      "(go1.19 to go1.26)" % (dump, version), warnings[0])
+                      "(go1.19 to go1.27)" % (dump, version), warnings[0])
         r = reach.reachable(reach.load(dump))
         self.assertIn("reachable: %d objects, %d bytes" % (r.objects, r.bytes), err)
 

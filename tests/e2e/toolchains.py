@@ -59,8 +59,9 @@ MATRIX = (
     Entry("go1.25", "go1.25.14", None,
           "DWARF 5, the last one-word interface values decided by shape"),
     Entry("go1.26", None, None,
-          "the machine's Go, the newest release heapref knows: one-word interface "
-          "values decided by size"),
+          "the machine's Go: one-word interface values decided by size"),
+    Entry("go1.27", "go1.27.4", None,
+          "the newest release heapref knows"),
     Entry("arm64", None, "arm64",
           "linux/arm64 (the machine's Go, GOARCH=arm64), run under qemu-aarch64-static"),
 )
