@@ -23,22 +23,7 @@ build=build-fuzz
 run="$PWD/$build/run"
 
 # --- what it needs: heapref's packages, and clang with its libFuzzer runtime ------------------
-bash scripts/install-deps.sh
-packages=(clang libclang-rt-14-dev)
-missing=()
-for p in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if ((${#missing[@]})); then
-  echo "heapref: installing Debian packages: ${missing[*]}"
-  sudo=()
-  [ "$(id -u)" -eq 0 ] || sudo=(sudo)
-  "${sudo[@]}" apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends \
-    "${missing[@]}" >/dev/null
-else
-  echo "heapref: all fuzzing packages present (${packages[*]})"
-fi
+bash scripts/install-deps.sh --fuzz
 
 # --- build ---------------------------------------------------------------------------------
 echo "=== $build: configure and build the fuzz targets"

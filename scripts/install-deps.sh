@@ -2,11 +2,17 @@
 # Installs the Debian packages heapref needs to build and test, if any are missing,
 # and checks that a Go toolchain is on PATH (Go programs write the dumps it reads).
 # With --tests (scripts/test.sh), also what the test matrix (tests/e2e/toolchains.py)
-# needs: qemu-user-static, and its Go toolchains fetched into the module cache.
+# needs: qemu-user-static, and its Go toolchains fetched into the module cache. With
+# --fuzz (scripts/fuzz.sh), also clang and its libFuzzer runtime.
 # Says what it installs. Needs root (or sudo) only when a package is missing.
 set -euo pipefail
-tests=false
-[ "${1:-}" = --tests ] && tests=true
+tests=false fuzz=false
+case ${1:-} in
+  --tests) tests=true ;;
+  --fuzz) fuzz=true ;;   # scripts/fuzz.sh: clang and its libFuzzer runtime
+  "") ;;
+  *) echo "usage: install-deps.sh [--tests | --fuzz]" >&2; exit 2 ;;
+esac
 
 packages=(cmake make gcc pkg-config libdwarf-dev libelf-dev libprotobuf-c-dev
           protobuf-c-compiler zlib1g-dev libcmocka-dev python3)
@@ -14,6 +20,7 @@ packages=(cmake make gcc pkg-config libdwarf-dev libelf-dev libprotobuf-c-dev
 $tests && packages+=(qemu-user-static)
 # valgrind: tests/e2e/test_valgrind.py runs heapref under memcheck
 $tests && packages+=(valgrind)
+$fuzz && packages+=(clang libclang-rt-14-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

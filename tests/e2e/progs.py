@@ -27,6 +27,17 @@ import toolchains  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TESTPROGS = os.path.normpath(os.path.join(HERE, "..", "..", "testprogs"))
+ROOT = os.path.normpath(os.path.join(TESTPROGS, ".."))
+
+# What the end-to-end tests take from their environment: ctest sets HEAPREF (the binary)
+# and HEAPREF_WORK (the cache of built programs and dumps); HEAPREF_GO and
+# HEAPREF_GOTOOLCHAIN choose another go command or toolchain for a run by hand.
+HEAPREF = os.path.abspath(os.environ.get("HEAPREF", os.path.join(ROOT, "build", "heapref")))
+WORK = os.path.abspath(os.environ.get("HEAPREF_WORK") or
+                       os.path.join(tempfile.gettempdir(), "heapref-e2e-work"))
+GO = os.environ.get("HEAPREF_GO", "go")
+ADHOC_ENV = ({"GOTOOLCHAIN": os.environ["HEAPREF_GOTOOLCHAIN"]}
+             if os.environ.get("HEAPREF_GOTOOLCHAIN") else None)
 
 # The scenario programs (not gen, the benchmark dump generator).
 PROGRAMS = [

@@ -64,13 +64,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import progs  # noqa: E402
 import reach  # noqa: E402
 
-ROOT = os.path.normpath(os.path.join(progs.TESTPROGS, ".."))
-HEAPREF = os.path.abspath(os.environ.get("HEAPREF", os.path.join(ROOT, "build", "heapref")))
-WORK = os.path.abspath(os.environ.get("HEAPREF_WORK") or
-                       os.path.join(tempfile.gettempdir(), "heapref-e2e-work"))
-GO = os.environ.get("HEAPREF_GO", "go")
-ENV = ({"GOTOOLCHAIN": os.environ["HEAPREF_GOTOOLCHAIN"]}
-       if os.environ.get("HEAPREF_GOTOOLCHAIN") else None)
+ROOT, HEAPREF, WORK, GO, ENV = progs.ROOT, progs.HEAPREF, progs.WORK, progs.GO, progs.ADHOC_ENV
 DOC = os.path.join(ROOT, "docs", "bad-inputs.md")
 REGENERATE = ("HEAPREF=build/heapref python3 tests/e2e/test_bad_inputs.py "
               "--write-doc docs/bad-inputs.md")
