@@ -50,6 +50,10 @@ MATRIX = (
     Entry("go1.19", "go1.19.13", None,
           "before allocation headers (1.22), bucket maps, DWARF 4, closures without "
           "DW_AT_go_closure_offset"),
+    Entry("go1.20", "go1.20.14", None,
+          "sync.Map entries typed (atomic.Pointer[any]); otherwise as 1.19"),
+    Entry("go1.21", "go1.21.13", None,
+          "the last release without allocation headers"),
     Entry("go1.22", "go1.22.12", None,
           "allocation headers, still bucket maps and no closure offsets"),
     Entry("go1.23", "go1.23.12", None,
