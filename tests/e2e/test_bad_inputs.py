@@ -61,6 +61,7 @@ import unittest
 import zlib
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import dumpfmt  # noqa: E402
 import progs  # noqa: E402
 import reach  # noqa: E402
 
@@ -91,38 +92,7 @@ def is_asan_build(path):
 ASAN = is_asan_build(HEAPREF) if os.path.exists(HEAPREF) else False
 
 
-# -- the dump format, from its description (not from heapref's reader) ------------------
-
-def uvarint(n):
-    out = bytearray()
-    while n >= 0x80:
-        out.append(n & 0x7F | 0x80)
-        n >>= 7
-    out.append(n)
-    return bytes(out)
-
-
-def read_uvarint(buf, i):
-    v = shift = 0
-    while True:
-        b = buf[i]
-        i += 1
-        v |= (b & 0x7F) << shift
-        shift += 7
-        if b < 0x80:
-            return v, i
-
-
-def field_list_end(buf, i):
-    """Position after the (kind, offset) field list at buf[i], and its offsets."""
-    offsets = []
-    while True:
-        kind, i = read_uvarint(buf, i)
-        if kind == 0:
-            return i, offsets
-        off, i = read_uvarint(buf, i)
-        offsets.append(off)
-
+# -- the dump format, from its description (not from heapref's reader): dumpfmt.py ------
 
 Record = collections.namedtuple("Record", "kind start end contents size offsets")
 
@@ -133,17 +103,17 @@ def walk_records(buf):
     out, i = [], 16
     while True:
         start = i
-        kind, i = read_uvarint(buf, i)
+        kind, i = dumpfmt.uvarint(buf, i)
         contents = size = offsets = None
         if kind == reach.OBJECT:
-            _, i = read_uvarint(buf, i)
-            size, i = read_uvarint(buf, i)
+            _, i = dumpfmt.uvarint(buf, i)
+            size, i = dumpfmt.uvarint(buf, i)
             contents = i
-            i, offsets = field_list_end(buf, i + size)
+            offsets, i = dumpfmt.field_list(buf, i + size)
         elif kind == reach.MEMPROF:
-            _, i = read_uvarint(buf, i)
-            _, i = read_uvarint(buf, i)
-            nframes, i = read_uvarint(buf, i)
+            _, i = dumpfmt.uvarint(buf, i)
+            _, i = dumpfmt.uvarint(buf, i)
+            nframes, i = dumpfmt.uvarint(buf, i)
             for _ in range(nframes):
                 for t in "ssu":
                     i = skip_field(buf, i, t)
@@ -159,11 +129,11 @@ def walk_records(buf):
 
 def skip_field(buf, i, t):
     if t in "ub":
-        return read_uvarint(buf, i)[1]
+        return dumpfmt.uvarint(buf, i)[1]
     if t in "sc":
-        n, i = read_uvarint(buf, i)
+        n, i = dumpfmt.uvarint(buf, i)
         return i + n
-    return field_list_end(buf, i)[0]
+    return dumpfmt.field_list(buf, i)[1]
 
 
 KIND_NAMES = ("EOF", "object", "other root", "type", "goroutine", "stack frame", "params",
@@ -185,7 +155,7 @@ class DumpWriter:
         """fields: int (uvarint), bytes (length + bytes), ("raw", bytes),
         ("fields", [offsets]) (a field list), or (label, field) to remember where it is."""
         start = len(self.buf)
-        self.buf += uvarint(kind)
+        self.buf += dumpfmt.put_uvarint(kind)
         for f in fields:
             if isinstance(f, tuple) and f[0] not in ("raw", "fields"):
                 self.fields[f[0]] = len(self.buf)
@@ -197,13 +167,12 @@ class DumpWriter:
     @staticmethod
     def _encode(f):
         if isinstance(f, int):
-            return uvarint(f)
+            return dumpfmt.put_uvarint(f)
         if isinstance(f, (bytes, bytearray)):
-            return uvarint(len(f)) + bytes(f)
+            return dumpfmt.put_string(f)
         if f[0] == "raw":
             return bytes(f[1])
-        out = b"".join(b"\x01" + uvarint(o) for o in f[1])
-        return out + b"\x00"
+        return dumpfmt.put_field_list(f[1])
 
     def params(self, heap=(0xC000000000, 0xC000400000), big_endian=0, ptr_size=8):
         return self.record(reach.PARAMS, big_endian, ptr_size, heap[0], heap[1], b"amd64",
@@ -260,12 +229,12 @@ def every_kind_dump(version=HAND_BUILT_VERSION):
 def _pb_fields(buf):
     i = 0
     while i < len(buf):
-        key, i = read_uvarint(buf, i)
+        key, i = dumpfmt.uvarint(buf, i)
         field, wire = key >> 3, key & 7
         if wire == 0:
-            v, i = read_uvarint(buf, i)
+            v, i = dumpfmt.uvarint(buf, i)
         elif wire == 2:
-            n, i = read_uvarint(buf, i)
+            n, i = dumpfmt.uvarint(buf, i)
             v, i = buf[i:i + n], i + n
         elif wire in (1, 5):
             n = 8 if wire == 1 else 4
@@ -286,7 +255,7 @@ def profile_totals(data):
             if f == 2 and w == 2:     # Sample.value, packed
                 j = 0
                 while j < len(v):
-                    x, j = read_uvarint(v, j)
+                    x, j = dumpfmt.uvarint(v, j)
                     values.append(x)
             elif f == 2:
                 values.append(v)
@@ -826,8 +795,8 @@ class Cases:
     def rewrite_pointers(self, target):
         """The real dump with every object's pointer words set to target(i, record)."""
         buf = bytearray(self.buf)
-        order = sorted(self.objects, key=lambda r: read_uvarint(self.buf, r.start + 1)[0])
-        addrs = [read_uvarint(self.buf, r.start + 1)[0] for r in order]
+        order = sorted(self.objects, key=lambda r: dumpfmt.uvarint(self.buf, r.start + 1)[0])
+        addrs = [dumpfmt.uvarint(self.buf, r.start + 1)[0] for r in order]
         for i, r in enumerate(order):
             v = target(i, addrs, order)
             for off in r.offsets:
@@ -994,13 +963,13 @@ def _many_frames(w):
 
 def _data_huge(w):
     w.params()
-    w.record(reach.DATA, 0x5A0000, ("len", ("raw", uvarint(1 << 50))), ("raw", bytes(32)))
+    w.record(reach.DATA, 0x5A0000, ("len", ("raw", dumpfmt.put_uvarint(1 << 50))), ("raw", bytes(32)))
 
 
 def _string_huge(w):
     w.params()
     w.record(reach.GOROUTINE, 0xC000020000, 0xC000030000, 1, 0x401000, 4, 0, 0, 0,
-             ("len", ("raw", uvarint(1 << 63))), ("raw", b"chan receive"))
+             ("len", ("raw", dumpfmt.put_uvarint(1 << 63))), ("raw", b"chan receive"))
 
 
 def _address_space(w):
@@ -1019,7 +988,7 @@ def _wrapping_object(w):
 def _overlap(w):
     w.params()
     w.obj(A, bytes(32))
-    w.record(reach.OBJECT, A + 16, ("raw", uvarint(32)), ("len", ("raw", bytes(32))),
+    w.record(reach.OBJECT, A + 16, ("raw", dumpfmt.put_uvarint(32)), ("len", ("raw", bytes(32))),
              ("fields", []))
     w.eof()   # the index finds the overlap once every object is read
 

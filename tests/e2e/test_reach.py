@@ -15,6 +15,7 @@ import subprocess
 import tempfile
 import unittest
 
+import dumpfmt
 import profile
 import progs
 import reach
@@ -25,22 +26,12 @@ FIXTURE = os.environ.get("PPROF_FIXTURE")
 
 # -- a hand-built dump ---------------------------------------------------------
 
-def uv(v):
-    out = bytearray()
-    while v >= 0x80:
-        out.append(v & 0x7F | 0x80)
-        v >>= 7
-    out.append(v)
-    return bytes(out)
-
-
-def s(b):
-    b = b.encode() if isinstance(b, str) else b
-    return uv(len(b)) + b
+uv = dumpfmt.put_uvarint
+s = dumpfmt.put_string
 
 
 def fields(*offsets):
-    return b"".join(uv(1) + uv(o) for o in offsets) + uv(0)
+    return dumpfmt.put_field_list(offsets)
 
 
 def words(*values):

@@ -27,7 +27,8 @@ import os
 import struct
 import sys
 
-import dumpfmt as F
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "e2e"))
+import dumpfmt as F  # noqa: E402  (tests/e2e, shared with the end-to-end tests)
 
 PAGE = 8192
 

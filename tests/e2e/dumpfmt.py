@@ -1,4 +1,6 @@
-"""Reads and writes Go heap dump records (go1.5-go1.7 format) for the fuzz corpus tools.
+"""Reads and writes Go heap dump records (go1.5-go1.7 format): the one encoder and
+decoder of the format's pieces that the tests and the fuzz corpus tools share
+(tests/fuzz/tools/make_seeds.py puts this folder on its path).
 
 Independent of heapref's C reader: a record is split by the layouts that
 runtime/heapdump.go writes. Standard library only.
@@ -6,6 +8,9 @@ runtime/heapdump.go writes. Standard library only.
     hdr, recs = split(open(path, "rb").read())   # recs: list of Record
     Record.kind, .raw (its bytes), .fields (decoded values, see LAYOUTS)
     encode(kind, fields) -> bytes                 # the inverse of decoding one record
+    uvarint(buf, i) -> (value, i)                 # the pieces, each way
+    field_list(buf, i) -> (offsets, i)
+    put_uvarint(v), put_string(b), put_field_list(offsets) -> bytes
 """
 
 import collections
@@ -61,12 +66,14 @@ def put_uvarint(v):
     return bytes(out)
 
 
-def _read_field(buf, i, code):
-    if code in "ub":
-        return uvarint(buf, i)
-    if code == "s":
-        n, i = uvarint(buf, i)
-        return bytes(buf[i:i + n]), i + n
+def put_string(b):
+    """A string or byte field: its length, then its bytes (str is UTF-8 encoded)."""
+    b = b.encode() if isinstance(b, str) else bytes(b)
+    return put_uvarint(len(b)) + b
+
+
+def field_list(buf, i):
+    """The offsets of the (kind, offset) field list at buf[i], ended by kind 0."""
     offsets = []
     while True:
         kind, i = uvarint(buf, i)
@@ -76,12 +83,26 @@ def _read_field(buf, i, code):
         offsets.append(off)
 
 
+def put_field_list(offsets):
+    """A field list of pointer fields (kind 1) at these offsets."""
+    return b"".join(b"\x01" + put_uvarint(o) for o in offsets) + b"\x00"
+
+
+def _read_field(buf, i, code):
+    if code in "ub":
+        return uvarint(buf, i)
+    if code == "s":
+        n, i = uvarint(buf, i)
+        return bytes(buf[i:i + n]), i + n
+    return field_list(buf, i)
+
+
 def _put_field(code, v):
     if code in "ub":
         return put_uvarint(v)
     if code == "s":
-        return put_uvarint(len(v)) + bytes(v)
-    return b"".join(b"\x01" + put_uvarint(o) for o in v) + b"\x00"
+        return put_string(v)
+    return put_field_list(v)
 
 
 def _read_memprof(buf, i):
