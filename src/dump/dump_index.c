@@ -703,6 +703,13 @@ void heap_index_prefetch(const struct heap_index *idx, size_t i, uint64_t offset
 	const struct heap_obj *o = &idx->objs[i];
 	const struct heap_page *p;
 
+	/*
+	 * GCC counts __builtin_prefetch as no side effect: a function made only of
+	 * prefetches is found "const" across units (LTO) and its calls are deleted, which
+	 * silently took every prefetch stage but the inlined one out of the Release build.
+	 * An empty volatile asm is a side effect the optimizer must keep.
+	 */
+	__asm__ volatile("");
 	switch (stage) {
 	case HR_PREFETCH_ENTRY:
 		__builtin_prefetch(o);
