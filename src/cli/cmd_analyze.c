@@ -235,6 +235,31 @@ static void print_summary(const struct hr_dump *dump, const struct hr_scan_summa
 
 /* --- do the inputs go together? --------------------------------------------------------- */
 
+static bool file_starts_with(const char *path, const char *magic, size_t len)
+{
+	char head[8];
+	FILE *f = fopen(path, "rb");
+	bool yes = f && len <= sizeof(head) && fread(head, 1, len, f) == len &&
+		   memcmp(head, magic, len) == 0;
+
+	if (f)
+		fclose(f);
+	return yes;
+}
+
+/*
+ * The easiest mistake with two file arguments: a usage error, said in one line before
+ * either file is read (the dump reader would only say the dump is not a dump).
+ */
+static bool inputs_swapped(const struct analyze_args *a)
+{
+	if (!file_starts_with(a->dump, "\177ELF", 4) || !file_starts_with(a->binary, "go1.", 4))
+		return false;
+	fprintf(stderr, "heapref: the arguments are the wrong way round: %s is an ELF file and %s "
+		"a heap dump (analyze takes BINARY, then DUMP)\n", a->dump, a->binary);
+	return true;
+}
+
 static void warn_unknown_version(const char *path, const char *version, size_t len)
 {
 	char why[HR_ERROR_MAX];
@@ -305,6 +330,8 @@ int cmd_analyze(int argc, char **argv)
 
 	if (st)
 		return st;
+	if (inputs_swapped(&a))
+		return ST_USAGE;
 	clock_gettime(CLOCK_MONOTONIC, &prog.start);
 	if (isatty(STDERR_FILENO))
 		opts = (struct hr_scan_options){ show_progress, &prog };

@@ -869,6 +869,8 @@ static int parse_header(struct cursor *c)
 
 	if (len == 0)
 		return fail_at(c, c->pos, "bad header: the file is empty, not a Go heap dump");
+	if (len >= 4 && memcmp(h, "\177ELF", 4) == 0)
+		return fail_at(c, c->pos, "bad header: an ELF file (a program?), not a Go heap dump");
 	if (len < HEADER_LEN || memcmp(h, prefix, 4) != 0 || memcmp(h + 5, suffix, 11) != 0 ||
 	    h[4] < '0' || h[4] > '9')
 		return fail_at(c, c->pos, "bad header: not a Go heap dump (want \"go1.7 heap dump\\n\")");

@@ -529,6 +529,8 @@ class Cases:
         self.both("a directory as the dump", "adir", 1, None, refused, ["directory"])
         lab.write("notes.txt", b"not a heap dump, just some text\n" * 4)
         self.both("a text file as the dump", "notes.txt", 1, 0, refused)
+        self.both("a Go program as the dump (finalizer itself)", self.bin, 1, 0, refused,
+                  ["ELF"])
         lab.write("header-only.dump", self.buf[:8])
         self.both("real dump cut inside its header (8 bytes)", "header-only.dump", 1, 0,
                   refused)
@@ -573,6 +575,10 @@ class Cases:
         analyze_with("missing binary", "missing-binary", 1, ["missing-binary"])
         analyze_with("a directory as the binary", "adir", 1, ["adir", "directory"])
         analyze_with("a text file as the binary", "notes.txt", 1, ["notes.txt", "ELF"])
+        args = ("analyze", "-o", "out.pb.gz", self.dump, self.bin)
+        res = lab.run(*args)
+        lab.add("binary and dump swapped", cmd(*args), 2, res.lines[0] if res.lines else "",
+                lab.refusal(res, 2, [self.dump, self.bin, "wrong way round"]), refused)
         lab.link("true", shutil.which("true") or "/bin/true")
         # Debian's true is C: no .gopclntab, no .go.buildinfo
         analyze_with("a non-Go ELF binary (/bin/true)", "true", 1, ["true", "not a Go binary"])

@@ -439,6 +439,9 @@ static void test_fault_bad_header(void **state)
 	struct dumpbuf b = { 0 };
 
 	db_raw(&b, "\x7f" "ELF and more bytes", 20);
+	expect_fault(&b, 0, "bad header: an ELF file (a program?), not a Go heap dump");
+	dumpbuf_release(&b);
+	db_raw(&b, "text that is longer than a header", 33);
 	expect_fault(&b, 0, "bad header: not a Go heap dump");
 	dumpbuf_release(&b);
 	db_raw(&b, "go1.7 heap du", 13);
