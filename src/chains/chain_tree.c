@@ -52,9 +52,16 @@ static uint64_t hash_bytes(const char *s, size_t len)
 	return h;
 }
 
+/*
+ * Tables take the low bits of a hash. The product's low bits depend only on the low
+ * bits of what was multiplied, so the high half is folded in: without it, every child
+ * of one name (`next. (*main.Node)` under each of 100,000 parents) hashed alike.
+ */
 static uint64_t hash_pair(uint32_t a, uint32_t b)
 {
-	return ((uint64_t)a << 32 | b) * UINT64_C(0x9E3779B97F4A7C15);
+	uint64_t h = ((uint64_t)a << 32 | b) * UINT64_C(0x9E3779B97F4A7C15);
+
+	return h ^ h >> 29 ^ h >> 47;
 }
 
 struct hr_chains *hr_chains_new(uint32_t max_depth)
