@@ -3,7 +3,7 @@
  * output a person or a tool reads.
  *
  * The text views of a dump behind `heapref info` and `heapref object`, and the chain
- * tree as a pprof profile.
+ * tree as a pprof profile or as a condensed text report.
  */
 #ifndef HEAPREF_WRITERS_H
 #define HEAPREF_WRITERS_H
@@ -37,5 +37,18 @@ int hr_write_object_at(FILE *out, const struct hr_dump *dump, uint64_t addr,
  * when writing fails or HR_ENOMEM; err says which.
  */
 int hr_write_pprof(FILE *out, const struct hr_chains *tree, struct hr_error *err);
+
+/*
+ * Writes the chain tree as a text report to out: a header, then one line per chain shown,
+ * root first and indented by depth, with its cumulative bytes, share of all reachable
+ * bytes and cumulative objects. Siblings come biggest first. A chain with less than
+ * cutoff_percent of all reachable bytes is merged into its parent's `<other>` line; a
+ * node whose children are shown gets a `<self>` line for its own value (when that is
+ * big enough, or nothing is merged), so the lines directly under a node add up to it.
+ * Returns 0, HR_EUSAGE for a cutoff outside 0..100, HR_EIO when writing fails or
+ * HR_ENOMEM; err says which.
+ */
+int hr_write_chain_report(FILE *out, const struct hr_chains *tree, double cutoff_percent,
+			  struct hr_error *err);
 
 #endif
