@@ -365,10 +365,14 @@ uint32_t hr_binary_type_by_runtime_addr(const struct hr_binary *bin, uint64_t ad
 uint64_t hr_binary_runtime_type_addr(const struct hr_binary *bin, uint32_t id)
 {
 	const struct hr_type *t = hr_binary_type(bin, id);
+	uint64_t elf_addr;
 
 	if (!bin->has_runtime_types || !(t->flags & HR_TYPE_HAS_RUNTIME_TYPE))
 		return 0;
-	return bin->runtime_types + t->runtime_type + bin->bias;
+	/* a corrupt offset past 2^64 names no address (and could not be found back) */
+	if (!hr_add_ok(bin->runtime_types, t->runtime_type, &elf_addr))
+		return 0;
+	return elf_addr + bin->bias; /* modular, as the bias is */
 }
 
 /* ---- globals ---------------------------------------------------------------------------------- */
