@@ -23,4 +23,8 @@ echo "the top chains, by the bytes each keeps alive: go tool pprof -top -cum $wo
 echo
 go tool pprof -top -cum -nodecount=12 "$work/example.pb.gz" 2>/dev/null
 echo
+echo "the same chains as a tree: build/heapref analyze --text $work/example $work/example.hdump"
+echo
+build/heapref analyze --text "$work/example" "$work/example.hdump" 2>/dev/null
+echo
 echo "next: go tool pprof -traces $work/example.pb.gz (whole chains), or -http=localhost:8080 (flame graph)"

@@ -41,9 +41,20 @@ void hr_chains_free(struct hr_chains *tree);
 
 /*
  * The child of parent named name (len bytes), made if it does not exist yet. Returns
- * its id, parent itself if the depth limit stops it, or HR_CHAINS_NONE when out of memory.
+ * its id, parent itself if the depth limit stops it, the node of the same type on the
+ * chain when folding recursion (below), or HR_CHAINS_NONE when out of memory.
  */
 uint32_t hr_chains_child(struct hr_chains *tree, uint32_t parent, const char *name, size_t len);
+
+/*
+ * Folds recursion from now on: a child whose name has a type, `x. (T)`, that a node on
+ * its chain already has (the parent included) is that node, not a new one. A list's
+ * `next. (*main.Node)` under `next. (*main.Node)` is the first `next` again, and a
+ * binary tree's `Right. (*T)` under `Left. (*T)` is the `Left`: a recursive structure
+ * is a few chains, not one per path through it. Roots and names without a type
+ * (`$sub_objects$`) never fold. Call it before making children.
+ */
+void hr_chains_fold_recursion(struct hr_chains *tree);
 
 /* Adds objects and bytes to node's own value. */
 void hr_chains_charge(struct hr_chains *tree, uint32_t node, uint64_t objects, uint64_t bytes);
@@ -54,6 +65,15 @@ const struct hr_chain_node *hr_chains_node(const struct hr_chains *tree, uint32_
 /* The text of a name id (NUL-terminated; owned by the tree) and how many names exist. */
 const char *hr_chains_name(const struct hr_chains *tree, uint32_t name_id);
 size_t hr_chains_name_count(const struct hr_chains *tree);
+
+/*
+ * A copy of tree in which the elements of each array, slice or channel buffer are one
+ * chain: `[0]. (T)` ... `[9]. (T)` and `[10+]. (T)` under one parent become `[*]. (T)`,
+ * their subtrees merged the same way and their values added. For reports, where which
+ * element holds what matters less than what the elements hold together. Node ids of
+ * the copy are its own. NULL when out of memory.
+ */
+struct hr_chains *hr_chains_fold_elements(const struct hr_chains *tree);
 
 /* Sum of the own values of all nodes. */
 void hr_chains_totals(const struct hr_chains *tree, uint64_t *objects, uint64_t *bytes);

@@ -40,6 +40,9 @@ struct hr_chains {
 
 	struct child_slot *child_slots;
 	size_t child_slots_len;
+	size_t child_slots_used;
+
+	bool fold_recursion; /* see hr_chains_fold_recursion() */
 };
 
 static uint64_t hash_bytes(const char *s, size_t len)
@@ -181,9 +184,56 @@ static int grow_child_slots(struct hr_chains *t)
 	return HR_OK;
 }
 
+/* Where the type T of a name `x. (T)` starts, and its length; false if it has none. */
+static bool type_of_name(const char *name, size_t len, size_t *start, size_t *type_len)
+{
+	for (size_t i = 0; i + 4 <= len; i++) {
+		if (name[i] == '.' && name[i + 1] == ' ' && name[i + 2] == '(') {
+			*start = i + 3;
+			*type_len = len - 1 - *start;
+			return name[len - 1] == ')' && *type_len > 0;
+		}
+	}
+	return false;
+}
+
+/*
+ * The node on the chain ending at node (itself included) whose name has the type that
+ * name has; HR_CHAINS_NONE if none has, or name has no type. Folding keeps a type at
+ * most once on a chain, so there is at most one such node.
+ */
+static uint32_t ancestor_of_type(const struct hr_chains *t, uint32_t node, const char *name,
+				 size_t len)
+{
+	size_t start, type_len;
+
+	if (!type_of_name(name, len, &start, &type_len))
+		return HR_CHAINS_NONE;
+	for (; node != HR_CHAINS_TOP; node = t->nodes[node].parent) {
+		const struct name_entry *e = &t->names[t->nodes[node].name];
+		const char *other = t->pool + e->offset;
+		size_t other_start, other_len;
+
+		if (type_of_name(other, e->len, &other_start, &other_len) && other_len == type_len &&
+		    !memcmp(other + other_start, name + start, type_len))
+			return node;
+	}
+	return HR_CHAINS_NONE;
+}
+
+/* Files child as parent's child of that name, in the slot found for it. */
+static uint32_t remember_child(struct hr_chains *t, struct child_slot *slot, uint32_t parent,
+			       uint32_t name_id, uint32_t child)
+{
+	*slot = (struct child_slot){ parent, name_id, child };
+	if (++t->child_slots_used * 2 > t->child_slots_len && grow_child_slots(t))
+		return HR_CHAINS_NONE;
+	return child;
+}
+
 uint32_t hr_chains_child(struct hr_chains *t, uint32_t parent, const char *name, size_t len)
 {
-	uint32_t depth = t->nodes[parent].depth + 1, name_id;
+	uint32_t depth = t->nodes[parent].depth + 1, name_id, child;
 	struct child_slot *slot;
 	struct hr_chain_node *node;
 
@@ -195,6 +245,8 @@ uint32_t hr_chains_child(struct hr_chains *t, uint32_t parent, const char *name,
 	slot = find_child_slot(t, parent, name_id);
 	if (slot->parent != HR_CHAINS_NONE)
 		return slot->node;
+	if (t->fold_recursion && (child = ancestor_of_type(t, parent, name, len)) != HR_CHAINS_NONE)
+		return remember_child(t, slot, parent, name_id, child);
 	if (t->nnodes >= UINT32_MAX - 1)
 		return HR_CHAINS_NONE;
 	node = hr_array_push((void **)&t->nodes, &t->nnodes, &t->nodes_cap, sizeof(*t->nodes));
@@ -203,10 +255,12 @@ uint32_t hr_chains_child(struct hr_chains *t, uint32_t parent, const char *name,
 	node->parent = parent;
 	node->name = name_id;
 	node->depth = depth;
-	*slot = (struct child_slot){ parent, name_id, (uint32_t)t->nnodes - 1 };
-	if (t->nnodes * 2 > t->child_slots_len && grow_child_slots(t))
-		return HR_CHAINS_NONE;
-	return (uint32_t)t->nnodes - 1;
+	return remember_child(t, slot, parent, name_id, (uint32_t)t->nnodes - 1);
+}
+
+void hr_chains_fold_recursion(struct hr_chains *t)
+{
+	t->fold_recursion = true;
 }
 
 void hr_chains_charge(struct hr_chains *t, uint32_t node, uint64_t objects, uint64_t bytes)
@@ -244,4 +298,56 @@ void hr_chains_totals(const struct hr_chains *t, uint64_t *objects, uint64_t *by
 		*objects += t->nodes[i].objects;
 		*bytes += t->nodes[i].bytes;
 	}
+}
+
+/* The length of the `[7]` or `[10+]` that starts an element's name `[7]. (T)`, or 0. */
+static size_t element_index_len(const char *name)
+{
+	size_t i = 1;
+
+	if (name[0] != '[' || !(name[1] >= '0' && name[1] <= '9'))
+		return 0;
+	while (name[i] >= '0' && name[i] <= '9')
+		i++;
+	if (name[i] == '+')
+		i++;
+	return name[i] == ']' && !strncmp(name + i + 1, ". (", 3) ? i + 1 : 0;
+}
+
+struct hr_chains *hr_chains_fold_elements(const struct hr_chains *t)
+{
+	struct hr_chains *copy = hr_chains_new(0);
+	uint32_t *to = malloc(t->nnodes * sizeof(*to));
+	char *buf = NULL;
+	size_t buf_cap = 0;
+	bool ok = copy && to;
+
+	if (ok)
+		to[0] = HR_CHAINS_TOP;
+	for (size_t i = 1; ok && i < t->nnodes; i++) {
+		const struct hr_chain_node *n = &t->nodes[i];
+		const char *name = t->pool + t->names[n->name].offset;
+		size_t len = t->names[n->name].len, skip = element_index_len(name);
+
+		if (skip) { /* "[*]" and what follows the index */
+			ok = !hr_array_reserve((void **)&buf, &buf_cap, len - skip + 3, 1);
+			if (ok) {
+				memcpy(buf, "[*]", 3);
+				memcpy(buf + 3, name + skip, len - skip);
+				to[i] = hr_chains_child(copy, to[n->parent], buf, len - skip + 3);
+			}
+		} else {
+			to[i] = hr_chains_child(copy, to[n->parent], name, len);
+		}
+		ok = ok && to[i] != HR_CHAINS_NONE;
+		if (ok)
+			hr_chains_charge(copy, to[i], n->objects, n->bytes);
+	}
+	free(buf);
+	free(to);
+	if (!ok) {
+		hr_chains_free(copy);
+		return NULL;
+	}
+	return copy;
 }

@@ -1,6 +1,7 @@
 /*
  * cmd_analyze.c - `heapref analyze`: the whole pipeline. Reads the dump and the binary,
- * scans (pass 1 typed, pass 2 fallback), writes the chain tree as a pprof profile
+ * scans (pass 1 typed, pass 2 fallback), writes the chain tree as a pprof profile (or,
+ * with --text, a condensed text report)
  * through a temporary file renamed into place, and a summary on stderr.
  */
 #include <errno.h>
@@ -22,8 +23,18 @@
 enum { ST_OK = 0, ST_INPUT = 1, ST_USAGE = 2, ST_RESOURCES = 3, ST_MISMATCH = 4 };
 
 static const char analyze_usage[] =
-	"usage: heapref analyze [-o FILE] [--max-depth N] [--stats] [--force] BINARY DUMP\n"
-	"  -o FILE         the pprof profile to write (default heapref.pb.gz; - for stdout)\n"
+	"usage: heapref analyze [-o FILE] [--text [--cutoff PCT] [--by-index]] [--full-chains]\n"
+	"                       [--max-depth N] [--stats] [--force] BINARY DUMP\n"
+	"  -o FILE         where to write (default heapref.pb.gz, or standard output with\n"
+	"                  --text; - for standard output)\n"
+	"  --text          a condensed text report of the chains instead of a pprof profile\n"
+	"  --cutoff PCT    --text: merge chains under PCT%% of the reachable bytes into\n"
+	"                  <other> (default 1; 0 shows every chain)\n"
+	"  --by-index      --text: keep elements [0] to [9] and [10+] apart (default: one\n"
+	"                  [*] chain for the elements of each array, slice or channel)\n"
+	"  --full-chains   do not fold recursion: each link of a list or tree of T is a\n"
+	"                  chain of its own (by default a T reached through a T is charged\n"
+	"                  to the first T on the chain)\n"
 	"  --max-depth N   cut chains after N named nodes, charging the rest to the last\n"
 	"                  (default 256; 0 for no limit)\n"
 	"  --stats         time, CPU and peak memory of each phase, on stderr\n"
@@ -35,6 +46,11 @@ struct analyze_args {
 	const char *dump;
 	const char *output;
 	uint32_t max_depth;
+	double cutoff_percent;
+	bool text;
+	bool cutoff_given;
+	bool by_index;
+	bool full_chains;
 	bool stats;
 	bool force;
 };
@@ -53,12 +69,28 @@ static int status_of(const struct hr_error *err)
 								    : ST_RESOURCES;
 }
 
+/* A number from 0 to 100, with an optional % sign. */
+static bool parse_percent(const char *text, double *out)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(text, &end);
+	if (end != text && *end == '%')
+		end++;
+	if (errno || end == text || *end || !(v >= 0.0 && v <= 100.0))
+		return false;
+	*out = v;
+	return true;
+}
+
 static int parse_args(int argc, char **argv, struct analyze_args *a)
 {
 	const char *pos[2];
 	int npos = 0;
 
-	*a = (struct analyze_args){ .output = "heapref.pb.gz", .max_depth = 256 };
+	*a = (struct analyze_args){ .max_depth = 256, .cutoff_percent = 1.0 };
 	for (int i = 0; i < argc; i++) {
 		if (!strcmp(argv[i], "-o") || !strcmp(argv[i], "--output")) {
 			if (++i >= argc || !argv[i][0])
@@ -75,6 +107,16 @@ static int parse_args(int argc, char **argv, struct analyze_args *a)
 			if (errno || end == argv[i] || *end || v > UINT32_MAX || argv[i][0] == '-')
 				return usage_error("--max-depth takes a number");
 			a->max_depth = (uint32_t)v;
+		} else if (!strcmp(argv[i], "--text")) {
+			a->text = true;
+		} else if (!strcmp(argv[i], "--cutoff")) {
+			if (++i >= argc || !parse_percent(argv[i], &a->cutoff_percent))
+				return usage_error("--cutoff takes a percentage, 0 to 100");
+			a->cutoff_given = true;
+		} else if (!strcmp(argv[i], "--full-chains")) {
+			a->full_chains = true;
+		} else if (!strcmp(argv[i], "--by-index")) {
+			a->by_index = true;
 		} else if (!strcmp(argv[i], "--stats")) {
 			a->stats = true;
 		} else if (!strcmp(argv[i], "--force")) {
@@ -89,6 +131,10 @@ static int parse_args(int argc, char **argv, struct analyze_args *a)
 	}
 	if (npos != 2)
 		return usage_error("analyze takes a binary and a heap dump");
+	if ((a->cutoff_given || a->by_index) && !a->text)
+		return usage_error("--cutoff and --by-index are for the text report (--text)");
+	if (!a->output)
+		a->output = a->text ? "-" : "heapref.pb.gz";
 	a->binary = pos[0];
 	a->dump = pos[1];
 	return ST_OK;
@@ -140,20 +186,43 @@ static int name_output(struct hr_error *err, const char *name)
 	return hr_error_set(err, code, "%s: %s", name, msg);
 }
 
+static int write_report(FILE *out, const struct analyze_args *a, const struct hr_chains *tree,
+			struct hr_error *err)
+{
+	struct hr_chains *folded;
+	int rc;
+
+	if (a->by_index)
+		return hr_write_chain_report(out, tree, a->cutoff_percent, err);
+	if (!(folded = hr_chains_fold_elements(tree)))
+		return hr_error_set(err, HR_ENOMEM, "out of memory for the report");
+	rc = hr_write_chain_report(out, folded, a->cutoff_percent, err);
+	hr_chains_free(folded);
+	return rc;
+}
+
+static int write_output(FILE *out, const struct analyze_args *a, const struct hr_chains *tree,
+			struct hr_error *err)
+{
+	return a->text ? write_report(out, a, tree, err) : hr_write_pprof(out, tree, err);
+}
+
 /*
- * Writes the profile to a temporary file next to path and renames it into place, so
+ * Writes the profile or report to a temporary file next to path and renames it into place, so
  * a failure leaves no partial file and an existing file untouched. Any failure here is
  * an output failure (exit status 3), whatever err->code says.
  */
-static int write_profile(const char *path, const struct hr_chains *tree, struct hr_error *err)
+static int write_profile(const struct analyze_args *a, const struct hr_chains *tree,
+			 struct hr_error *err)
 {
+	const char *path = a->output;
 	size_t len = strlen(path);
 	char *tmp;
 	FILE *out;
 	int fd, rc;
 
 	if (!strcmp(path, "-")) {
-		rc = hr_write_pprof(stdout, tree, err);
+		rc = write_output(stdout, a, tree, err);
 		if (rc)
 			return name_output(err, "standard output");
 		if (fflush(stdout))
@@ -175,7 +244,7 @@ static int write_profile(const char *path, const struct hr_chains *tree, struct 
 		free(tmp);
 		return rc;
 	}
-	rc = hr_write_pprof(out, tree, err);
+	rc = write_output(out, a, tree, err);
 	if (rc)
 		name_output(err, path);
 	if (fclose(out) && !rc)
@@ -353,6 +422,8 @@ int cmd_analyze(int argc, char **argv)
 		hr_error_set(&err, HR_ENOMEM, "out of memory");
 		goto fail;
 	}
+	if (!a.full_chains)
+		hr_chains_fold_recursion(tree);
 	if (!(scan = hr_scan_new(dump, bin, tree, &opts, &err)))
 		goto fail;
 	/* after hr_scan_new, which refuses pointer sizes and byte orders it cannot read */
@@ -360,7 +431,7 @@ int cmd_analyze(int argc, char **argv)
 		goto done;
 	if (run_scan(scan, stats, &prog, &err))
 		goto fail;
-	if (write_profile(a.output, tree, &err)) { /* the output, not the input: status 3 */
+	if (write_profile(&a, tree, &err)) { /* the output, not the input: status 3 */
 		fprintf(stderr, "heapref: %s\n", err.msg);
 		st = ST_RESOURCES;
 		goto done;

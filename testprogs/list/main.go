@@ -2,10 +2,12 @@
 //
 //	main.head *Node -> singly linked list of 100000 Node (40 bytes each)
 //	main.ring *Ring -> doubly linked cycle of 1000 Ring (24 bytes each)
+//	main.tree *Tree -> complete binary tree of depth 10: 1023 Tree (24 bytes
+//	                   each), 511 under the root's Left and 511 under its Right
 //
-// A correct analysis must attribute all 100000 Nodes to main.head and all
-// 1000 Rings to main.ring, without recursing itself to death on the long
-// chain or looping forever on the cycle.
+// A correct analysis must attribute all 100000 Nodes to main.head, all
+// 1000 Rings to main.ring and all 1023 Trees to main.tree, without recursing
+// itself to death on the long chain or looping forever on the cycle.
 //
 // Usage: list DUMPFILE
 package main
@@ -28,15 +30,31 @@ type Ring struct {
 	val        int64
 }
 
+type Tree struct {
+	Left, Right *Tree
+	val         int64
+}
+
 const (
 	listNodes = 100000
 	ringNodes = 1000
+	treeDepth = 10
+	treeNodes = 1<<treeDepth - 1
 )
 
 var (
 	head *Node
 	ring *Ring
+	tree *Tree
 )
+
+// buildTree returns a complete binary tree of the given depth (0: none).
+func buildTree(depth int) *Tree {
+	if depth == 0 {
+		return nil
+	}
+	return &Tree{Left: buildTree(depth - 1), Right: buildTree(depth - 1), val: int64(depth)}
+}
 
 func main() {
 	path := dump.Path(os.Args[1:])
@@ -55,13 +73,19 @@ func main() {
 		ring.prev = r
 	}
 
+	tree = buildTree(treeDepth)
+
 	nodeSize := int64(unsafe.Sizeof(Node{}))
+	treeSize := int64(unsafe.Sizeof(Tree{}))
 	ringSize := int64(unsafe.Sizeof(Ring{}))
 	facts := dump.NewFacts()
 	facts["list_nodes"] = listNodes
 	facts["ring_nodes"] = ringNodes
 	facts["sizeof_main.Node"] = nodeSize
 	facts["sizeof_main.Ring"] = ringSize
+	facts["tree_depth"] = treeDepth
+	facts["tree_nodes"] = treeNodes
+	facts["sizeof_main.Tree"] = treeSize
 	facts["offsetof_main.Node.next"] = int64(unsafe.Offsetof(Node{}.next))
 	facts["offsetof_main.Ring.next"] = int64(unsafe.Offsetof(Ring{}.next))
 	facts["offsetof_main.Ring.prev"] = int64(unsafe.Offsetof(Ring{}.prev))
@@ -69,15 +93,19 @@ func main() {
 	facts["addr_main.ring"] = dump.Addr(unsafe.Pointer(&ring))
 	facts["ptr_main.head"] = dump.Addr(unsafe.Pointer(head))
 	facts["ptr_main.ring"] = dump.Addr(unsafe.Pointer(ring))
+	facts["ptr_main.tree"] = dump.Addr(unsafe.Pointer(tree))
 	facts["kept_objects_main.head"] = listNodes
 	facts["kept_bytes_main.head"] = listNodes * nodeSize
 	facts["kept_objects_main.ring"] = ringNodes
 	facts["kept_bytes_main.ring"] = ringNodes * ringSize
-	facts["kept_objects"] = listNodes + ringNodes
-	facts["kept_bytes"] = listNodes*nodeSize + ringNodes*ringSize
+	facts["kept_objects_main.tree"] = treeNodes
+	facts["kept_bytes_main.tree"] = treeNodes * treeSize
+	facts["kept_objects"] = listNodes + ringNodes + treeNodes
+	facts["kept_bytes"] = listNodes*nodeSize + ringNodes*ringSize + treeNodes*treeSize
 
 	dump.Write(path)
 	runtime.KeepAlive(head)
 	runtime.KeepAlive(ring)
+	runtime.KeepAlive(tree)
 	facts.Print()
 }

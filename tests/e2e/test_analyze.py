@@ -1,6 +1,6 @@
 """End-to-end tests of `heapref analyze` on real Go programs.
 
-    heapref analyze [-o FILE] [--max-depth N] [--stats] BINARY DUMP
+    heapref analyze [-o FILE] [--full-chains] [--max-depth N] [--stats] BINARY DUMP
 
 Every scenario program in testprogs/ is built twice, as the default (optimised) build
 and with -gcflags="all=-N -l", run to write a heap dump, and analysed by the real
@@ -35,7 +35,10 @@ The naming and charging rules (the scanner's specification, docs/design.md):
              reaches it, breadth first over all roots (ties: globals, goroutines,
              finalizers); a map's, slice's, string's or channel's own storage to the
              node of the map/slice/string/channel itself; below --max-depth (256 named
-             nodes by default) everything to the last node.
+             nodes by default) everything to the last node;
+  recursion  a name `x. (T)` whose type T is already on its chain is that earlier
+             node: a list is root > next, a binary tree root > Left and root > Right
+             (--full-chains: every link its own node, as far as --max-depth).
 
 Which Go builds the programs: the entry of the matrix in toolchains.py that
 HEAPREF_MATRIX names (ctest runs this module once per entry, e2e_analyze_<entry>:
@@ -189,6 +192,7 @@ class Case:
         self.name, self.flavor = name, flavor
         self.binary, self.dump_path, self.facts = binary, dump_path, facts
         self.out = out_path
+        self.full_chains = False
         self._d = self._reach = self._p = None
 
     @property
@@ -238,6 +242,7 @@ def analyse(name, flavor, *extra):
                 stdout, stderr))
         else:
             c = Case(name, flavor, binary, dump, facts, out)
+            c.full_chains = "--full-chains" in extra
         _CASES[key] = c
     if isinstance(c, Exception):
         raise c
@@ -293,8 +298,37 @@ class AnalyzeTestCase(unittest.TestCase):
             self.assertOwn(c, chain + (elem(10, typ),),
                            ((n - 10) * each[0], (n - 10) * each[1]), context)
 
+    def check_list_folded(self, c):
+        """list/main.go's chains with recursion folded (see test_list)."""
+        f, d, p = c.facts, c.d, c.p
+        node = size_at(d, f["ptr_main.head"])
+        ring = size_at(d, f["ptr_main.ring"])
+        tree = size_at(d, f["ptr_main.tree"])
+        n, rn, tn = f["list_nodes"], f["ring_nodes"], f["tree_nodes"]
+        h, nxt = ("main.head",), "next. (*main.Node)"
+        self.assertEqual({ch for ch in p if ch[0] == h[0]}, {h, h + (nxt,)},
+                         "list chains:\n" + show(p, h))
+        self.assertOwn(c, h, (1, node))
+        self.assertOwn(c, h + (nxt,), (n - 1, (n - 1) * node))
+        # the ring: next and prev meet halfway
+        r, rnext, rprev = ("main.ring",), "next. (*main.Ring)", "prev. (*main.Ring)"
+        self.assertEqual({ch for ch in p if ch[0] == r[0]}, {r, r + (rnext,), r + (rprev,)},
+                         "ring chains:\n" + show(p, r))
+        self.assertOwn(c, r, (1, ring))
+        a, b = own(p, r + (rnext,)), own(p, r + (rprev,))
+        self.assertEqual((a[0] + b[0], a[1] + b[1]), (rn - 1, (rn - 1) * ring))
+        self.assertIn(a[0], ((rn - 1) // 2, rn - 1 - (rn - 1) // 2))
+        # the tree: each half of it under the root's Left or Right
+        t, half = ("main.tree",), (tn - 1) // 2
+        left, right = t + ("Left. (*main.Tree)",), t + ("Right. (*main.Tree)",)
+        self.assertEqual({ch for ch in p if ch[0] == t[0]}, {t, left, right},
+                         "tree chains:\n" + show(p, t))
+        self.assertOwn(c, t, (1, tree))
+        self.assertOwn(c, left, (half, half * tree))
+        self.assertOwn(c, right, (half, half * tree))
+
     def check_list(self, c, depth):
-        """list/main.go's chains when cut at depth named nodes (see test_list)."""
+        """list/main.go's chains unfolded (--full-chains), cut at depth named nodes."""
         f, d, p = c.facts, c.d, c.p
         node = size_at(d, f["ptr_main.head"])
         ring = size_at(d, f["ptr_main.ring"])
@@ -322,6 +356,12 @@ class AnalyzeTestCase(unittest.TestCase):
         self.assertEqual((a[0] + b[0], a[1] + b[1]), (last, last * ring))
         self.assertIn(a[0], (last // 2, last - last // 2))
         self.assertCum(c, r, (rn, rn * ring))
+        # the tree: one chain per node (a path of Lefts and Rights) down to depth
+        t = ("main.tree",)
+        tree, tn, td = size_at(d, f["ptr_main.tree"]), f["tree_nodes"], f["tree_depth"]
+        got = {ch for ch in p if ch[0] == "main.tree"}
+        self.assertEqual(len(got), 2 ** min(depth, td) - 1, "tree chains:\n" + show(p, t, 10))
+        self.assertCum(c, t, (tn, tn * tree))
         longest = max(len(ch) for ch in p)
         self.assertLessEqual(longest, depth, "a chain of %d names" % longest)
 
@@ -488,7 +528,7 @@ class AnalyzeScenarios(AnalyzeTestCase):
 
     def test_goroutine(self):
         """goroutine/main.go: only the blocked main.worker's locals keep its 1 MiB buf
-        and its 10-node list. With -N -l the locals are in the frame and named; in the
+        and its 10-node list (its head, then 9 nodes through next). With -N -l the locals are in the frame and named; in the
         optimised build a pointer word may be covered by no DWARF location, and then is
         charged to the root `main.worker` (the function name)."""
         def check(c):
@@ -507,12 +547,12 @@ class AnalyzeScenarios(AnalyzeTestCase):
                 self.assertAtLeast(c, own(p, (fn,)), (1, buf),
                                    "own of %s (buf not in a named local)" % fn)
             if strict or cum(p, head) != (0, 0):
+                # the first node, then the other n - 1 through next (recursion folded)
+                nxt = head + ("next. (*main.Node)",)
                 self.assertCum(c, head, (n, n * node))
-                chain = head
-                for k in range(n):
-                    self.assertOwn(c, chain, (1, node))
-                    chain += ("next. (*main.Node)",)
-                self.assertChildren(c, chain[:-1], set())
+                self.assertOwn(c, head, (1, node))
+                self.assertOwn(c, nxt, (n - 1, (n - 1) * node))
+                self.assertChildren(c, nxt, set())
             else:
                 self.assertAtLeast(c, cum(p, (fn,)), (n, n * node),
                                    "cum of %s (head not in a named local)" % fn)
@@ -671,11 +711,21 @@ class AnalyzeScenarios(AnalyzeTestCase):
         self.each_flavor("finalizer", check)
 
     def test_list(self):
-        """list/main.go: main.head -> 100000 Nodes linked by next: one next. (*main.Node)
-        node per depth, cut at the default 256 named nodes, the rest charged to the
-        256th. main.ring -> 1000 Rings in a next/prev cycle: breadth first, the two
-        directions meet halfway (depth 500), so both are cut at 256 too."""
-        self.each_flavor("list", lambda c: self.check_list(c, DEFAULT_MAX_DEPTH))
+        """list/main.go: main.head -> 100000 Nodes linked by next: the head Node is
+        main.head's own, the other 99999 are main.head > next. (*main.Node)'s, as a
+        Node reached through a Node folds into the first next. main.ring -> 1000 Rings
+        in a next/prev cycle: breadth first, the two directions meet halfway, so next
+        and prev hold 499 and 500. main.tree -> a binary tree of depth 10: its root,
+        then Left and Right hold their 511-node halves (Right under Left is Left)."""
+        self.each_flavor("list", self.check_list_folded)
+
+    def test_list_full_chains(self):
+        """--full-chains: one next. (*main.Node) node per depth, cut at the default 256
+        named nodes, the rest charged to the 256th; the ring's two directions meet at
+        depth 500, so both are cut at 256 too; the tree has a chain per node."""
+        for flavor, _ in FLAVORS:
+            with self.subTest(program="list", flavor=flavor):
+                self.check_list(self.case("list", flavor, "--full-chains"), DEFAULT_MAX_DEPTH)
 
     def test_cycle(self):
         """cycle/main.go: main.cyc -> a -> b -> c -> a, main.self -> s -> s: each node
@@ -688,14 +738,19 @@ class AnalyzeScenarios(AnalyzeTestCase):
             nxt = "next. (*main.CNode)"
             g = ("main.cyc",)
             self.assertOwn(c, g, (1, node))
-            self.assertOwn(c, g + (nxt,), (1, node))
-            self.assertOwn(c, g + (nxt, nxt), (1, node))
-            self.assertChildren(c, g + (nxt, nxt), set())
+            if c.full_chains:
+                self.assertOwn(c, g + (nxt,), (1, node))
+                self.assertOwn(c, g + (nxt, nxt), (1, node))
+                self.assertChildren(c, g + (nxt, nxt), set())
+            else:   # c, reached through b, folds into b's node
+                self.assertOwn(c, g + (nxt,), (2, 2 * node))
+                self.assertChildren(c, g + (nxt,), set())
             self.assertCum(c, g, (f["kept_objects_main.cyc"], 3 * node))
             g = ("main.self",)
             self.assertOwn(c, g, (1, node))
             self.assertChildren(c, g, set())
         self.each_flavor("cycle", check)
+        check(self.case("cycle", "optimised", "--full-chains"))
 
     def test_example(self):
         """example/main.go: main.sessions (200 Sessions, each with a key string shared
@@ -797,11 +852,11 @@ class AnalyzeStrippedBinary(unittest.TestCase):
 
 class AnalyzeMaxDepth(AnalyzeTestCase):
     def test_max_depth_3_on_list(self):
-        """--max-depth 3: no chain has more than 3 names; the list's and the ring's
-        deeper nodes are charged to their third name; totals are unchanged."""
+        """--max-depth 3 --full-chains: no chain has more than 3 names; the list's and
+        the ring's deeper nodes are charged to their third name; totals are unchanged."""
         for flavor, _ in FLAVORS:
             with self.subTest(program="list", flavor=flavor):
-                c = self.case("list", flavor, "--max-depth", "3")
+                c = self.case("list", flavor, "--full-chains", "--max-depth", "3")
                 longest = max(len(ch) for ch in c.p)
                 self.assertLessEqual(longest, 3, "a chain of %d names:\n%s" % (
                     longest, show(c.p, max(c.p, key=len)[:1], 10)))

@@ -158,6 +158,17 @@ static void check_accounting(const struct hr_scan_summary *s, const struct hr_ch
 		   "unreachable objects %llu", (unsigned long long)s->unreachable_objects);
 }
 
+/* The text report, as analyze --text writes it: elements folded, 1% cutoff. */
+static void write_report(FILE *out, const struct hr_chains *tree)
+{
+	struct hr_error err = { 0 };
+	struct hr_chains *folded = hr_chains_fold_elements(tree);
+
+	FUZZ_CHECK(folded, "out of memory folding elements");
+	FUZZ_CHECK(hr_write_chain_report(out, folded, 1.0, &err) == 0, "report: %s", err.msg);
+	hr_chains_free(folded);
+}
+
 static void analyze(const struct hr_dump *dump)
 {
 	struct hr_error err = { 0 };
@@ -167,6 +178,7 @@ static void analyze(const struct hr_dump *dump)
 	FILE *out;
 
 	FUZZ_CHECK(tree, "out of memory for the tree");
+	hr_chains_fold_recursion(tree); /* as analyze does by default */
 	hr_binary_set_bias(fixed_binary, 0);
 	scan = hr_scan_new(dump, fixed_binary, tree, NULL, &err);
 	if (!scan) { /* a 4-byte or big-endian dump, or a bias the binary cannot take */
@@ -186,6 +198,7 @@ static void analyze(const struct hr_dump *dump)
 	out = fopen("/dev/null", "wb");
 	FUZZ_CHECK(out, "cannot open /dev/null");
 	FUZZ_CHECK(hr_write_pprof(out, tree, &err) == 0, "pprof: %s", err.msg);
+	write_report(out, tree);
 	fclose(out);
 	hr_scan_free(scan);
 	hr_chains_free(tree);

@@ -78,10 +78,101 @@ static void test_many_nodes_and_names(void **state)
 	hr_chains_free(t);
 }
 
+/*
+ * main.s holds elements [0], [1] (each with a buf) and [10+] of *main.T, and a child
+ * "[2]x" that is not an element name. Folded: one [*]. (*main.T) with 1+1+5 objects,
+ * 16+16+80 bytes, and one buf with 1+1 objects, 100+200 bytes; "[2]x" stays.
+ */
+static void test_fold_elements(void **state)
+{
+	struct hr_chains *t = hr_chains_new(0), *f;
+	uint32_t s = child(t, HR_CHAINS_TOP, "main.s"), e0, e1, fs, star, buf;
+	uint64_t objects, bytes;
+
+	hr_chains_charge(t, s, 1, 24);
+	e0 = child(t, s, "[0]. (*main.T)");
+	e1 = child(t, s, "[1]. (*main.T)");
+	hr_chains_charge(t, e0, 1, 16);
+	hr_chains_charge(t, e1, 1, 16);
+	hr_chains_charge(t, child(t, e0, "buf. ([]uint8)"), 1, 100);
+	hr_chains_charge(t, child(t, e1, "buf. ([]uint8)"), 1, 200);
+	hr_chains_charge(t, child(t, s, "[10+]. (*main.T)"), 5, 80);
+	hr_chains_charge(t, child(t, s, "[2]x"), 1, 8);
+
+	f = hr_chains_fold_elements(t);
+	assert_non_null(f);
+	assert_int_equal(hr_chains_count(f), 5); /* top, main.s, [*], buf, [2]x */
+	fs = child(f, HR_CHAINS_TOP, "main.s");
+	star = child(f, fs, "[*]. (*main.T)");
+	buf = child(f, star, "buf. ([]uint8)");
+	assert_int_equal(hr_chains_count(f), 5); /* all three existed already */
+	assert_int_equal(hr_chains_node(f, fs)->bytes, 24);
+	assert_int_equal(hr_chains_node(f, star)->objects, 7);
+	assert_int_equal(hr_chains_node(f, star)->bytes, 112);
+	assert_int_equal(hr_chains_node(f, buf)->objects, 2);
+	assert_int_equal(hr_chains_node(f, buf)->bytes, 300);
+	assert_int_equal(hr_chains_node(f, buf)->depth, 3);
+	assert_int_equal(hr_chains_node(f, child(f, fs, "[2]x"))->bytes, 8);
+	hr_chains_totals(f, &objects, &bytes);
+	assert_int_equal(objects, 11); /* as before folding: 1 + 2 + 2 + 5 + 1 */
+	assert_int_equal(bytes, 444);
+	hr_chains_free(f);
+	hr_chains_free(t);
+}
+
+/*
+ * With folding: a list's next under next is the first next; a binary tree's Right under
+ * Left is the Left; a type met again deeper (*main.T through items. ([]*main.T)) is the
+ * first node of that type. Names without a type (roots, $sub_objects$) never fold.
+ */
+static void test_fold_recursion(void **state)
+{
+	struct hr_chains *t = hr_chains_new(0);
+	uint32_t head, next, root, left, right, items, sub;
+
+	hr_chains_fold_recursion(t);
+	head = child(t, HR_CHAINS_TOP, "main.head");
+	next = child(t, head, "next. (*main.Node)");
+	assert_int_not_equal(next, head); /* a root has no type */
+	assert_int_equal(child(t, next, "next. (*main.Node)"), next);
+	assert_int_equal(child(t, next, "next. (*main.Node)"), next); /* remembered */
+	root = child(t, HR_CHAINS_TOP, "main.root");
+	left = child(t, root, "Left. (*main.Tree)");
+	right = child(t, root, "Right. (*main.Tree)");
+	assert_int_not_equal(left, right); /* siblings: neither is on the other's chain */
+	assert_int_equal(child(t, left, "Right. (*main.Tree)"), left);
+	assert_int_equal(child(t, right, "Left. (*main.Tree)"), right);
+	items = child(t, left, "items. ([]*main.Tree)");
+	assert_int_equal(hr_chains_node(t, items)->parent, left);
+	assert_int_equal(child(t, items, "[3]. (*main.Tree)"), left);
+	assert_int_not_equal(child(t, items, "[3]. (*main.Leaf)"), left);
+	sub = child(t, next, "$sub_objects$");
+	assert_int_not_equal(sub, next);
+	assert_int_not_equal(child(t, sub, "$sub_objects$"), sub); /* no type: no fold */
+	assert_int_not_equal(child(t, head, "main.head"), head);
+	/* top, head, next, root, left, right, items, [3] Leaf, 2 x $sub_objects$, head>head */
+	assert_int_equal(hr_chains_count(t), 11);
+	hr_chains_free(t);
+}
+
+/* Without folding (the default of a new tree), every link is a node. */
+static void test_no_fold_by_default(void **state)
+{
+	struct hr_chains *t = hr_chains_new(0);
+	uint32_t head = child(t, HR_CHAINS_TOP, "main.head");
+	uint32_t next = child(t, head, "next. (*main.Node)");
+
+	assert_int_not_equal(child(t, next, "next. (*main.Node)"), next);
+	hr_chains_free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_children_are_made_once),
+		cmocka_unit_test(test_fold_elements),
+		cmocka_unit_test(test_fold_recursion),
+		cmocka_unit_test(test_no_fold_by_default),
 		cmocka_unit_test(test_depth_limit_cuts_and_charges_the_last_node),
 		cmocka_unit_test(test_many_nodes_and_names),
 	};
