@@ -22,8 +22,9 @@
  * holds is exactly what is reachable from the roots by the bitmaps: the typed pass only
  * decides names.
  *
- * Lifecycle: hr_scan_new(), hr_scan_pass1(), hr_scan_pass2(), hr_scan_summary(),
- * hr_scan_free(). The scan borrows the dump, the binary and the tree; they must outlive it.
+ * Lifecycle: hr_scan_new(), [hr_scan_keep_paths()], hr_scan_pass1(), hr_scan_pass2(),
+ * hr_scan_summary(), [hr_scan_reached_by()], hr_scan_free(). The scan borrows the dump,
+ * the binary and the tree; they must outlive it.
  */
 #ifndef HEAPREF_SCAN_H
 #define HEAPREF_SCAN_H
@@ -103,6 +104,29 @@ struct hr_scan *hr_scan_new(const struct hr_dump *dump, struct hr_binary *bin,
 			    struct hr_chains *tree, const struct hr_scan_options *opts,
 			    struct hr_error *err);
 void hr_scan_free(struct hr_scan *scan);
+
+/*
+ * Asks the scan to remember, for every object it charges, the chain node it charges it
+ * to and the object holding the pointer that reached it, for hr_scan_reached_by(): the
+ * path by which each object is kept alive. Costs 8 bytes per heap object. Call before
+ * pass 1. 0, or HR_ENOMEM with err set.
+ */
+int hr_scan_keep_paths(struct hr_scan *scan, struct hr_error *err);
+
+#define HR_SCAN_BY_ROOT UINT32_MAX           /* holder: a root's word reached the object */
+#define HR_SCAN_NOT_REACHED (UINT32_MAX - 1) /* holder: no root reaches the object */
+
+struct hr_reached_by {
+	uint32_t node;   /* the chain node it is charged to; HR_CHAINS_NONE if not reached */
+	uint32_t holder; /* the heap object (index) whose word reached it, or one of the above */
+};
+
+/*
+ * How object obj (a heap object index) was reached, after the passes of a scan that
+ * keeps paths. Following holders from an object ends at a root in at most as many steps
+ * as there are objects: each object's holder was reached before it.
+ */
+struct hr_reached_by hr_scan_reached_by(const struct hr_scan *scan, uint32_t obj);
 
 /* Pass 1: the roots and the typed walk. 0 or a negative HR_E* (err set). */
 int hr_scan_pass1(struct hr_scan *scan, struct hr_error *err);

@@ -3,7 +3,7 @@
  * output a person or a tool reads.
  *
  * The text views of a dump behind `heapref info` and `heapref object`, and the chain
- * tree as a pprof profile or as a condensed text report.
+ * tree as a pprof profile or as a condensed text report; why one object is alive.
  */
 #ifndef HEAPREF_WRITERS_H
 #define HEAPREF_WRITERS_H
@@ -12,6 +12,7 @@
 
 #include "heapref/chains.h"
 #include "heapref/dump.h"
+#include "heapref/scan.h"
 
 /*
  * Writes a readable summary of the dump to out: Go version and GOARCH, record counts,
@@ -50,5 +51,16 @@ int hr_write_pprof(FILE *out, const struct hr_chains *tree, struct hr_error *err
  */
 int hr_write_chain_report(FILE *out, const struct hr_chains *tree, double cutoff_percent,
 			  struct hr_error *err);
+
+/*
+ * Writes why the heap object containing addr is alive: the chain it is charged to and
+ * the objects through which a root reaches it, root first, each with the offset of its
+ * word pointing to the next (a path of more than 16 objects shows 8 at each end); or that
+ * no root reaches it, or that addr is in no heap object. The scan must have kept paths
+ * (hr_scan_keep_paths()) and run both passes. Returns 0, HR_EIO when writing fails or
+ * HR_ENOMEM.
+ */
+int hr_write_path(FILE *out, const struct hr_dump *dump, const struct hr_chains *tree,
+		  const struct hr_scan *scan, uint64_t addr, struct hr_error *err);
 
 #endif

@@ -12,7 +12,9 @@ int cmd_types(int argc, char **argv);
 /* heapref vars [--pc PC | --dump DUMP] BINARY [PATTERN] (cmd_binary.c) */
 int cmd_vars(int argc, char **argv);
 
-/* heapref analyze [-o FILE] [--max-depth N] [--stats] BINARY DUMP (cmd_analyze.c) */
+/* heapref analyze [-o FILE] [--text ...] [--max-depth N] [--stats] BINARY DUMP (cmd_analyze.c) */
 int cmd_analyze(int argc, char **argv);
+/* heapref why [--max-depth N] [--stats] BINARY DUMP ADDRESS... (cmd_analyze.c) */
+int cmd_why(int argc, char **argv);
 
 #endif

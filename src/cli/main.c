@@ -28,10 +28,15 @@ static const char usage[] =
 	"(runtime/debug.WriteHeapDump) and the binary that wrote it.\n"
 	"\n"
 	"commands:\n"
-	"  analyze [-o FILE] [--max-depth N] [--stats] [--force] BINARY DUMP\n"
+	"  analyze [-o FILE] [--text] [--full-chains] [--max-depth N] [--stats] [--force]\n"
+	"          BINARY DUMP\n"
 	"                write a pprof profile (default heapref.pb.gz) whose stacks are\n"
 	"                reference chains from root variables to the memory they keep\n"
-	"                alive; view it with go tool pprof -top / -traces / -http=:8080\n"
+	"                alive; view it with go tool pprof -top / -traces / -http=:8080;\n"
+	"                --text: the chains as a condensed report (analyze --help)\n"
+	"  why [--full-chains] [--max-depth N] [--force] BINARY DUMP ADDRESS...\n"
+	"                why the heap object at each address is alive: its chain and\n"
+	"                the objects through which a root reaches it\n"
 	"  info [--stats] DUMP\n"
 	"                summarise a heap dump: Go version, records, objects by size,\n"
 	"                goroutines by state, segments, finalizers, memstats;\n"
@@ -48,7 +53,7 @@ static const char usage[] =
 	"  version       show heapref's version\n"
 	"\n"
 	"exit status: 0 success, 1 bad input, 2 usage error, 3 out of memory or output error,\n"
-	"  4 the dump was not written by the binary (analyze --force goes on)\n";
+	"  4 the dump was not written by the binary (--force goes on)\n";
 
 static int exit_status_of(const struct hr_error *err)
 {
@@ -168,6 +173,8 @@ int main(int argc, char **argv)
 		return usage_error("no command given");
 	if (!strcmp(cmd, "analyze"))
 		return cmd_analyze(argc - 2, argv + 2);
+	if (!strcmp(cmd, "why"))
+		return cmd_why(argc - 2, argv + 2);
 	if (!strcmp(cmd, "info"))
 		return cmd_info(argc - 2, argv + 2);
 	if (!strcmp(cmd, "object"))

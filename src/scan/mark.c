@@ -45,6 +45,8 @@ struct marker {
 	uint64_t *bits;          /* scratch: the bits of the object being read */
 	size_t bits_cap;
 	uint64_t objects, bytes; /* claimed, not yet charged */
+	uint32_t node;           /* what the drain charges to, for the paths if kept */
+	uint32_t holder;         /* the object being read */
 	int status;
 };
 
@@ -81,6 +83,8 @@ static void reach(struct marker *m, uint64_t value)
 
 	if (i < 0 || !claim(m, (uint32_t)i))
 		return;
+	if (m->s->paths) /* only the claimer writes this object's entry */
+		m->s->paths[i] = (struct hr_reached_by){ m->node, m->holder };
 	m->objects++;
 	m->bytes += size;
 	push(m, (uint32_t)i);
@@ -108,6 +112,7 @@ static void mark_batch(struct marker *m)
 			m->status = HR_ENOMEM;
 			return;
 		}
+		m->holder = batch[i];
 		for (uint64_t w = hr_bit_next(r.bits, 0, r.nwords); w < r.nwords && !m->status;
 		     w = hr_bit_next(r.bits, w + 1, r.nwords))
 			reach(m, region_word(s, &r, r.addr + w * s->ps));
@@ -198,7 +203,7 @@ static void *helper_main(void *arg)
 static int mark_in_parallel(struct marker *main)
 {
 	struct mark_pool pool = { .markers = 2 };
-	struct marker helper = { .s = main->s, .pool = &pool };
+	struct marker helper = { .s = main->s, .pool = &pool, .node = main->node };
 	pthread_t thread;
 
 	if (pthread_mutex_init(&pool.lock, NULL))
@@ -234,7 +239,7 @@ static int mark_in_parallel(struct marker *main)
 int mark_drain(struct hr_scan *s, uint32_t node)
 {
 	struct marker m = { .s = s, .stack = s->stack2, .n = s->nstack2, .cap = s->stack2_cap,
-			    .bits = s->obj_bits, .bits_cap = s->obj_bits_cap };
+			    .bits = s->obj_bits, .bits_cap = s->obj_bits_cap, .node = node };
 	bool alone = hr_cpus_usable() < 2;
 
 	if (!m.n)

@@ -175,6 +175,8 @@ struct hr_scan {
 	size_t nobj;
 
 	uint64_t *visited;         /* one bit per heap object */
+	struct hr_reached_by *paths; /* per heap object, when asked for (hr_scan_keep_paths) */
+	uint32_t holder;           /* the object whose words are being read, or HR_SCAN_BY_ROOT */
 
 	struct work_queue queue;   /* pass 1, first in first out */
 

@@ -36,11 +36,30 @@ bool scan_visited(const struct hr_scan *s, uint32_t obj)
 	return hr_bit_get(s->visited, obj);
 }
 
+int hr_scan_keep_paths(struct hr_scan *s, struct hr_error *err)
+{
+	if (!s->paths && !(s->paths = malloc((s->nobj + 1) * sizeof(*s->paths))))
+		return hr_error_set(err, HR_ENOMEM, "out of memory for the paths of %zu objects",
+				    s->nobj);
+	for (size_t i = 0; i < s->nobj; i++)
+		s->paths[i] = (struct hr_reached_by){ HR_CHAINS_NONE, HR_SCAN_NOT_REACHED };
+	return HR_OK;
+}
+
+struct hr_reached_by hr_scan_reached_by(const struct hr_scan *s, uint32_t obj)
+{
+	if (!s->paths || obj >= s->nobj)
+		return (struct hr_reached_by){ HR_CHAINS_NONE, HR_SCAN_NOT_REACHED };
+	return s->paths[obj];
+}
+
 bool scan_claim(struct hr_scan *s, uint32_t obj, uint64_t size, uint32_t node, bool typed)
 {
 	if (hr_bit_get(s->visited, obj))
 		return false;
 	hr_bit_set(s->visited, obj);
+	if (s->paths)
+		s->paths[obj] = (struct hr_reached_by){ node, s->holder };
 	hr_chains_charge(s->tree, node, 1, size);
 	if (typed) {
 		s->sum.typed_objects++;
@@ -221,6 +240,7 @@ struct hr_scan *hr_scan_new(const struct hr_dump *dump, struct hr_binary *bin,
 	s->sum.total_objects = s->nobj;
 	s->sum.total_bytes = hr_dump_object_bytes(dump);
 	s->sum.go_minor = layout_go_minor(&hr_dump_params(dump)->go_version);
+	s->holder = HR_SCAN_BY_ROOT;
 	s->visited = calloc(hr_bit_words(s->nobj) + 1, sizeof(uint64_t));
 	if (!s->visited || load_types(s) || layout_load_itabs(s))
 		goto nomem;
@@ -236,6 +256,7 @@ void hr_scan_free(struct hr_scan *s)
 	if (!s)
 		return;
 	free(s->visited);
+	free(s->paths);
 	queue_release(&s->queue);
 	free(s->frames);
 	free(s->path);
@@ -647,6 +668,7 @@ int hr_scan_pass1(struct hr_scan *s, struct hr_error *err)
 	    (rc = walk_finalizers(s)) || (rc = walk_queued_and_other(s)))
 		goto out;
 	for (struct work w; !rc && queue_pop(&s->queue, s->dump, &w);) {
+		s->holder = w.obj;
 		rc = walk_object(s, &w);
 		scan_progress(s, "pass 1", 0);
 	}
@@ -713,8 +735,10 @@ int hr_scan_pass2(struct hr_scan *s, struct hr_error *err)
 	for (size_t i = 0; i < s->nleftovers && !rc; i++) {
 		struct leftover l = s->leftovers[i];
 
+		s->holder = l.obj;
 		rc = follow_leftover(s, &l);
 	}
+	s->holder = HR_SCAN_BY_ROOT;
 	for (size_t i = 0; i < s->nroot_words && !rc; i++) {
 		/* words of roots that are no variable: charged to the root itself */
 		uint32_t node = s->root_words[i].node;

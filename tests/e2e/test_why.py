@@ -1,0 +1,242 @@
+"""End-to-end tests of `heapref why BINARY DUMP ADDRESS...`: why an object is alive.
+
+Programs built by the machine's Go; what `why` says is checked against the dump, read
+independently by reach.py:
+  - list/main.go's shapes, from its facts and the words of its objects: the k-th node of
+    the list is reached through the k nodes before it, each holding the next in its
+    word at offsetof(Node.next); a leaf of the binary tree through the Lefts above it;
+    a path of 100,000 objects shows 8 at each end;
+  - every object (up to 3000 spread over the heap) of every program's dump, and of a
+    stripped build of list (pass 2 only, marked by two threads): reachable exactly when
+    reach.py reaches
+    it; each path starts at an object a root word points to, each object on it holds
+    a pointer into the next in the word it names, and it ends at the object asked
+    about; its chain is a chain of the profile `analyze` writes.
+
+Environment: HEAPREF (the binary, set by ctest), HEAPREF_WORK (built programs, dumps).
+"""
+
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import profile  # noqa: E402  (tests/e2e/profile.py, not the standard library's)
+import progs  # noqa: E402
+import reach  # noqa: E402
+
+if not hasattr(profile, "read"):
+    raise ImportError("tests/e2e/profile.py not found (got %s)" % profile.__file__)
+
+HEAPREF = os.environ.get("HEAPREF", os.path.join(progs.TESTPROGS, "..", "build", "heapref"))
+WORK = os.environ.get("HEAPREF_WORK") or tempfile.mkdtemp(prefix="heapref-e2e-")
+
+MAX_ASKED = 3000
+HEAD = re.compile(r"^0x([0-9a-f]+): (?:(not in any heap object)|in object 0x([0-9a-f]+) "
+                  r"\((\d+) bytes\)(?:, kept alive by (.+)|(: no root reaches it.*)))$")
+STEP = re.compile(r"^    0x([0-9a-f]+) +(\d+) bytes(?:   its word \+(\d+) points to the next)?$")
+MORE = re.compile(r"^    \.\.\. (\d+) more objects \.\.\.$")
+
+
+def heapref(*args):
+    p = subprocess.run([HEAPREF] + [str(a) for a in args], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, timeout=600)
+    return p.returncode, p.stdout.decode(errors="replace"), p.stderr.decode(errors="replace")
+
+
+class Answer:
+    """One address's block of `why` output."""
+
+    def __init__(self, m):
+        self.addr = int(m.group(1), 16)
+        self.in_heap = not m.group(2)
+        self.obj = int(m.group(3), 16) if m.group(3) else None
+        self.size = int(m.group(4)) if m.group(4) else None
+        self.root = m.group(5)
+        self.chain = None
+        self.count = None     # objects on the path, as said
+        self.steps = []       # (address, size, offset of the word to the next or None)
+        self.skipped = 0      # objects left out in the middle
+
+
+def parse_why(text):
+    answers = []
+    for line in text.splitlines():
+        m = HEAD.match(line)
+        if m:
+            answers.append(Answer(m))
+            continue
+        a = answers[-1]
+        if line.startswith("  chain: "):
+            a.chain = tuple(line[len("  chain: "):].split(" -> "))
+        elif line.startswith("  path: "):
+            a.count = int(line.split()[1])
+        elif line == "    " + (a.root or ""):
+            pass
+        elif MORE.match(line):
+            a.skipped = int(MORE.match(line).group(1))
+        else:
+            s = STEP.match(line)
+            assert s, "not a line of why's output: %r" % line
+            a.steps.append((int(s.group(1), 16), int(s.group(2)),
+                            int(s.group(3)) if s.group(3) else None))
+    return answers
+
+
+def pointer_words(d, i):
+    """{offset: value} of object i's pointer words, from the dump."""
+    return dict(zip(d.ptr_offsets(i), d.object_words(i)))
+
+
+def root_targets(d):
+    """Objects a root word points to directly (reach.py's roots)."""
+    values = []
+    for rec in d.data + d.bss + d.frames:
+        values += d.words(rec)
+    for f in d.finalizers:
+        values.append(f.fn)
+        k = d.find(f.obj)
+        if k is not None:
+            values += d.object_words(k)
+    for f in d.queued_finalizers:
+        values += [f.obj, f.fn]
+    values += [r.ptr for r in d.other_roots]
+    return {k for k in map(d.find, values) if k is not None}
+
+
+class Why(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.binary, cls.dump_path, cls.facts = progs.prepare("list", WORK)
+        cls.d = reach.load(cls.dump_path)
+
+    def why(self, *args):
+        code, out, err = heapref("why", *(list(args[:-1]) + [self.binary, self.dump_path] +
+                                          ["%#x" % a for a in args[-1]]))
+        self.assertEqual(code, 0, err)
+        return parse_why(out)
+
+    def list_nodes(self, k):
+        """Addresses of the list's first k + 1 nodes, following next in the dump."""
+        d, off = self.d, self.facts["offsetof_main.Node.next"]
+        nodes = [self.facts["ptr_main.head"]]
+        for _ in range(k):
+            nodes.append(pointer_words(d, d.find(nodes[-1]))[off])
+        return nodes
+
+    def test_list_node(self):
+        nodes = self.list_nodes(5)
+        size = self.d.sizes[self.d.find(nodes[0])]
+        off = self.facts["offsetof_main.Node.next"]
+        a, = self.why([nodes[5] + 8])   # an interior address
+        self.assertEqual((a.obj, a.size, a.root), (nodes[5], size, "main.head"))
+        self.assertEqual(a.chain, ("main.head", "next. (*main.Node)"))
+        self.assertEqual(a.count, 6)
+        self.assertEqual(a.steps, [(n, size, off) for n in nodes[:5]] + [(nodes[5], size, None)])
+        a, = self.why("--full-chains", [nodes[5]])
+        self.assertEqual(a.chain, ("main.head",) + ("next. (*main.Node)",) * 5)
+
+    def test_long_path_shows_its_ends(self):
+        n = self.facts["list_nodes"]
+        nodes = self.list_nodes(n - 1)
+        self.assertIsNone(pointer_words(self.d, self.d.find(nodes[-1])).get(
+            self.facts["offsetof_main.Node.next"]) or None, "the last node has a next")
+        a, = self.why([nodes[-1]])
+        self.assertEqual(a.count, n)
+        self.assertEqual(a.skipped, n - 16)
+        self.assertEqual([s[0] for s in a.steps], nodes[:8] + nodes[-8:])
+
+    def test_tree_leaf(self):
+        d, depth = self.d, self.facts["tree_depth"]
+        path = [self.facts["ptr_main.tree"]]
+        for _ in range(depth - 1):   # Left is the first word of a Tree
+            path.append(pointer_words(d, d.find(path[-1]))[0])
+        a, = self.why([path[-1]])
+        self.assertEqual(a.chain, ("main.tree", "Left. (*main.Tree)"))
+        self.assertEqual([s[0] for s in a.steps], path)
+        self.assertEqual([s[2] for s in a.steps], [0] * (depth - 1) + [None])
+        right_left = pointer_words(d, d.find(pointer_words(d, d.find(path[0]))[8]))[0]
+        a, = self.why([right_left])
+        self.assertEqual(a.chain, ("main.tree", "Right. (*main.Tree)"))
+
+    def test_not_in_heap_and_usage(self):
+        a, = self.why([8])
+        self.assertFalse(a.in_heap)
+        for args in ([self.binary, self.dump_path],                    # no address
+                     [self.binary, self.dump_path, "x12"],
+                     ["-o", "out", self.binary, self.dump_path, "0x1"],
+                     ["--text", self.binary, self.dump_path, "0x1"]):
+            with self.subTest(args=args):
+                code, out, err = heapref("why", *args)
+                self.assertEqual((code, out), (2, ""), err)
+                self.assertTrue(err.startswith("heapref: "), err)
+        other, _, _ = progs.prepare("cache", WORK)   # checked as analyze checks
+        code, out, err = heapref("why", other, self.dump_path, "0x1")
+        self.assertEqual((code, out), (4, ""), err)
+        self.assertIn("was not written by", err)
+        code, out, _ = heapref("why", "--help")
+        self.assertEqual(code, 0)
+        self.assertTrue(out.startswith("usage: heapref why"), out)
+
+
+class WhyEveryObject(unittest.TestCase):
+    def test_every_object_of_every_program(self):
+        checked = 0
+        for name in progs.PROGRAMS:
+            with self.subTest(program=name):
+                checked += self.check_every_object(name)
+        self.assertGreater(checked, 1000, "few paths checked")
+
+    def test_stripped_list(self):
+        """Without DWARF all is pass 2's, and the list is marked by two threads."""
+        self.assertGreater(self.check_every_object("list", ldflags="-w"), 1000)
+
+    def check_every_object(self, name, **build):
+        """Checks why's answer for each object of name's dump; returns how many paths."""
+        binary, dump, _ = progs.prepare(name, WORK, **build)
+        d = reach.load(dump)
+        r = reach.reachable(d)
+        with tempfile.TemporaryDirectory() as tmp:
+            pb = os.path.join(tmp, "p.pb.gz")
+            code, _, err = heapref("analyze", "-o", pb, binary, dump)
+            self.assertEqual(code, 0, err)
+            chains = {c[:k] for c in profile.read(pb) for k in range(1, len(c) + 1)}
+        # at most MAX_ASKED objects, spread over the heap (an argument list has a limit)
+        picked = list(range(0, len(d.addrs), -(-len(d.addrs) // MAX_ASKED)))
+        code, out, err = heapref("why", binary, dump, *["%#x" % d.addrs[i] for i in picked])
+        self.assertEqual(code, 0, err)
+        answers = parse_why(out)
+        self.assertEqual([a.addr for a in answers], [d.addrs[i] for i in picked])
+        roots = root_targets(d)
+        paths = 0
+        for i, a in zip(picked, answers):
+            where = "object %#x" % a.addr
+            self.assertEqual((a.obj, a.size), (d.addrs[i], d.sizes[i]), where)
+            self.assertEqual(a.root is not None, bool(r.seen[i]), where + ": reachable?")
+            if a.root is None:
+                continue
+            self.assertIn(a.chain, chains, where + ": chain not in the profile")
+            self.assertEqual(a.chain[0], a.root, where)
+            self.assertEqual(a.count, len(a.steps) + a.skipped, where)
+            self.assertEqual(len(a.steps), a.count if a.count <= 16 else 16, where)
+            objs = [d.find(s[0]) for s in a.steps]
+            self.assertEqual(objs[-1], i, where + ": the path ends elsewhere")
+            self.assertIn(objs[0], roots, where + ": the path starts at no root's target")
+            hops = list(zip(a.steps, objs, objs[1:]))
+            if a.skipped:   # no hop across the objects left out
+                del hops[7]
+            for (addr, size, off), k, nxt in hops:
+                self.assertEqual((addr, size), (d.addrs[k], d.sizes[k]), where)
+                v = pointer_words(d, k).get(off)
+                self.assertTrue(v is not None and d.find(v) == nxt,
+                                "%s: word +%s of %#x does not point to the next" % (
+                                    where, off, addr))
+            paths += 1
+        return paths
+
+
+if __name__ == "__main__":
+    unittest.main()
