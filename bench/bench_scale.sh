@@ -36,7 +36,9 @@
 # and keeps, counted by itself) <= heapref's reached <= the runtime's live heap at dump
 # time (memstats_heap_objects / memstats_heap_alloc, which add the runtime's own
 # objects and, for maps, their storage). Then a summary table, the 10M/1M ratios of the
-# shapes (linear time => ~10) and the issue's goals for mixed-4g.
+# shapes (linear time => ~10) and the issue's goals for mixed-4g. The process line adds
+# its system CPU time, and one more run under `strace -f -c` counts heapref's system calls
+# (fails above 100,000: a system call per object or per drain shows as millions).
 # Exit status: 0, or 1 if heapref failed or a check failed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -119,7 +121,7 @@ analyze_best() {
     t1=$(now_ns)
     wall=$(seconds $((t1 - t0)))
     if [ -z "$best" ] || awk -v a="$wall" -v b="${best%% *}" 'BEGIN {exit !(a < b)}'; then
-      best="$wall $(awk '{printf "%.3f %d", $1 + $2, $3}' "$work/scale.time")"
+      best="$wall $(awk '{printf "%.3f %d %.3f", $1 + $2, $3, $2}' "$work/scale.time")"
       cp "$work/scale.err" "$work/scale.best.err"
     fi
   done
@@ -136,6 +138,23 @@ peak_anon_mib() { awk '/^stats:/ && $(NF-1) > m {m = $(NF-1)} END {printf "%.1f"
 phase_wall() { awk -v p="$1" '/^stats:/ && index($0, "stats: " p " ") {print $(NF-10)}' "$work/scale.best.err"; }
 phase_cpu() { awk -v p="$1" '/^stats:/ && index($0, "stats: " p " ") {print $(NF-7)}' "$work/scale.best.err"; }
 reached() { grep -o 'reachable: [0-9]* objects, [0-9]* bytes' "$work/scale.best.err" | awk '{print $2, $4}'; }
+
+# check_syscalls: one more run under `strace -f -c` counts heapref's system calls. An
+# analysis makes a few hundred (open, mmap, madvise, threads); a call in a loop over
+# objects or drains shows as millions (a sched_getaffinity per pass-2 drain once made 4
+# million), so more than SYSCALL_MAX is a failure. Skipped without strace.
+SYSCALL_MAX=100000
+check_syscalls() {
+  if ! command -v strace > /dev/null; then
+    echo "syscalls: skipped (no strace)"
+    return 0
+  fi
+  strace -f -c -o "$work/scale.strace" "$heapref" analyze -o "$work/scale.pb.gz" "$gen" "$dump" 2> /dev/null
+  awk -v max="$SYSCALL_MAX" '$NF == "total" {n = $4} END {
+    printf "syscalls: %d system calls (strace -f -c), at most %d: %s\n", n, max, n <= max ? "ok" : "FAILED"
+    exit n > max
+  }' "$work/scale.strace" || { sort -k4 -n -r "$work/scale.strace" | head -5; return 1; }
+}
 
 # check_totals OBJECTS BYTES: prints the check against gen's facts; returns 1 on failure.
 check_totals() {
@@ -190,7 +209,7 @@ for s in "${sets[@]}"; do
     continue
   fi
   load="$load-$(load1)"
-  read -r wall cpu maxrss <<<"$best"
+  read -r wall cpu maxrss sys <<<"$best"
   peak=$(peak_anon_mib)
   read -r objs bytes <<<"$(reached)"
   echo "load:    $load (1-minute average before and after the runs); best of $nruns"
@@ -199,10 +218,11 @@ for s in "${sets[@]}"; do
   echo "|---|---|---|---|"
   phase_table
   printf '| %-12s | %8.3f | %8.3f | %9.1f |\n' "process" "$wall" "$cpu" "$peak"
-  echo "process: peak RSS with the mapped dump $((maxrss / 1024)) MiB"
+  echo "process: peak RSS with the mapped dump $((maxrss / 1024)) MiB; system CPU $sys s of $cpu s"
   grep '^heapref: \(go\|reachable\|wrote\)' "$work/scale.best.err" | sed 's/^heapref: /heapref: /'
   check=ok
   check_totals "$objs" "$bytes" || { check=FAILED; status=1; }
+  check_syscalls || { check="$check, syscalls FAILED"; status=1; }
   if $reach; then
     check_reach "$objs" "$bytes" || { check="$check, reach.py DIFFERENT"; status=1; }
   fi

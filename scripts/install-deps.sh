@@ -20,6 +20,8 @@ packages=(cmake make gcc pkg-config libdwarf-dev libelf-dev libprotobuf-c-dev
 $tests && packages+=(qemu-user-static)
 # valgrind: tests/e2e/test_valgrind.py runs heapref under memcheck
 $tests && packages+=(valgrind)
+# strace: tests/e2e/test_parallel.py counts a system call per analysis
+$tests && packages+=(strace)
 $fuzz && packages+=(clang libclang-rt-14-dev)
 missing=()
 for p in "${packages[@]}"; do

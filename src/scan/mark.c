@@ -240,7 +240,7 @@ int mark_drain(struct hr_scan *s, uint32_t node)
 {
 	struct marker m = { .s = s, .stack = s->stack2, .n = s->nstack2, .cap = s->stack2_cap,
 			    .bits = s->obj_bits, .bits_cap = s->obj_bits_cap, .node = node };
-	bool alone = hr_cpus_usable() < 2;
+	bool alone = s->cpus < 2;
 
 	if (!m.n)
 		return HR_OK;

@@ -179,6 +179,7 @@ struct hr_scan {
 	uint32_t holder;           /* the object whose words are being read, or HR_SCAN_BY_ROOT */
 
 	struct work_queue queue;   /* pass 1, first in first out */
+	struct statics statics;    /* pass 1: static objects to walk before the next heap object */
 
 	struct vframe *frames;     /* the walk's stack */
 	size_t nframes, frames_cap;

@@ -241,6 +241,7 @@ struct hr_scan *hr_scan_new(const struct hr_dump *dump, struct hr_binary *bin,
 	s->sum.total_bytes = hr_dump_object_bytes(dump);
 	s->sum.go_minor = layout_go_minor(&hr_dump_params(dump)->go_version);
 	s->holder = HR_SCAN_BY_ROOT;
+	s->cpus = hr_cpus_usable();
 	s->visited = calloc(hr_bit_words(s->nobj) + 1, sizeof(uint64_t));
 	if (!s->visited || load_types(s) || layout_load_itabs(s))
 		goto nomem;

@@ -85,5 +85,32 @@ class SecondThreads(unittest.TestCase):
         self.check_same("stripped", ldflags="-s -w")
 
 
+@unittest.skipIf(not shutil.which("strace"), "no strace (scripts/install-deps.sh --tests installs it)")
+class ProcessorCountAskedOnce(unittest.TestCase):
+    """Pass 2 drains once per root word it follows: with a stripped binary, once per
+    pointer word of data and bss. How many processors may be used is asked once per
+    analysis, not per drain (it was a sched_getaffinity call per drain: 4 million on a
+    large heap). strace counts the calls: one for the dump reader, one for the scan."""
+
+    def test_one_call_per_stage(self):
+        binary, dump, _ = progs.prepare("globals", WORK, go=GO, env=ENV, ldflags="-s -w")
+        d = reach.load(dump)
+        heap_words = sum(1 for rec in d.data + d.bss for v in d.words(rec)
+                         if d.find(v) is not None)
+        self.assertGreater(heap_words, 50, "too few data/bss words point into the heap")
+        with tempfile.TemporaryDirectory(prefix="heapref-strace-") as tmp:
+            log = os.path.join(tmp, "strace.txt")
+            p = subprocess.run(["strace", "-f", "-c", "-o", log, "-e",
+                                "trace=sched_getaffinity", HEAPREF, "analyze", "--force",
+                                "-o", os.path.join(tmp, "p.pb.gz"), binary, dump],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               timeout=TIMEOUT)
+            self.assertEqual(p.returncode, 0, p.stderr.decode(errors="replace"))
+            with open(log) as f:
+                calls = [int(line.split()[3]) for line in f
+                         if line.split()[-1:] == ["sched_getaffinity"]]
+        self.assertLessEqual(sum(calls), 2, "sched_getaffinity calls: %s" % calls)
+
+
 if __name__ == "__main__":
     unittest.main()
