@@ -67,6 +67,7 @@ struct hr_scan_summary {
 	uint64_t total_objects, total_bytes;       /* all objects in the dump */
 	uint64_t header_typed;   /* objects typed by their malloc header (Go >= 1.22) */
 	uint64_t skipped_vars;   /* frame variables in registers or unsupported locations */
+	uint64_t static_objects; /* objects in data or bss outside every global, walked by type */
 	unsigned go_minor;       /* the N of the dump's go1.N build version, 0 unknown */
 };
 

@@ -330,6 +330,9 @@ static void print_summary(const struct hr_dump *dump, const struct hr_scan_summa
 		"heapref: unreachable: %" PRIu64 " objects, %" PRIu64 " bytes (no root reaches "
 		"them: garbage since the last GC, or runtime bookkeeping)\n",
 		s->unreachable_objects, s->unreachable_bytes);
+	if (s->static_objects)
+		fprintf(stderr, "heapref: %" PRIu64 " objects the compiler allocated in data or bss "
+			"walked by the type of the pointer to them\n", s->static_objects);
 	if (s->skipped_vars)
 		fprintf(stderr, "heapref: %" PRIu64 " frame variables live in registers or in "
 			"locations heapref does not evaluate; their words are named after the function\n",

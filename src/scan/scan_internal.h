@@ -160,6 +160,25 @@ struct scan_type {
 				  * nothing, whatever its bits (scalars, arrays and structs of them) */
 };
 
+/*
+ * An object the compiler allocated in the data or bss segment (no DWARF variable of its
+ * own) that a typed pointer leads to, waiting to be walked by that pointer's view.
+ */
+struct static_view {
+	uint64_t addr;
+	uint32_t type, aux, count, node;
+	uint8_t mode, elem_name;
+	uint8_t seg;        /* 0 data, 1 bss */
+};
+
+/* Pass 1's static objects (see follow_static() in walk.c, walk_statics() in scanner.c). */
+struct statics {
+	struct region *segs;       /* pass 1's data and bss regions; NULL outside pass 1 */
+	uint64_t *started[2];      /* per data/bss word: a static object's walk starts here */
+	struct static_view *views; /* first in first out: views[done..n) are still to walk */
+	size_t n, done, cap;
+};
+
 struct itab_entry {
 	uint64_t addr;
 	uint64_t type_addr;
@@ -203,6 +222,7 @@ struct hr_scan {
 
 	uint32_t *stack2;          /* pass 2: objects whose pointers are still to follow */
 	size_t nstack2, stack2_cap;
+	unsigned cpus;             /* usable processors, asked once: pass 2 drains millions of times */
 
 	struct node_cache_entry node_cache[NODE_CACHE_SIZE];
 

@@ -634,6 +634,52 @@ static int walk_queued_and_other(struct hr_scan *s)
 	return s->status;
 }
 
+/* --- pass 1: static objects --------------------------------------------------------- */
+
+/* Static objects are looked for in seg (pass 1's data and bss regions) from now on. */
+static int statics_begin(struct hr_scan *s, struct region seg[2])
+{
+	struct statics *st = &s->statics;
+
+	for (int k = 0; k < 2; k++) {
+		st->started[k] = calloc(hr_bit_words(seg[k].nwords) + 1, sizeof(uint64_t));
+		if (!st->started[k])
+			return HR_ENOMEM;
+	}
+	st->segs = seg;
+	return HR_OK;
+}
+
+static void statics_end(struct hr_scan *s)
+{
+	struct statics *st = &s->statics;
+
+	free(st->started[0]);
+	free(st->started[1]);
+	free(st->views);
+	*st = (struct statics){ 0 };
+}
+
+/*
+ * Walks the static objects typed pointers have led to (follow_static() in walk.c), in
+ * the order found, by their views, in the segment's region: their words are ticked like
+ * a global's, so they are not taken again as untyped data/bss words. Walking one may
+ * find more.
+ */
+static int walk_statics(struct hr_scan *s)
+{
+	struct statics *st = &s->statics;
+
+	while (st->done < st->n && !s->status) {
+		struct static_view v = st->views[st->done++];
+
+		s->holder = HR_SCAN_BY_ROOT; /* the path of what it reaches starts at a root */
+		walk_value(s, &st->segs[v.seg], v.addr, v.type, v.count, v.mode, v.elem_name,
+			   v.aux, N_SAME, v.node);
+	}
+	return s->status;
+}
+
 /* --- pass 1: the heap --------------------------------------------------------------- */
 
 static int walk_object(struct hr_scan *s, const struct work *w)
@@ -656,24 +702,31 @@ static int walk_object(struct hr_scan *s, const struct work *w)
 
 int hr_scan_pass1(struct hr_scan *s, struct hr_error *err)
 {
-	struct region seg[2];
+	struct region seg[2] = { 0 };
 	int rc;
 
 	if ((rc = segment_region(s, hr_dump_data(s->dump), &seg[0])) ||
 	    (rc = segment_region(s, hr_dump_bss(s->dump), &seg[1])))
 		goto out;
-	/* root words for pass 2 are kept in this order too: data and bss, then frames */
-	if ((rc = walk_globals(s, seg)) ||
-	    (rc = leftover_segment_words(s, &seg[0], "data")) ||
+	/*
+	 * Root words for pass 2 are kept in this order too: data and bss, then frames. Static
+	 * objects the globals lead to are walked before the untyped data/bss words are taken;
+	 * those found later (from frames or heap objects) are walked as they come, before
+	 * the next heap object, their words then already pass 2 roots too (reaching nothing
+	 * new: the typed walk came first).
+	 */
+	if ((rc = statics_begin(s, seg)) || (rc = walk_globals(s, seg)) ||
+	    (rc = walk_statics(s)) || (rc = leftover_segment_words(s, &seg[0], "data")) ||
 	    (rc = leftover_segment_words(s, &seg[1], "bss")) || (rc = walk_goroutines(s)) ||
 	    (rc = walk_finalizers(s)) || (rc = walk_queued_and_other(s)))
 		goto out;
-	for (struct work w; !rc && queue_pop(&s->queue, s->dump, &w);) {
+	for (struct work w; !rc && !(rc = walk_statics(s)) && queue_pop(&s->queue, s->dump, &w);) {
 		s->holder = w.obj;
 		rc = walk_object(s, &w);
 		scan_progress(s, "pass 1", 0);
 	}
 out:
+	statics_end(s);
 	free(seg[0].bits);
 	free(seg[1].bits);
 	if (rc)

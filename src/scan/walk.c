@@ -194,6 +194,58 @@ static uint32_t charge_node(struct hr_scan *s, const struct charge_to *c)
 					      : name_node(s, node, c->name, c->a, c->name_type, NULL);
 }
 
+/* The segment (0 data, 1 bss) of pass 1's regions holding addr, or -1. */
+static int static_segment(const struct hr_scan *s, uint64_t addr)
+{
+	for (int k = 0; s->statics.segs && k < 2; k++) {
+		const struct region *r = &s->statics.segs[k];
+
+		if (r->nwords && addr >= r->addr && addr - r->addr < r->len)
+			return k;
+	}
+	return -1;
+}
+
+/*
+ * A typed pointer to value, which is in no heap object. If value is in the data or bss
+ * segment but inside no DWARF global, it is an object the compiler allocated statically
+ * (`var p = &T{...}`, an inlined constructor's `&Cache{}`): with no variable of its own,
+ * it is walked by the pointer's view like a heap object, its chain going on under the
+ * pointer's node, once (by the first view to reach it). A pointer to a named global
+ * leaves that memory to the global, a root of its own. Static memory is no heap object:
+ * nothing is charged for it. Always settled.
+ */
+static bool follow_static(struct hr_scan *s, uint64_t value, uint32_t type, uint32_t count,
+			  uint8_t mode, uint8_t elem_name, uint32_t aux, const struct charge_to *to)
+{
+	int k = static_segment(s, value);
+	struct statics *st = &s->statics;
+	struct static_view *v;
+	uint64_t word, len;
+
+	if (k < 0 || !type || count == COUNT_FILL || hr_binary_global_at(s->bin, value))
+		return true;
+	len = scan_resolved_type(s, type)->size;
+	if (count)
+		len = hr_mul_ok(len, count, &len) ? len : UINT64_MAX;
+	if (!region_has_ptrs(&st->segs[k], value, len ? len : s->ps))
+		return true;
+	word = scan_words(s, value - st->segs[k].addr);
+	if (hr_bit_get(st->started[k], word))
+		return true;
+	hr_bit_set(st->started[k], word);
+	v = hr_array_push((void **)&st->views, &st->n, &st->cap, sizeof(*v));
+	if (!v) {
+		s->status = HR_ENOMEM;
+		return true;
+	}
+	*v = (struct static_view){ .addr = value, .type = type, .aux = aux, .count = count,
+				   .node = charge_node(s, to), .mode = mode,
+				   .elem_name = elem_name, .seg = (uint8_t)k };
+	s->sum.static_objects++;
+	return true;
+}
+
 static bool follow_charged(struct hr_scan *s, uint64_t value, uint32_t type, uint32_t count,
 			   uint8_t mode, uint8_t elem_name, uint32_t aux, bool typed,
 			   const struct charge_to *to)
@@ -202,7 +254,9 @@ static bool follow_charged(struct hr_scan *s, uint64_t value, uint32_t type, uin
 	int64_t i = hr_dump_object_span_at(s->dump, value, &start, &size);
 	uint32_t node;
 
-	if (i < 0 || scan_visited(s, (uint32_t)i))
+	if (i < 0)
+		return follow_static(s, value, type, count, mode, elem_name, aux, to);
+	if (scan_visited(s, (uint32_t)i))
 		return true;
 	if (!type && !typed && mode != M_CLOSURE)
 		return false;

@@ -198,6 +198,27 @@ static void print_target(FILE *out, const struct hr_dump *d, uint64_t ptr)
 		ptr - o.addr, o.size);
 }
 
+/*
+ * Where addr lies in data or bss, if it does: a global, or an object the compiler
+ * allocated statically, which analyze charges under the variable pointing to it.
+ */
+static void print_segment_place(FILE *out, const struct hr_dump *d, uint64_t addr)
+{
+	const struct hr_segment *segs[2] = { hr_dump_data(d), hr_dump_bss(d) };
+	static const char *const names[2] = { "data", "bss" };
+
+	for (int k = 0; k < 2; k++) {
+		const struct hr_segment *g = segs[k];
+
+		if (g->present && addr >= g->addr && addr - g->addr < g->contents.len) {
+			fprintf(out, "; in the %s segment at +0x%" PRIx64 " (a global, or an object "
+				"the compiler allocated statically: analyze shows it under the "
+				"variable pointing to it)", names[k], addr - g->addr);
+			return;
+		}
+	}
+}
+
 int hr_write_object_at(FILE *out, const struct hr_dump *d, uint64_t addr, unsigned max_ptrs,
 		       struct hr_error *err)
 {
@@ -206,7 +227,9 @@ int hr_write_object_at(FILE *out, const struct hr_dump *d, uint64_t addr, unsign
 	uint64_t off, shown = 0, nptrs;
 
 	if (i < 0) {
-		fprintf(out, "0x%" PRIx64 ": not in any heap object\n", addr);
+		fprintf(out, "0x%" PRIx64 ": not in any heap object", addr);
+		print_segment_place(out, d, addr);
+		fputc('\n', out);
 	} else {
 		struct hr_object o = hr_dump_object(d, (size_t)i);
 

@@ -823,6 +823,57 @@ class AnalyzeScenarios(AnalyzeTestCase):
                                  (r, profile.cum(p, (r,))) for r in top_roots(p)[:6]])
         self.each_flavor("example", check)
 
+    def test_static(self):
+        """static/main.go: package-level pointers to objects the compiler allocates in
+        data or bss (an inlined generic constructor's Cache, a `&Registry{...}`), which
+        have no DWARF variable of their own: each is walked by the pointer's type, under
+        the variable. main.alias = &main.target leaves target's memory to main.target."""
+        def check(c):
+            f, d, p = c.facts, c.d, c.p
+            item = size_class(d, f["sizeof_main.Item"])
+            nc, nr, nl = f["cache_items"], f["registry_items"], f["list_items"]
+            if c.flavor == "optimised":
+                # the scenario is real: the Registry at least is not a heap object
+                self.assertIsNone(d.find(f["sptr_main.registry"]),
+                                  "main.registry's Registry is on the heap: nothing static")
+            it = ("main.items",)
+            m = it + ("m. (map[int]*main.Item)",)
+            self.assertChildren(c, it, {m[-1], "order. ([]int)"})
+            self.assertChildren(c, m, {"$mapval. (*main.Item)"})
+            mv = m + ("$mapval. (*main.Item)",)
+            self.assertOwn(c, mv, (nc, nc * item))
+            self.assertChildren(c, mv, {"buf. ([]uint8)"})
+            self.assertOwn(c, mv + ("buf. ([]uint8)",), (nc, nc * size_class(d, f["cache_buf"])))
+            self.assertOwn(c, it + ("order. ([]int)",),
+                           (1, size_at(d, f["ptr_main.items.order"])))
+
+            rg = ("main.registry",)
+            bn, al = rg + ("byName. (map[string]*main.Item)",), rg + ("all. ([]*main.Item)",)
+            self.assertChildren(c, rg, {bn[-1], al[-1]})
+            self.assertOwn(c, bn + ("$mapkey. (string)",), (nr, nr * size_class(d, f["key_size"])))
+            self.assertOwn(c, bn + ("$mapval. (*main.Item)",), (nr, nr * item))
+            self.assertOwn(c, bn + ("$mapval. (*main.Item)", "buf. ([]uint8)"),
+                           (nr, nr * size_class(d, f["registry_buf"])))
+            self.assertOwn(c, al, (1, size_at(d, f["ptr_main.registry.all"])))
+            self.assertChildren(c, al, elems(nl, "*main.Item"))
+            lbuf = size_class(d, f["list_buf"])
+            self.assertCum(c, al, (1 + 2 * nl, size_at(d, f["ptr_main.registry.all"]) +
+                                   nl * (item + lbuf)))
+
+            tg = ("main.target",)
+            self.assertOwn(c, tg + ("data. ([]uint8)",), (1, size_at(d, f["ptr_main.target.data"])))
+            self.assertEqual(cum(p, ("main.alias",)), (0, 0),
+                             "main.alias points to main.target: target's memory is its own")
+            self.assertEqual(top_roots(p)[:3], ["main.items", "main.target", "main.registry"],
+                             "roots by cumulative bytes: %s" % [
+                                 (r, profile.cum(p, (r,))) for r in top_roots(p)[:6]])
+            # nothing of theirs by fallback: more than 99% of all bytes reached by type
+            code, _, err = heapref("analyze", "-o", os.devnull, c.binary, c.dump_path)
+            m = re.search(r"by type ([0-9.]+)% of bytes", err)
+            self.assertTrue(code == 0 and m, err)
+            self.assertGreater(float(m.group(1)), 99.0, err)
+        self.each_flavor("static", check)
+
 
 class AnalyzeStrippedBinary(unittest.TestCase):
     """A binary without DWARF (-ldflags=-w) or also without symbols (-s -w) still gives a

@@ -16,6 +16,7 @@ import tempfile
 import unittest
 
 import progs
+import reach
 import toolchains
 
 HEAPREF = os.environ.get("HEAPREF", os.path.join(progs.TESTPROGS, "..", "build", "heapref"))
@@ -142,6 +143,24 @@ class InfoOnEveryProgram(unittest.TestCase):
                     self.assertLess(off, size)
                     checked += 1
         self.assertGreater(checked, 5)
+
+    def test_object_lookup_in_data_and_bss(self):
+        # static/main.go's main.registry points to a Registry the compiler put in data
+        # or bss, main.alias to the global main.target: not heap objects, and `object`
+        # says which segment holds them, at which offset (from reach.py's segments).
+        _, dump, facts = self.runs["static"]
+        d = reach.load(dump)
+        addrs = [facts["sptr_main.registry"], facts["sptr_main.alias"]]
+        _, out, _ = heapref("object", dump, *["0x%x" % a for a in addrs])
+        lines = [l for l in out.splitlines() if l.startswith("0x")]
+        self.assertEqual(len(lines), 2, out)
+        for addr, line in zip(addrs, lines):
+            segs = [(n, s) for n, recs in (("data", d.data), ("bss", d.bss)) for s in recs
+                    if s.addr <= addr < s.addr + s.size]
+            self.assertEqual(len(segs), 1, "0x%x in no data/bss segment" % addr)
+            name, seg = segs[0]
+            self.assertTrue(line.startswith("0x%x: not in any heap object; in the %s segment at "
+                                            "+0x%x " % (addr, name, addr - seg.addr)), line)
 
 
 class InfoOnOtherToolchains(unittest.TestCase):
