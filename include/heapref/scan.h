@@ -129,6 +129,24 @@ struct hr_reached_by {
  */
 struct hr_reached_by hr_scan_reached_by(const struct hr_scan *scan, uint32_t obj);
 
+/*
+ * Asks the scan to record every root word it follows, typed or not, as an edge from the
+ * root (the chain tree's root node of the word's chain) to the heap object the word
+ * leads to, for the dominator tree (dominators.h): whether or not the object was
+ * reached first through it. Costs 8 bytes per such word. Call before pass 1. Roots
+ * whose words all lead to objects reached before get a chain node of their own (with
+ * nothing charged to it). 0, or HR_ENOMEM with err set.
+ */
+int hr_scan_keep_root_edges(struct hr_scan *scan, struct hr_error *err);
+
+struct hr_root_edge {
+	uint32_t node; /* the root's chain node */
+	uint32_t obj;  /* heap object index */
+};
+
+/* The root edges recorded, after both passes (NULL, 0 if not kept). Owned by the scan. */
+const struct hr_root_edge *hr_scan_root_edges(const struct hr_scan *scan, size_t *n);
+
 /* Pass 1: the roots and the typed walk. 0 or a negative HR_E* (err set). */
 int hr_scan_pass1(struct hr_scan *scan, struct hr_error *err);
 /* Pass 2: the bitmap fallback from every unticked pointer word. 0 or a negative HR_E*. */

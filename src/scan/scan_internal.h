@@ -196,6 +196,9 @@ struct hr_scan {
 	uint64_t *visited;         /* one bit per heap object */
 	struct hr_reached_by *paths; /* per heap object, when asked for (hr_scan_keep_paths) */
 	uint32_t holder;           /* the object whose words are being read, or HR_SCAN_BY_ROOT */
+	bool keep_root_edges;      /* hr_scan_keep_root_edges() */
+	struct hr_root_edge *root_edges;
+	size_t nroot_edges, root_edges_cap;
 
 	struct work_queue queue;   /* pass 1, first in first out */
 	struct statics statics;    /* pass 1: static objects to walk before the next heap object */
@@ -239,6 +242,9 @@ struct hr_scan {
 	int status;                /* first failure (HR_ENOMEM) inside the walk */
 	uint64_t progress_next;
 };
+
+/* Records a root edge (hr_scan_keep_root_edges()) from the root of node to object obj. */
+void scan_root_edge(struct hr_scan *s, uint32_t node, uint32_t obj);
 
 /* --- walk.c ------------------------------------------------------------------------- */
 /*

@@ -46,6 +46,36 @@ int hr_scan_keep_paths(struct hr_scan *s, struct hr_error *err)
 	return HR_OK;
 }
 
+int hr_scan_keep_root_edges(struct hr_scan *s, struct hr_error *err)
+{
+	(void)err; /* nothing to allocate yet: the edges grow as they are found */
+	s->keep_root_edges = true;
+	return HR_OK;
+}
+
+const struct hr_root_edge *hr_scan_root_edges(const struct hr_scan *s, size_t *n)
+{
+	*n = s->nroot_edges;
+	return s->root_edges;
+}
+
+void scan_root_edge(struct hr_scan *s, uint32_t node, uint32_t obj)
+{
+	struct hr_root_edge *e;
+
+	while (node != HR_CHAINS_NONE && hr_chains_node(s->tree, node)->parent != HR_CHAINS_TOP)
+		node = hr_chains_node(s->tree, node)->parent;
+	if (node == HR_CHAINS_NONE || node == HR_CHAINS_TOP)
+		return;
+	e = hr_array_push((void **)&s->root_edges, &s->nroot_edges, &s->root_edges_cap,
+			  sizeof(*e));
+	if (!e) {
+		s->status = HR_ENOMEM;
+		return;
+	}
+	*e = (struct hr_root_edge){ node, obj };
+}
+
 struct hr_reached_by hr_scan_reached_by(const struct hr_scan *s, uint32_t obj)
 {
 	if (!s->paths || obj >= s->nobj)
@@ -258,6 +288,7 @@ void hr_scan_free(struct hr_scan *s)
 		return;
 	free(s->visited);
 	free(s->paths);
+	free(s->root_edges);
 	queue_release(&s->queue);
 	free(s->frames);
 	free(s->path);
@@ -782,6 +813,15 @@ static int follow_leftover(struct hr_scan *s, const struct leftover *l)
 	return rc;
 }
 
+/* A root word's edge to the object it leads to, if any (hr_scan_keep_root_edges()). */
+static void root_word_edge(struct hr_scan *s, uint64_t value, uint32_t node)
+{
+	int64_t i = hr_dump_object_at(s->dump, value);
+
+	if (i >= 0)
+		scan_root_edge(s, node, (uint32_t)i);
+}
+
 int hr_scan_pass2(struct hr_scan *s, struct hr_error *err)
 {
 	int rc = HR_OK;
@@ -797,6 +837,8 @@ int hr_scan_pass2(struct hr_scan *s, struct hr_error *err)
 		/* words of roots that are no variable: charged to the root itself */
 		uint32_t node = s->root_words[i].node;
 
+		if (s->keep_root_edges)
+			root_word_edge(s, s->root_words[i].value, node);
 		rc = reach_untyped(s, s->root_words[i].value, &node, node);
 		if (!rc)
 			rc = mark_drain(s, node);

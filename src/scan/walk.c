@@ -256,6 +256,8 @@ static bool follow_charged(struct hr_scan *s, uint64_t value, uint32_t type, uin
 
 	if (i < 0)
 		return follow_static(s, value, type, count, mode, elem_name, aux, to);
+	if (s->keep_root_edges && s->holder == HR_SCAN_BY_ROOT) /* a root's word: its edge */
+		scan_root_edge(s, frame_node(s, 0), (uint32_t)i);
 	if (scan_visited(s, (uint32_t)i))
 		return true;
 	if (!type && !typed && mode != M_CLOSURE)

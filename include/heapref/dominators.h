@@ -1,0 +1,100 @@
+/*
+ * dominators.h - who keeps what alive alone: the dominator tree of the object graph and
+ * the retained sizes it gives (a stage beside the chain tree, after the scanner).
+ *
+ * Node d dominates node v when every path from the root to v passes through d; v's
+ * immediate dominator is its closest such d. If d were freed, everything it dominates
+ * would be freed with it: d's retained size is the sum of the sizes of the nodes it
+ * dominates (itself included).
+ *
+ * Two layers:
+ *   - hr_dominators_compute(): the semi-NCA algorithm (Georgiadis, Tarjan) on any graph
+ *     given by a successor callback, with flat integer arrays and no recursion.
+ *   - the heap graph: a virtual root (node 0), one node per root variable under it (the
+ *     roots of the chain tree: globals, frame variables, finalizers...), then one node
+ *     per heap object. Edges: the virtual root to each root variable, a root variable to
+ *     the objects its pointer words lead to (as the scanner found them, hr_scan_root_edges()),
+ *     an object to the objects its pointer words lead to (the dump's bitmaps: every word
+ *     the GC would follow, so exactly the objects reachable from the roots are in it).
+ *
+ * Lifecycle: hr_heap_dominators_new(), the accessors, hr_heap_dominators_free().
+ */
+#ifndef HEAPREF_DOMINATORS_H
+#define HEAPREF_DOMINATORS_H
+
+#include <stdint.h>
+
+#include "heapref/base.h"
+#include "heapref/chains.h"
+#include "heapref/dump.h"
+#include "heapref/scan.h"
+
+#define HR_DOM_NONE UINT32_MAX /* no node: the root's dominator, or an unreachable node */
+
+/* --- any graph ------------------------------------------------------------------------ */
+
+/* Receives one successor v of the node being expanded. */
+typedef void hr_dom_emit_fn(void *emit_ctx, uint32_t v);
+
+/*
+ * A graph on nodes 0 .. nnodes-1, node 0 the root. successors() calls emit once per
+ * edge (u, v), duplicates allowed, and returns 0 or a negative HR_E*.
+ */
+struct hr_dom_graph {
+	uint32_t nnodes;
+	int (*successors)(void *ctx, uint32_t u, hr_dom_emit_fn *emit, void *emit_ctx);
+	void *ctx;
+};
+
+/* The dominator tree of a graph: what hr_dominators_compute() returns. */
+struct hr_dom_tree {
+	uint32_t nreached;   /* nodes reachable from the root, the root included */
+	uint32_t *order;     /* [nreached]: the reachable nodes in depth-first preorder, root first */
+	uint32_t *idom;      /* [nnodes]: immediate dominator, HR_DOM_NONE for the root and
+			      * for nodes the root does not reach */
+};
+
+/*
+ * Computes the dominator tree of g into *tree (whose arrays the caller frees with
+ * hr_dom_tree_release()). Memory: besides the result, about 24 bytes per reachable
+ * node and 4 per edge between reachable nodes, freed before returning. 0, or
+ * HR_ENOMEM / the successor callback's error with err set.
+ */
+int hr_dominators_compute(const struct hr_dom_graph *g, struct hr_dom_tree *tree,
+			  struct hr_error *err);
+void hr_dom_tree_release(struct hr_dom_tree *tree);
+
+/* --- the heap graph --------------------------------------------------------------------- */
+
+struct hr_heap_dominators;
+
+/* One node of the heap graph, for callers: a root variable or a heap object. */
+struct hr_dom_node {
+	uint32_t root;            /* chain tree root node id, or HR_CHAINS_NONE for an object */
+	uint32_t object;          /* heap object index, or UINT32_MAX for a root */
+	uint32_t idom;            /* heap graph node id of its immediate dominator; 0 the
+				   * virtual root; HR_DOM_NONE if not reached */
+	uint64_t retained_bytes;  /* its own size (0 for a root) and all it dominates */
+	uint64_t retained_objects;
+};
+
+/*
+ * The dominator tree of the heap graph of a dump whose scan (both passes) kept its root
+ * edges (hr_scan_keep_root_edges()), with every node's retained size. The dump, tree and
+ * scan must outlive the result. NULL (err set) when out of memory.
+ */
+struct hr_heap_dominators *hr_heap_dominators_new(const struct hr_dump *dump,
+						  const struct hr_chains *tree,
+						  const struct hr_scan *scan, struct hr_error *err);
+void hr_heap_dominators_free(struct hr_heap_dominators *hd);
+
+/* Node ids: 0 the virtual root, then the root variables, then the heap objects. */
+uint32_t hr_heap_dom_count(const struct hr_heap_dominators *hd);
+uint32_t hr_heap_dom_root_count(const struct hr_heap_dominators *hd);
+/* The node of heap object index obj. */
+uint32_t hr_heap_dom_object_node(const struct hr_heap_dominators *hd, uint32_t obj);
+struct hr_dom_node hr_heap_dom_node(const struct hr_heap_dominators *hd, uint32_t id);
+/* Nodes reached from the virtual root, it included. */
+uint32_t hr_heap_dom_reached(const struct hr_heap_dominators *hd);
+
+#endif

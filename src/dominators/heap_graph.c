@@ -1,0 +1,223 @@
+/*
+ * heap_graph.c - the heap as a graph for the dominator tree (see dominators.h): a
+ * virtual root, the root variables of the chain tree, the heap objects; and the
+ * retained size of each.
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+
+#include "heapref/dominators.h"
+
+struct hr_heap_dominators {
+	const struct hr_dump *dump;
+	uint32_t nroots;          /* root variables: nodes 1 .. nroots */
+	uint32_t nnodes;
+	uint32_t *root_chain;     /* [nroots + 1]: the chain tree node of root variable k */
+	uint64_t *edge_off;       /* [nroots + 2]: root k's targets are edge_obj[edge_off[k] ..) */
+	uint32_t *edge_obj;
+	uint64_t *words;          /* scratch: one object's pointer bits */
+	size_t words_cap;
+	struct hr_dom_tree tree;
+	uint64_t *retained_bytes; /* [nnodes] */
+	uint64_t *retained_objects;
+};
+
+uint32_t hr_heap_dom_count(const struct hr_heap_dominators *hd)
+{
+	return hd->nnodes;
+}
+
+uint32_t hr_heap_dom_root_count(const struct hr_heap_dominators *hd)
+{
+	return hd->nroots;
+}
+
+uint32_t hr_heap_dom_object_node(const struct hr_heap_dominators *hd, uint32_t obj)
+{
+	return hd->nroots + 1 + obj;
+}
+
+uint32_t hr_heap_dom_reached(const struct hr_heap_dominators *hd)
+{
+	return hd->tree.nreached;
+}
+
+struct hr_dom_node hr_heap_dom_node(const struct hr_heap_dominators *hd, uint32_t id)
+{
+	struct hr_dom_node n = { .root = HR_CHAINS_NONE, .object = UINT32_MAX,
+				 .idom = HR_DOM_NONE };
+
+	if (id >= hd->nnodes)
+		return n;
+	if (id >= 1 && id <= hd->nroots)
+		n.root = hd->root_chain[id];
+	else if (id > hd->nroots)
+		n.object = id - hd->nroots - 1;
+	n.idom = hd->tree.idom[id];
+	n.retained_bytes = hd->retained_bytes[id];
+	n.retained_objects = hd->retained_objects[id];
+	return n;
+}
+
+/* --- building the graph ----------------------------------------------------------------- */
+
+/* Root variables: the roots of the chain tree, numbered 1.. in chain node order. */
+static int number_roots(struct hr_heap_dominators *hd, const struct hr_chains *tree,
+			uint32_t *root_of_chain)
+{
+	size_t n = hr_chains_count(tree);
+
+	hd->root_chain = malloc((n + 1) * sizeof(*hd->root_chain));
+	if (!hd->root_chain)
+		return HR_ENOMEM;
+	for (uint32_t id = 1; id < n; id++) {
+		root_of_chain[id] = 0;
+		if (hr_chains_node(tree, id)->parent == HR_CHAINS_TOP) {
+			root_of_chain[id] = ++hd->nroots;
+			hd->root_chain[hd->nroots] = id;
+		}
+	}
+	return HR_OK;
+}
+
+/* The scan's root edges as a table by root variable (a counting sort). */
+static int group_root_edges(struct hr_heap_dominators *hd, const struct hr_scan *scan,
+			    const uint32_t *root_of_chain, size_t nchains)
+{
+	size_t n;
+	const struct hr_root_edge *e = hr_scan_root_edges(scan, &n);
+
+	hd->edge_off = calloc((size_t)hd->nroots + 2, sizeof(*hd->edge_off));
+	hd->edge_obj = malloc(n * sizeof(*hd->edge_obj) + 1);
+	if (!hd->edge_off || !hd->edge_obj)
+		return HR_ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		if (e[i].node < nchains && root_of_chain[e[i].node])
+			hd->edge_off[root_of_chain[e[i].node] + 1]++;
+	for (uint32_t k = 1; k <= hd->nroots + 1; k++)
+		hd->edge_off[k] += hd->edge_off[k - 1];
+	for (size_t i = 0; i < n; i++)
+		if (e[i].node < nchains && root_of_chain[e[i].node])
+			hd->edge_obj[hd->edge_off[root_of_chain[e[i].node]]++] = e[i].obj;
+	for (uint32_t k = hd->nroots; k >= 1; k--) /* starts moved to the next: shift back */
+		hd->edge_off[k] = hd->edge_off[k - 1];
+	hd->edge_off[0] = 0;
+	return HR_OK;
+}
+
+/* The objects an object's pointer words lead to, by the dump's bitmaps. */
+static int object_successors(struct hr_heap_dominators *hd, uint32_t obj, hr_dom_emit_fn *emit,
+			     void *emit_ctx)
+{
+	struct hr_object o = hr_dump_object(hd->dump, obj);
+	unsigned ps = hr_dump_params(hd->dump)->ptr_size;
+	uint64_t nwords = o.size / ps;
+
+	if (hr_array_reserve((void **)&hd->words, &hd->words_cap, hr_bit_words(nwords) + 1,
+			     sizeof(*hd->words)))
+		return HR_ENOMEM;
+	hr_dump_object_ptr_bits(hd->dump, obj, hd->words);
+	for (uint64_t w = hr_bit_next(hd->words, 0, nwords); w < nwords;
+	     w = hr_bit_next(hd->words, w + 1, nwords)) {
+		int64_t j = hr_dump_object_at(hd->dump, hr_dump_word(hd->dump, o.data + w * ps));
+
+		if (j >= 0)
+			emit(emit_ctx, hr_heap_dom_object_node(hd, (uint32_t)j));
+	}
+	return HR_OK;
+}
+
+static int heap_successors(void *ctx, uint32_t u, hr_dom_emit_fn *emit, void *emit_ctx)
+{
+	struct hr_heap_dominators *hd = ctx;
+
+	if (u == 0) {
+		for (uint32_t k = 1; k <= hd->nroots; k++)
+			emit(emit_ctx, k);
+	} else if (u <= hd->nroots) {
+		for (uint64_t i = hd->edge_off[u]; i < hd->edge_off[u + 1]; i++)
+			emit(emit_ctx, hr_heap_dom_object_node(hd, hd->edge_obj[i]));
+	} else {
+		return object_successors(hd, u - hd->nroots - 1, emit, emit_ctx);
+	}
+	return HR_OK;
+}
+
+/* Each node's size plus everything it dominates: children come after their idom in preorder. */
+static int sum_retained(struct hr_heap_dominators *hd)
+{
+	const struct hr_dom_tree *t = &hd->tree;
+
+	hd->retained_bytes = calloc(hd->nnodes, sizeof(*hd->retained_bytes));
+	hd->retained_objects = calloc(hd->nnodes, sizeof(*hd->retained_objects));
+	if (!hd->retained_bytes || !hd->retained_objects)
+		return HR_ENOMEM;
+	for (uint32_t k = 0; k < t->nreached; k++) {
+		uint32_t v = t->order[k];
+
+		if (v > hd->nroots) {
+			hd->retained_bytes[v] = hr_dump_object(hd->dump, v - hd->nroots - 1).size;
+			hd->retained_objects[v] = 1;
+		}
+	}
+	for (uint32_t k = t->nreached; k-- > 1;) {
+		uint32_t v = t->order[k], d = t->idom[v];
+
+		hd->retained_bytes[d] += hd->retained_bytes[v];
+		hd->retained_objects[d] += hd->retained_objects[v];
+	}
+	return HR_OK;
+}
+
+struct hr_heap_dominators *hr_heap_dominators_new(const struct hr_dump *dump,
+						  const struct hr_chains *tree,
+						  const struct hr_scan *scan, struct hr_error *err)
+{
+	struct hr_heap_dominators *hd = calloc(1, sizeof(*hd));
+	size_t nchains = hr_chains_count(tree);
+	uint32_t *root_of_chain = malloc((nchains + 1) * sizeof(*root_of_chain));
+	uint64_t nnodes;
+	int rc = HR_ENOMEM;
+
+	if (!hd || !root_of_chain)
+		goto fail;
+	hd->dump = dump;
+	if (number_roots(hd, tree, root_of_chain) ||
+	    group_root_edges(hd, scan, root_of_chain, nchains))
+		goto fail;
+	nnodes = 1 + (uint64_t)hd->nroots + hr_dump_object_count(dump);
+	if (nnodes >= HR_DOM_NONE) {
+		rc = hr_error_set(err, HR_EUSAGE, "%" PRIu64 " nodes: too many for a dominator tree",
+				  nnodes);
+		goto fail;
+	}
+	hd->nnodes = (uint32_t)nnodes;
+	rc = hr_dominators_compute(&(struct hr_dom_graph){ hd->nnodes, heap_successors, hd },
+				   &hd->tree, err);
+	if (rc || (rc = sum_retained(hd)))
+		goto fail;
+	free(hd->words);
+	hd->words = NULL;
+	free(root_of_chain);
+	return hd;
+fail:
+	if (rc == HR_ENOMEM)
+		hr_error_set(err, rc, "out of memory for the dominator tree");
+	free(root_of_chain);
+	hr_heap_dominators_free(hd);
+	return NULL;
+}
+
+void hr_heap_dominators_free(struct hr_heap_dominators *hd)
+{
+	if (!hd)
+		return;
+	free(hd->root_chain);
+	free(hd->edge_off);
+	free(hd->edge_obj);
+	free(hd->words);
+	hr_dom_tree_release(&hd->tree);
+	free(hd->retained_bytes);
+	free(hd->retained_objects);
+	free(hd);
+}
