@@ -11,6 +11,7 @@
 #include <stdio.h>
 
 #include "heapref/chains.h"
+#include "heapref/dominators.h"
 #include "heapref/dump.h"
 #include "heapref/scan.h"
 
@@ -62,5 +63,22 @@ int hr_write_chain_report(FILE *out, const struct hr_chains *tree, double cutoff
  */
 int hr_write_path(FILE *out, const struct hr_dump *dump, const struct hr_chains *tree,
 		  const struct hr_scan *scan, uint64_t addr, struct hr_error *err);
+
+struct hr_retained_options {
+	size_t top; /* rows of each list: root variables, objects (0: all) */
+	bool tsv;   /* a header row, then tab-separated rows, for scripts */
+};
+
+/*
+ * Writes the root variables and the heap objects of largest retained size (what would
+ * be freed with them, from the dominator tree hd), each with its chain (an object's:
+ * the chain the scan charged it to, which needs hr_scan_keep_paths()), the type that
+ * chain names, its own size, retained bytes and objects, and its address. As text, also
+ * the total reachable and what is shared by several roots and retained by none. Returns
+ * 0, HR_EIO when writing fails or HR_ENOMEM.
+ */
+int hr_write_retained(FILE *out, const struct hr_dump *dump, const struct hr_chains *tree,
+		      const struct hr_scan *scan, const struct hr_heap_dominators *hd,
+		      const struct hr_retained_options *opt, struct hr_error *err);
 
 #endif

@@ -49,7 +49,20 @@ static const char why_usage[] =
 	"  is charged to and the objects through which a root reaches it (8 more bytes of\n"
 	"  memory per heap object than analyze); options as for analyze\n";
 
+static const char retained_usage[] =
+	"usage: heapref retained [--format text|tsv] [-n N] [--full-chains] [--max-depth N]\n"
+	"                        [--stats] [--force] BINARY DUMP\n"
+	"  the root variables and the heap objects by retained size: what would be freed\n"
+	"  if each let go (the dominator tree of the object graph)\n"
+	"  --format tsv    a header row and tab-separated rows, for scripts (default text)\n"
+	"  -n N            rows of each list (default 20; 0 for all)\n"
+	"  other options as for analyze\n";
+
+/* The commands that run the analysis: what they add to it. */
+enum mode { MODE_ANALYZE, MODE_WHY, MODE_RETAINED };
+
 struct analyze_args {
+	enum mode mode;
 	bool why;             /* heapref why: addresses after BINARY DUMP */
 	const char *binary;
 	const char *dump;
@@ -64,11 +77,18 @@ struct analyze_args {
 	bool full_chains;
 	bool stats;
 	bool force;
+	struct hr_retained_options retained;
 };
+
+static const char *usage_of(enum mode mode)
+{
+	return mode == MODE_WHY ? why_usage : mode == MODE_RETAINED ? retained_usage
+								      : analyze_usage;
+}
 
 static int usage_error(const struct analyze_args *a, const char *what)
 {
-	fprintf(stderr, "heapref: %s\n%s", what, a->why ? why_usage : analyze_usage);
+	fprintf(stderr, "heapref: %s\n%s", what, usage_of(a->mode));
 	return ST_USAGE;
 }
 
@@ -106,17 +126,19 @@ static bool parse_address(const char *text, uint64_t *addr)
 }
 
 /* The arguments of analyze, or of why (then positionals after BINARY DUMP are addresses). */
-static int parse_args(int argc, char **argv, bool why, struct analyze_args *a)
+static int parse_args(int argc, char **argv, enum mode mode, struct analyze_args *a)
 {
+	bool why = mode == MODE_WHY;
 	const char *pos[2];
 	int npos = 0;
 	uint64_t addr;
 
-	*a = (struct analyze_args){ .why = why, .max_depth = 256, .cutoff_percent = 1.0,
-				    .addresses = argv + argc };
+	*a = (struct analyze_args){ .mode = mode, .why = why, .max_depth = 256,
+				    .cutoff_percent = 1.0, .addresses = argv + argc,
+				    .retained = { .top = 20 } };
 	for (int i = 0; i < argc; i++) {
 		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-			fputs(why ? why_usage : analyze_usage, stdout);
+			fputs(usage_of(mode), stdout);
 			return ST_HELP;
 		} else if (!strcmp(argv[i], "-o") || !strcmp(argv[i], "--output")) {
 			if (++i >= argc || !argv[i][0])
@@ -133,6 +155,19 @@ static int parse_args(int argc, char **argv, bool why, struct analyze_args *a)
 			if (errno || end == argv[i] || *end || v > UINT32_MAX || argv[i][0] == '-')
 				return usage_error(a, "--max-depth takes a number");
 			a->max_depth = (uint32_t)v;
+		} else if (mode == MODE_RETAINED && !strcmp(argv[i], "--format")) {
+			if (++i >= argc || (strcmp(argv[i], "text") && strcmp(argv[i], "tsv")))
+				return usage_error(a, "--format takes text or tsv");
+			a->retained.tsv = !strcmp(argv[i], "tsv");
+		} else if (mode == MODE_RETAINED && !strcmp(argv[i], "-n")) {
+			char *end;
+			unsigned long v;
+
+			errno = 0;
+			if (++i >= argc || (v = strtoul(argv[i], &end, 10), errno) || end == argv[i] ||
+			    *end || argv[i][0] == '-')
+				return usage_error(a, "-n takes a number");
+			a->retained.top = v;
 		} else if (!strcmp(argv[i], "--text")) {
 			a->text = true;
 		} else if (!strcmp(argv[i], "--cutoff")) {
@@ -167,8 +202,8 @@ static int parse_args(int argc, char **argv, bool why, struct analyze_args *a)
 					  : "analyze takes a binary and a heap dump");
 	if ((a->cutoff_given || a->by_index) && !a->text)
 		return usage_error(a, "--cutoff and --by-index are for the text report (--text)");
-	if (why && (a->text || a->output))
-		return usage_error(a, "why writes its answer to standard output: no -o or --text");
+	if (mode != MODE_ANALYZE && (a->text || a->output))
+		return usage_error(a, "the answer goes to standard output: no -o or --text");
 	if (!a->output)
 		a->output = a->text ? "-" : "heapref.pb.gz";
 	a->binary = pos[0];
@@ -442,8 +477,29 @@ static int write_paths(const struct analyze_args *a, const struct hr_dump *dump,
 	return rc;
 }
 
-static int run(int argc, char **argv, bool why)
+/* heapref retained: the dominator tree, then the root variables and objects by retained size. */
+static int write_retained(const struct analyze_args *a, const struct hr_dump *dump,
+			  const struct hr_chains *tree, const struct hr_scan *scan,
+			  struct stats *stats, struct hr_error *err)
 {
+	struct hr_heap_dominators *hd = hr_heap_dominators_new(dump, tree, scan, err);
+	int rc;
+
+	if (!hd)
+		return err->code;
+	stats_mark(stats, "dominators", stderr);
+	rc = hr_write_retained(stdout, dump, tree, scan, hd, &a->retained, err);
+	if (!rc && fflush(stdout))
+		rc = hr_error_set(err, HR_EIO, "%s", strerror(errno));
+	if (rc == HR_EIO)
+		name_output(err, "standard output");
+	hr_heap_dominators_free(hd);
+	return rc;
+}
+
+static int run(int argc, char **argv, enum mode mode)
+{
+	bool why = mode == MODE_WHY;
 	struct analyze_args a;
 	struct hr_error err = { 0 };
 	struct progress prog = { 0 };
@@ -453,7 +509,7 @@ static int run(int argc, char **argv, bool why)
 	struct hr_binary *bin = NULL;
 	struct hr_chains *tree = NULL;
 	struct hr_scan *scan = NULL;
-	int st = parse_args(argc, argv, why, &a);
+	int st = parse_args(argc, argv, mode, &a);
 
 	if (st)
 		return st == ST_HELP ? ST_OK : st;
@@ -487,12 +543,15 @@ static int run(int argc, char **argv, bool why)
 	/* after hr_scan_new, which refuses pointer sizes and byte orders it cannot read */
 	if ((st = check_inputs(&a, dump, bin)) != ST_OK)
 		goto done;
-	if (why && hr_scan_keep_paths(scan, &err))
+	if ((mode != MODE_ANALYZE && hr_scan_keep_paths(scan, &err)) ||
+	    (mode == MODE_RETAINED && hr_scan_keep_root_edges(scan, &err)))
 		goto fail;
 	if (run_scan(scan, stats, &prog, &err))
 		goto fail;
-	if (why) {
-		st = write_paths(&a, dump, tree, scan, &err) ? ST_RESOURCES : ST_OK;
+	if (mode != MODE_ANALYZE) {
+		st = (why ? write_paths(&a, dump, tree, scan, &err)
+			  : write_retained(&a, dump, tree, scan, stats, &err))
+			     ? ST_RESOURCES : ST_OK;
 		if (st)
 			fprintf(stderr, "heapref: %s\n", err.msg);
 		goto done;
@@ -520,10 +579,15 @@ done:
 
 int cmd_analyze(int argc, char **argv)
 {
-	return run(argc, argv, false);
+	return run(argc, argv, MODE_ANALYZE);
 }
 
 int cmd_why(int argc, char **argv)
 {
-	return run(argc, argv, true);
+	return run(argc, argv, MODE_WHY);
+}
+
+int cmd_retained(int argc, char **argv)
+{
+	return run(argc, argv, MODE_RETAINED);
 }

@@ -16,5 +16,7 @@ int cmd_vars(int argc, char **argv);
 int cmd_analyze(int argc, char **argv);
 /* heapref why [--max-depth N] [--stats] BINARY DUMP ADDRESS... (cmd_analyze.c) */
 int cmd_why(int argc, char **argv);
+/* heapref retained [--format text|tsv] [-n N] ... BINARY DUMP (cmd_analyze.c) */
+int cmd_retained(int argc, char **argv);
 
 #endif

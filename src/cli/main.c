@@ -37,6 +37,9 @@ static const char usage[] =
 	"  why [--full-chains] [--max-depth N] [--force] BINARY DUMP ADDRESS...\n"
 	"                why the heap object at each address is alive: its chain and\n"
 	"                the objects through which a root reaches it\n"
+	"  retained [--format text|tsv] [-n N] [--force] BINARY DUMP\n"
+	"                the root variables and objects by retained size: what would be\n"
+	"                freed if each let go (the dominator tree of the object graph)\n"
 	"  info [--stats] DUMP\n"
 	"                summarise a heap dump: Go version, records, objects by size,\n"
 	"                goroutines by state, segments, finalizers, memstats;\n"
@@ -175,6 +178,8 @@ int main(int argc, char **argv)
 		return cmd_analyze(argc - 2, argv + 2);
 	if (!strcmp(cmd, "why"))
 		return cmd_why(argc - 2, argv + 2);
+	if (!strcmp(cmd, "retained"))
+		return cmd_retained(argc - 2, argv + 2);
 	if (!strcmp(cmd, "info"))
 		return cmd_info(argc - 2, argv + 2);
 	if (!strcmp(cmd, "object"))

@@ -6,26 +6,9 @@
 #include <stdlib.h>
 
 #include "heapref/writers.h"
+#include "writers_internal.h"
 
 #define PATH_ENDS_SHOWN 8 /* a longer path shows this many objects at each end */
-
-/* The chain of node, root first, joined by " -> ". */
-static void print_chain(FILE *out, const struct hr_chains *tree, uint32_t node)
-{
-	uint32_t depth = hr_chains_node(tree, node)->depth, *ids = malloc(depth * sizeof(*ids));
-	uint32_t n = 0;
-
-	if (!ids) { /* only the name of the node itself, then */
-		fputs(hr_chains_name(tree, hr_chains_node(tree, node)->name), out);
-		return;
-	}
-	for (uint32_t id = node; id != HR_CHAINS_TOP && n < depth; id = hr_chains_node(tree, id)->parent)
-		ids[n++] = id;
-	while (n-- > 0)
-		fprintf(out, "%s%s", hr_chains_name(tree, hr_chains_node(tree, ids[n])->name),
-			n ? " -> " : "");
-	free(ids);
-}
 
 /* The offset of the first pointer word of holder that points into target, if any. */
 static bool word_pointing_into(const struct hr_dump *d, uint32_t holder, uint32_t target,
@@ -117,11 +100,10 @@ int hr_write_path(FILE *out, const struct hr_dump *d, const struct hr_chains *tr
 		      out);
 		goto out;
 	}
-	for (root = by.node; hr_chains_node(tree, root)->parent != HR_CHAINS_TOP;)
-		root = hr_chains_node(tree, root)->parent;
+	root = chain_root(tree, by.node);
 	fprintf(out, ", kept alive by %s\n  chain: ",
 		hr_chains_name(tree, hr_chains_node(tree, root)->name));
-	print_chain(out, tree, by.node);
+	write_chain(out, tree, by.node);
 	fputc('\n', out);
 	rc = print_path(out, d, scan, (uint32_t)i,
 			hr_chains_name(tree, hr_chains_node(tree, root)->name), err);
