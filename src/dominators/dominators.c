@@ -24,7 +24,8 @@ struct dom_run {
 	uint32_t n;              /* nodes numbered so far */
 	uint32_t *pre;           /* [nnodes]: node -> preorder number (1-based), 0 unvisited */
 	uint32_t *parent;        /* [nnodes + 1]: by number, the tree parent's number */
-	uint32_t *semi, *label, *ancestor, *path; /* [n + 1], steps 3 and 4 */
+	uint32_t *semi, *label, *ancestor; /* [n + 1], steps 3 and 4 */
+	uint32_t *path;          /* compress()'s stack: pre's memory, no longer needed then */
 	uint64_t *pred_off;      /* [n + 2]: w's predecessors are preds[pred_off[w] ..) */
 	uint32_t *preds;
 	struct dfs_entry {
@@ -218,8 +219,11 @@ static int alloc_forest(struct dom_run *r)
 	r->semi = malloc(n * sizeof(*r->semi));
 	r->label = malloc(n * sizeof(*r->label));
 	r->ancestor = malloc(n * sizeof(*r->ancestor));
-	r->path = malloc(n * sizeof(*r->path));
-	return r->semi && r->label && r->ancestor && r->path ? HR_OK : HR_ENOMEM;
+	if (!r->semi || !r->label || !r->ancestor)
+		return HR_ENOMEM;
+	r->ancestor[0] = 0;
+	r->path = r->pre; /* nnodes + 1 >= n + 1 entries; numbers are not looked up again */
+	return HR_OK;
 }
 
 int hr_dominators_compute(const struct hr_dom_graph *g, struct hr_dom_tree *tree,
@@ -246,7 +250,6 @@ int hr_dominators_compute(const struct hr_dom_graph *g, struct hr_dom_tree *tree
 	free(r.semi);
 	free(r.label);
 	free(r.ancestor);
-	free(r.path);
 	free(r.pred_off);
 	free(r.preds);
 	if (rc) {

@@ -19,7 +19,7 @@ struct hr_heap_dominators {
 	size_t words_cap;
 	struct hr_dom_tree tree;
 	uint64_t *retained_bytes; /* [nnodes] */
-	uint64_t *retained_objects;
+	uint32_t *retained_objects; /* fewer than 2^32 objects: 4 bytes a node, not 8 */
 };
 
 uint32_t hr_heap_dom_count(const struct hr_heap_dominators *hd)

@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# What `heapref retained` (the dominator tree and retained sizes, docs/retained.md) costs
+# on top of the analysis, on the generated dumps of bench_scale.sh.
+#
+#   bash bench/bench_retained.sh [SET...]      (default: mixed-1g mixed-4g)
+#
+# SET as in bench_scale.sh (mixed-1g, mixed-4g, list-1m, ...). For each dump, best of 2:
+# `analyze --stats` and `retained --stats -n 20` (both from the same Release build,
+# build-bench/). Prints each phase's wall, CPU and peak anonymous memory (heapref's own
+# memory, without the mapped dump) from --stats, then per set: the time of the
+# "dominators" phase (the tree and the retained sizes) against the whole analyze run, and
+# the peak anonymous memory of retained against the dump's size. Goals (issue 17):
+# dominators faster than the whole analysis of the same dump; memory < 0.3x the dump.
+# Exit status: 0, or 1 if heapref failed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+. bench/bench_dump_file.sh
+
+sets=("$@")
+[ ${#sets[@]} -gt 0 ] || sets=(mixed-1g mixed-4g)
+set_args() {
+  case $1 in
+    mixed-1g) echo "mixed 10000000 1073741824" ;;
+    mixed-4g) echo "mixed 40000000 4294967296" ;;
+    list-1m|map-1m|slice-1m) echo "${1%-1m} 1000000 0" ;;
+    list-10m|map-10m|slice-10m) echo "${1%-10m} 10000000 0" ;;
+    *) echo "bench_retained.sh: unknown set $1" >&2; return 1 ;;
+  esac
+}
+for s in "${sets[@]}"; do set_args "$s" > /dev/null || exit 2; done
+
+bench_build
+heapref=build-bench/heapref
+echo "machine: $(nproc) cores, $(uname -m); heapref: $heapref ($(git rev-parse --short HEAD 2>/dev/null || echo ?)$(git diff --quiet HEAD -- src include 2>/dev/null || echo ', modified'))"
+echo "started: $(date -u '+%Y-%m-%d %H:%M UTC'), load $(cut -d' ' -f1-3 /proc/loadavg)"
+
+# best_of CMD...: runs "$heapref CMD... $gen $dump" twice; keeps the fastest run's stderr
+# in $work/ret.best.err and its wall seconds in $best.
+best_of() {
+  local i t0 t1 wall
+  best=
+  for i in 1 2; do
+    t0=$(date +%s%N)
+    if ! "$heapref" "$@" "$gen" "$dump" > "$work/ret.out" 2> "$work/ret.err"; then
+      echo "heapref $* failed on $dump:" >&2
+      cat "$work/ret.err" >&2
+      return 1
+    fi
+    t1=$(date +%s%N)
+    wall=$(awk -v ns=$((t1 - t0)) 'BEGIN {printf "%.3f", ns / 1e9}')
+    if [ -z "$best" ] || awk -v a="$wall" -v b="$best" 'BEGIN {exit !(a < b)}'; then
+      best=$wall
+      cp "$work/ret.err" "$work/ret.best.err"
+    fi
+  done
+}
+phases() { awk '/^stats:/ {
+    name = $2; for (i = 3; i <= NF - 11; i++) name = name " " $i
+    printf "| %-12s | %8.3f | %8.3f | %9.1f |\n", name, $(NF-10), $(NF-7), $(NF-1)
+  }' "$work/ret.best.err"; }
+phase_wall() { awk -v p="$1" '/^stats:/ && index($0, "stats: " p " ") {print $(NF-10)}' "$work/ret.best.err"; }
+peak_anon() { awk '/^stats:/ && $(NF-1) > m {m = $(NF-1)} END {printf "%.1f", m}' "$work/ret.best.err"; }
+
+status=0
+summary=
+for s in "${sets[@]}"; do
+  read -r shape n b <<<"$(set_args "$s")"
+  bench_dump "$shape" "$n" "$b"
+  echo
+  echo "== $s: $dump, $size bytes"
+  best_of analyze --stats -o "$work/ret.pb.gz" || { status=1; continue; }
+  analyze_wall=$best
+  echo "analyze: best wall $analyze_wall s"
+  echo "| phase        | wall (s) | CPU (s)  | peak anon (MiB) |"
+  echo "|---|---|---|---|"
+  phases
+  best_of retained --stats -n 20 || { status=1; continue; }
+  retained_wall=$best
+  dom=$(phase_wall dominators)
+  peak=$(peak_anon)
+  echo "retained: best wall $retained_wall s"
+  echo "| phase        | wall (s) | CPU (s)  | peak anon (MiB) |"
+  echo "|---|---|---|---|"
+  phases
+  summary+=$(awk -v s="$s" -v a="$analyze_wall" -v r="$retained_wall" -v d="$dom" \
+      -v p="$peak" -v size="$size" 'BEGIN {
+    printf "| %s | %.0f | %.2f | %.2f | %.2f | %s | %.0f | %.3f | %s |", s, size / 1e6, a, r, d,
+      (d < a ? "met" : "NOT met"), p, p * 1048576 / size, (p * 1048576 / size < 0.3 ? "met" : "NOT met")
+  }')$'\n'
+done
+echo
+echo "| dump | size (MB) | analyze (s) | retained (s) | dominators phase (s) | < analyze | retained peak anon (MiB) | peak / size | < 0.3x |"
+echo "|---|---|---|---|---|---|---|---|---|"
+printf '%s' "$summary"
+exit $status
