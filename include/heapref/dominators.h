@@ -96,5 +96,24 @@ uint32_t hr_heap_dom_object_node(const struct hr_heap_dominators *hd, uint32_t o
 struct hr_dom_node hr_heap_dom_node(const struct hr_heap_dominators *hd, uint32_t id);
 /* Nodes reached from the virtual root, it included. */
 uint32_t hr_heap_dom_reached(const struct hr_heap_dominators *hd);
+/* The k-th reached node in depth-first preorder (k < reached): a node after its dominator. */
+uint32_t hr_heap_dom_preorder(const struct hr_heap_dominators *hd, uint32_t k);
+/* The size of heap object obj. */
+uint64_t hr_heap_dom_object_size(const struct hr_heap_dominators *hd, uint32_t obj);
+
+/*
+ * The chain tree by dominator (analyze --attribution dominator): each reachable object
+ * charged under its immediate dominator's chain, named by the last name of the chain
+ * the scan charged it to (`main.items -> m. (...) -> $mapval. (*main.Item)`), so that a
+ * node's cumulative value is what would be freed with the objects it holds. What
+ * several roots share is under a root of its own, "$shared by several roots". An object
+ * the scan charged to the root that dominates it is that root's own value. from is the
+ * scan's tree (its names), and the scan must have kept paths (hr_scan_keep_paths()).
+ * max_depth and fold_recursion as for hr_chains_new() / hr_chains_fold_recursion().
+ * The caller frees the result; NULL (err set) when out of memory.
+ */
+struct hr_chains *hr_heap_dom_chains(const struct hr_heap_dominators *hd,
+				     const struct hr_chains *from, const struct hr_scan *scan,
+				     uint32_t max_depth, bool fold_recursion, struct hr_error *err);
 
 #endif

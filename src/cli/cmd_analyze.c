@@ -40,7 +40,12 @@ static const char analyze_usage[] =
 	"                  (default 256; 0 for no limit)\n"
 	"  --stats         time, CPU and peak memory of each phase, on stderr\n"
 	"  --force         analyse even when the dump does not look written by the binary\n"
-	"                  (different Go version, data or bss layout): the chains may be wrong\n";
+	"                  (different Go version, data or bss layout): the chains may be wrong\n"
+	"  --attribution first|dominator\n"
+	"                  charge each object to the first chain that reaches it (default),\n"
+	"                  or under its immediate dominator's chain, so that a node's\n"
+	"                  cumulative value is what would be freed with it; what several\n"
+	"                  roots share goes under \"$shared by several roots\"\n";
 
 static const char why_usage[] =
 	"usage: heapref why [--full-chains] [--max-depth N] [--stats] [--force] BINARY DUMP\n"
@@ -77,6 +82,7 @@ struct analyze_args {
 	bool full_chains;
 	bool stats;
 	bool force;
+	bool by_dominator;    /* --attribution dominator */
 	struct hr_retained_options retained;
 };
 
@@ -168,6 +174,10 @@ static int parse_args(int argc, char **argv, enum mode mode, struct analyze_args
 			    *end || argv[i][0] == '-')
 				return usage_error(a, "-n takes a number");
 			a->retained.top = v;
+		} else if (mode == MODE_ANALYZE && !strcmp(argv[i], "--attribution")) {
+			if (++i >= argc || (strcmp(argv[i], "first") && strcmp(argv[i], "dominator")))
+				return usage_error(a, "--attribution takes first or dominator");
+			a->by_dominator = !strcmp(argv[i], "dominator");
 		} else if (!strcmp(argv[i], "--text")) {
 			a->text = true;
 		} else if (!strcmp(argv[i], "--cutoff")) {
@@ -497,6 +507,24 @@ static int write_retained(const struct analyze_args *a, const struct hr_dump *du
 	return rc;
 }
 
+/* analyze --attribution dominator: the chain tree rebuilt along the dominator tree. */
+static struct hr_chains *chains_by_dominator(const struct analyze_args *a,
+					     const struct hr_dump *dump,
+					     const struct hr_chains *tree,
+					     const struct hr_scan *scan, struct stats *stats,
+					     struct hr_error *err)
+{
+	struct hr_heap_dominators *hd = hr_heap_dominators_new(dump, tree, scan, err);
+	struct hr_chains *by_dom;
+
+	if (!hd)
+		return NULL;
+	by_dom = hr_heap_dom_chains(hd, tree, scan, a->max_depth, !a->full_chains, err);
+	hr_heap_dominators_free(hd);
+	stats_mark(stats, "dominators", stderr);
+	return by_dom;
+}
+
 static int run(int argc, char **argv, enum mode mode)
 {
 	bool why = mode == MODE_WHY;
@@ -543,8 +571,8 @@ static int run(int argc, char **argv, enum mode mode)
 	/* after hr_scan_new, which refuses pointer sizes and byte orders it cannot read */
 	if ((st = check_inputs(&a, dump, bin)) != ST_OK)
 		goto done;
-	if ((mode != MODE_ANALYZE && hr_scan_keep_paths(scan, &err)) ||
-	    (mode == MODE_RETAINED && hr_scan_keep_root_edges(scan, &err)))
+	if (((mode != MODE_ANALYZE || a.by_dominator) && hr_scan_keep_paths(scan, &err)) ||
+	    ((mode == MODE_RETAINED || a.by_dominator) && hr_scan_keep_root_edges(scan, &err)))
 		goto fail;
 	if (run_scan(scan, stats, &prog, &err))
 		goto fail;
@@ -555,6 +583,14 @@ static int run(int argc, char **argv, enum mode mode)
 		if (st)
 			fprintf(stderr, "heapref: %s\n", err.msg);
 		goto done;
+	}
+	if (a.by_dominator) {
+		struct hr_chains *by_dom = chains_by_dominator(&a, dump, tree, scan, stats, &err);
+
+		if (!by_dom)
+			goto fail;
+		hr_chains_free(tree);
+		tree = by_dom;
 	}
 	if (write_profile(&a, tree, &err)) { /* the output, not the input: status 3 */
 		fprintf(stderr, "heapref: %s\n", err.msg);

@@ -42,6 +42,16 @@ uint32_t hr_heap_dom_reached(const struct hr_heap_dominators *hd)
 	return hd->tree.nreached;
 }
 
+uint32_t hr_heap_dom_preorder(const struct hr_heap_dominators *hd, uint32_t k)
+{
+	return k < hd->tree.nreached ? hd->tree.order[k] : HR_DOM_NONE;
+}
+
+uint64_t hr_heap_dom_object_size(const struct hr_heap_dominators *hd, uint32_t obj)
+{
+	return hr_dump_object(hd->dump, obj).size;
+}
+
 struct hr_dom_node hr_heap_dom_node(const struct hr_heap_dominators *hd, uint32_t id)
 {
 	struct hr_dom_node n = { .root = HR_CHAINS_NONE, .object = UINT32_MAX,

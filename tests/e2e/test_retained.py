@@ -138,6 +138,47 @@ class RetainedOnEveryProgram(unittest.TestCase):
                 self.assertEqual(sum(x.retained_objects for x in tops), r.objects)
 
 
+class AttributionByDominator(unittest.TestCase):
+    """analyze --attribution dominator: every object under its immediate dominator's
+    chain. Its totals are still everything reach.py reaches; each root's cumulative
+    value is what `retained` says that root retains, and "$shared by several roots"
+    holds the shared row's bytes, as the brute-force-checked dominator tree implies."""
+
+    def test_every_program(self):
+        with tempfile.TemporaryDirectory(prefix="heapref-bydom-") as tmp:
+            for name in progs.PROGRAMS + ["shared"]:
+                with self.subTest(program=name):
+                    binary, dump, _ = progs.prepare(name, WORK)
+                    out = os.path.join(tmp, name + ".pb.gz")
+                    code, _, err = heapref("analyze", "--attribution", "dominator", "-o", out,
+                                           binary, dump)
+                    self.assertEqual(code, 0, err)
+                    p = profile.read(out)
+                    r = reach.reachable(reach.load(dump))
+                    self.assertEqual(tuple(profile.totals(p)), (r.objects, r.bytes))
+                    for row in retained_rows(binary, dump):
+                        if row.kind == "object":
+                            continue
+                        root = "$shared by several roots" if row.kind == "shared" else row.chain
+                        self.assertEqual(tuple(profile.cum(p, (root,))),
+                                         (row.retained_objects, row.retained_bytes), root)
+
+    def test_shared_buffer_under_its_own_root(self):
+        binary, dump, f = progs.prepare("shared", WORK)
+        d = reach.load(dump)
+        big = d.sizes[d.find(f["ptr_big"])]
+        with tempfile.TemporaryDirectory(prefix="heapref-bydom-") as tmp:
+            out = os.path.join(tmp, "p.pb.gz")
+            code, _, err = heapref("analyze", "--attribution", "dominator", "-o", out,
+                                   binary, dump)
+            self.assertEqual(code, 0, err)
+            p = profile.read(out)
+        own = p.get(("$shared by several roots", "shared. ([]uint8)"))
+        self.assertEqual(tuple(own[:2]) if own else None, (1, big))
+        self.assertEqual(tuple(profile.cum(p, ("main.a",))),
+                         (2, d.sizes[d.find(f["ptr_main.a"])] + d.sizes[d.find(f["ptr_main.a.own"])]))
+
+
 class RetainedScenarios(unittest.TestCase):
     def test_shared_buffer(self):
         binary, dump, f = progs.prepare("shared", WORK)

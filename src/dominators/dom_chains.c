@@ -1,0 +1,96 @@
+/*
+ * dom_chains.c - the chain tree by dominator (analyze --attribution dominator, see
+ * dominators.h): each object charged under its immediate dominator's chain, so that a
+ * node's cumulative value is what would be freed with it.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "heapref/dominators.h"
+
+#define SHARED_NAME "$shared by several roots"
+
+struct builder {
+	const struct hr_heap_dominators *hd;
+	const struct hr_chains *from; /* the scan's tree, for names */
+	const struct hr_scan *scan;
+	struct hr_chains *to;
+	uint32_t *chain_of;           /* [graph nodes]: the new tree's node of each */
+	uint32_t shared;              /* the root holding what the virtual root dominates */
+};
+
+static uint32_t child_named(struct builder *b, uint32_t parent, uint32_t name_id)
+{
+	const char *name = hr_chains_name(b->from, name_id);
+
+	return hr_chains_child(b->to, parent, name, strlen(name));
+}
+
+/* The new chain node of a root variable: a root of the same name. */
+static uint32_t root_chain(struct builder *b, const struct hr_dom_node *n)
+{
+	return child_named(b, HR_CHAINS_TOP, hr_chains_node(b->from, n->root)->name);
+}
+
+/*
+ * The new chain node of an object: its dominator's, then the last name of the chain the
+ * scan charged it to (`$mapval. (*main.Item)`). An object the scan charged to a root that
+ * is also its dominator is that root's own value, as in the profile by first reach.
+ */
+static uint32_t object_chain(struct builder *b, const struct hr_dom_node *n)
+{
+	uint32_t charged = hr_scan_reached_by(b->scan, n->object).node;
+	uint32_t parent;
+
+	if (n->idom == 0) {
+		if (b->shared == HR_CHAINS_NONE)
+			b->shared = hr_chains_child(b->to, HR_CHAINS_TOP, SHARED_NAME,
+						    strlen(SHARED_NAME));
+		parent = b->shared;
+	} else {
+		parent = b->chain_of[n->idom];
+	}
+	if (parent == HR_CHAINS_NONE || charged == HR_CHAINS_NONE || charged == HR_CHAINS_TOP)
+		return parent;
+	if (hr_chains_node(b->from, charged)->parent == HR_CHAINS_TOP && n->idom != 0 &&
+	    hr_heap_dom_node(b->hd, n->idom).root == charged)
+		return parent;
+	return child_named(b, parent, hr_chains_node(b->from, charged)->name);
+}
+
+struct hr_chains *hr_heap_dom_chains(const struct hr_heap_dominators *hd,
+				     const struct hr_chains *from, const struct hr_scan *scan,
+				     uint32_t max_depth, bool fold_recursion, struct hr_error *err)
+{
+	struct builder b = { .hd = hd, .from = from, .scan = scan, .shared = HR_CHAINS_NONE };
+	uint32_t n = hr_heap_dom_count(hd);
+
+	b.to = hr_chains_new(max_depth);
+	b.chain_of = malloc(((size_t)n + 1) * sizeof(*b.chain_of));
+	if (!b.to || !b.chain_of)
+		goto nomem;
+	if (fold_recursion)
+		hr_chains_fold_recursion(b.to);
+	for (uint32_t k = 0; k < hr_heap_dom_reached(hd); k++) {
+		uint32_t id = hr_heap_dom_preorder(hd, k); /* after its dominator */
+		struct hr_dom_node node = hr_heap_dom_node(hd, id);
+		uint32_t c = HR_CHAINS_TOP;
+
+		if (node.root != HR_CHAINS_NONE)
+			c = root_chain(&b, &node);
+		else if (node.object != UINT32_MAX)
+			c = object_chain(&b, &node);
+		if (c == HR_CHAINS_NONE)
+			goto nomem;
+		b.chain_of[id] = c;
+		if (node.object != UINT32_MAX)
+			hr_chains_charge(b.to, c, 1, hr_heap_dom_object_size(hd, node.object));
+	}
+	free(b.chain_of);
+	return b.to;
+nomem:
+	hr_error_set(err, HR_ENOMEM, "out of memory for the chains by dominator");
+	free(b.chain_of);
+	hr_chains_free(b.to);
+	return NULL;
+}
