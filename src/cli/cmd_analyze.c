@@ -359,12 +359,12 @@ static bool file_starts_with(const char *path, const char *magic, size_t len)
  * The easiest mistake with two file arguments: a usage error, said in one line before
  * either file is read (the dump reader would only say the dump is not a dump).
  */
-static bool inputs_swapped(const struct analyze_args *a)
+bool inputs_swapped(const char *command, const char *binary, const char *dump)
 {
-	if (!file_starts_with(a->dump, "\177ELF", 4) || !file_starts_with(a->binary, "go1.", 4))
+	if (!file_starts_with(dump, "\177ELF", 4) || !file_starts_with(binary, "go1.", 4))
 		return false;
 	fprintf(stderr, "heapref: the arguments are the wrong way round: %s is an ELF file and %s "
-		"a heap dump (analyze takes BINARY, then DUMP)\n", a->dump, a->binary);
+		"a heap dump (%s takes BINARY, then DUMP)\n", dump, binary, command);
 	return true;
 }
 
@@ -382,27 +382,27 @@ static void warn_unknown_version(const char *path, const char *version, size_t l
  * only when it differs from the dump's, so one unknown release is warned about once)
  * and about what the binary lacks (no DWARF, no symbols).
  */
-static int check_inputs(const struct analyze_args *a, const struct hr_dump *dump,
-			const struct hr_binary *bin)
+static int check_inputs(const char *binary_path, const char *dump_path, bool force,
+			const struct hr_dump *dump, const struct hr_binary *bin)
 {
 	const struct hr_bytes *dv = &hr_dump_params(dump)->go_version;
 	const char *bv = hr_binary_go_version(bin);
 	char why[HR_ERROR_MAX];
 
 	if (!hr_scan_pair_matches(dump, bin, why, sizeof(why))) {
-		if (!a->force) { /* the one line of a failure: no warnings before it */
+		if (!force) { /* the one line of a failure: no warnings before it */
 			fprintf(stderr, "heapref: %s was not written by %s: %s (--force analyses "
-				"anyway)\n", a->dump, a->binary, why);
+				"anyway)\n", dump_path, binary_path, why);
 			return ST_MISMATCH;
 		}
 		fprintf(stderr, "heapref: warning: %s does not look written by %s: %s; analysing "
-			"anyway (--force), chains may be wrong\n", a->dump, a->binary, why);
+			"anyway (--force), chains may be wrong\n", dump_path, binary_path, why);
 	}
-	warn_unknown_version(a->dump, (const char *)dv->ptr, dv->len);
+	warn_unknown_version(dump_path, (const char *)dv->ptr, dv->len);
 	if (strlen(bv) != dv->len || memcmp(bv, dv->ptr, dv->len))
-		warn_unknown_version(a->binary, bv, strlen(bv));
+		warn_unknown_version(binary_path, bv, strlen(bv));
 	if (hr_binary_limits(bin)[0])
-		fprintf(stderr, "heapref: warning: %s: %s\n", a->binary, hr_binary_limits(bin));
+		fprintf(stderr, "heapref: warning: %s: %s\n", binary_path, hr_binary_limits(bin));
 	return ST_OK;
 }
 
@@ -442,79 +442,101 @@ static int write_paths(const struct analyze_args *a, const struct hr_dump *dump,
 	return rc;
 }
 
+/* Opens the pair and makes the tree the scan charges; the checks come in analysis_run(). */
+static int analysis_open(const char *binary, const char *dump,
+			 const struct analysis_options *o, struct analysis *an,
+			 struct hr_scan_options *opts, struct hr_error *err)
+{
+	if (!(an->dump = hr_dump_open(dump, err)))
+		return err->code;
+	stats_mark(o->stats, "read+index", stderr);
+	if (!(an->bin = hr_binary_open(binary, err)))
+		return err->code;
+	if (!hr_binary_is_go(an->bin))
+		return hr_error_set(err, HR_EINPUT, "%s: not a Go binary (no .gopclntab or "
+				    ".go.buildinfo section)", binary);
+	stats_mark(o->stats, "binary", stderr);
+	if (!(an->tree = hr_chains_new(o->max_depth)))
+		return hr_error_set(err, HR_ENOMEM, "out of memory");
+	if (!o->full_chains)
+		hr_chains_fold_recursion(an->tree);
+	if (!(an->scan = hr_scan_new(an->dump, an->bin, an->tree, opts, err)))
+		return err->code;
+	return HR_OK;
+}
+
+int analysis_run(const char *binary, const char *dump, const struct analysis_options *o,
+		 struct analysis *an)
+{
+	struct hr_error err = { 0 };
+	struct progress prog = { 0 }; /* the scan reports progress only during its passes */
+	struct hr_scan_options opts = { 0 };
+	int st;
+
+	*an = (struct analysis){ 0 };
+	clock_gettime(CLOCK_MONOTONIC, &prog.start);
+	if (isatty(STDERR_FILENO))
+		opts = (struct hr_scan_options){ show_progress, &prog };
+	if (analysis_open(binary, dump, o, an, &opts, &err))
+		goto fail;
+	/* after hr_scan_new, which refuses pointer sizes and byte orders it cannot read */
+	if ((st = check_inputs(binary, dump, o->force, an->dump, an->bin)) != ST_OK) {
+		analysis_release(an);
+		return st;
+	}
+	if (o->keep_paths && hr_scan_keep_paths(an->scan, &err))
+		goto fail;
+	if (run_scan(an->scan, o->stats, &prog, &err))
+		goto fail;
+	return ST_OK;
+fail:
+	end_progress(&prog);
+	analysis_release(an);
+	return status_of(&err);
+}
+
+void analysis_release(struct analysis *an)
+{
+	hr_scan_free(an->scan);
+	hr_chains_free(an->tree);
+	hr_binary_free(an->bin);
+	hr_dump_free(an->dump);
+	*an = (struct analysis){ 0 };
+}
+
 static int run(int argc, char **argv, bool why)
 {
 	struct analyze_args a;
 	struct hr_error err = { 0 };
-	struct progress prog = { 0 };
-	struct hr_scan_options opts = { 0 };
-	struct stats *stats = NULL;
-	struct hr_dump *dump = NULL;
-	struct hr_binary *bin = NULL;
-	struct hr_chains *tree = NULL;
-	struct hr_scan *scan = NULL;
+	struct timespec start;
+	struct analysis an;
+	struct analysis_options o;
 	int st = parse_args(argc, argv, why, &a);
 
 	if (st)
 		return st == ST_HELP ? ST_OK : st;
-	if (inputs_swapped(&a))
+	if (inputs_swapped(why ? "why" : "analyze", a.binary, a.dump))
 		return ST_USAGE;
-	clock_gettime(CLOCK_MONOTONIC, &prog.start);
-	if (isatty(STDERR_FILENO))
-		opts = (struct hr_scan_options){ show_progress, &prog };
-	if (a.stats)
-		stats = stats_start();
-	st = ST_INPUT;
-	if (!(dump = hr_dump_open(a.dump, &err)))
-		goto fail;
-	stats_mark(stats, "read+index", stderr);
-	if (!(bin = hr_binary_open(a.binary, &err)))
-		goto fail;
-	if (!hr_binary_is_go(bin)) {
-		hr_error_set(&err, HR_EINPUT, "%s: not a Go binary (no .gopclntab or .go.buildinfo "
-			     "section)", a.binary);
-		goto fail;
-	}
-	stats_mark(stats, "binary", stderr);
-	if (!(tree = hr_chains_new(a.max_depth))) {
-		hr_error_set(&err, HR_ENOMEM, "out of memory");
-		goto fail;
-	}
-	if (!a.full_chains)
-		hr_chains_fold_recursion(tree);
-	if (!(scan = hr_scan_new(dump, bin, tree, &opts, &err)))
-		goto fail;
-	/* after hr_scan_new, which refuses pointer sizes and byte orders it cannot read */
-	if ((st = check_inputs(&a, dump, bin)) != ST_OK)
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	o = (struct analysis_options){ .max_depth = a.max_depth, .full_chains = a.full_chains,
+				       .force = a.force, .keep_paths = why,
+				       .stats = a.stats ? stats_start() : NULL };
+	if ((st = analysis_run(a.binary, a.dump, &o, &an)) != ST_OK)
 		goto done;
-	if (why && hr_scan_keep_paths(scan, &err))
-		goto fail;
-	if (run_scan(scan, stats, &prog, &err))
-		goto fail;
 	if (why) {
-		st = write_paths(&a, dump, tree, scan, &err) ? ST_RESOURCES : ST_OK;
+		st = write_paths(&a, an.dump, an.tree, an.scan, &err) ? ST_RESOURCES : ST_OK;
 		if (st)
 			fprintf(stderr, "heapref: %s\n", err.msg);
-		goto done;
-	}
-	if (write_profile(&a, tree, &err)) { /* the output, not the input: status 3 */
+	} else if (write_profile(&a, an.tree, &err)) { /* the output, not the input: status 3 */
 		fprintf(stderr, "heapref: %s\n", err.msg);
 		st = ST_RESOURCES;
-		goto done;
+	} else {
+		stats_mark(o.stats, "output", stderr);
+		print_summary(an.dump, hr_scan_summary(an.scan), an.tree, a.output, since(&start));
 	}
-	stats_mark(stats, "output", stderr);
-	print_summary(dump, hr_scan_summary(scan), tree, a.output, since(&prog.start));
-	st = ST_OK;
-	goto done;
-fail:
-	end_progress(&prog);
-	st = status_of(&err);
+	analysis_release(&an);
 done:
-	stats_stop(stats);
-	hr_scan_free(scan);
-	hr_chains_free(tree);
-	hr_binary_free(bin);
-	hr_dump_free(dump);
+	stats_stop(o.stats);
 	return st;
 }
 

@@ -7,6 +7,16 @@
 #ifndef HEAPREF_CLI_COMMANDS_H
 #define HEAPREF_CLI_COMMANDS_H
 
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "stats.h"
+
+struct hr_binary;
+struct hr_chains;
+struct hr_dump;
+struct hr_scan;
+
 /* heapref types [--summary | --rtype ADDR] BINARY [PATTERN] (cmd_binary.c) */
 int cmd_types(int argc, char **argv);
 /* heapref vars [--pc PC | --dump DUMP] BINARY [PATTERN] (cmd_binary.c) */
@@ -16,5 +26,44 @@ int cmd_vars(int argc, char **argv);
 int cmd_analyze(int argc, char **argv);
 /* heapref why [--max-depth N] [--stats] BINARY DUMP ADDRESS... (cmd_analyze.c) */
 int cmd_why(int argc, char **argv);
+
+/* heapref diff [--full-chains] [--max-depth N] [--stats] [--force] --text OLD_BINARY
+ * OLD_DUMP NEW_BINARY NEW_DUMP (cmd_diff.c) */
+int cmd_diff(int argc, char **argv);
+
+/* --- one analysis, shared by analyze, why and diff (cmd_analyze.c) ---------------------- */
+
+/* What a command asks of the analysis of one BINARY DUMP pair. */
+struct analysis_options {
+	uint32_t max_depth;   /* --max-depth (0: no limit) */
+	bool full_chains;     /* --full-chains: do not fold recursion */
+	bool force;           /* --force: analyse a pair that does not go together */
+	bool keep_paths;      /* why: remember how each object was reached */
+	struct stats *stats;  /* --stats, or NULL */
+};
+
+/* One pair analysed: both passes have run and charged every reachable object to tree. */
+struct analysis {
+	struct hr_dump *dump;
+	struct hr_binary *bin;
+	struct hr_scan *scan;
+	struct hr_chains *tree;
+};
+
+/*
+ * True, having printed the one line of this usage error, when the dump looks like an ELF
+ * file and the binary like a heap dump. command names the command in the message.
+ */
+bool inputs_swapped(const char *command, const char *binary, const char *dump);
+
+/*
+ * Reads the dump and the binary, checks that the binary wrote the dump (refused unless
+ * o->force), and runs both passes of the scan. Returns 0 with *an filled (release it
+ * with analysis_release()), or the exit status of the failure, having printed its one
+ * line and left *an empty.
+ */
+int analysis_run(const char *binary, const char *dump, const struct analysis_options *o,
+		 struct analysis *an);
+void analysis_release(struct analysis *an);
 
 #endif

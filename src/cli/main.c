@@ -37,6 +37,9 @@ static const char usage[] =
 	"  why [--full-chains] [--max-depth N] [--force] BINARY DUMP ADDRESS...\n"
 	"                why the heap object at each address is alive: its chain and\n"
 	"                the objects through which a root reaches it\n"
+	"  diff --text [options of analyze] OLD_BINARY OLD_DUMP NEW_BINARY NEW_DUMP\n"
+	"                how each chain grew between two dumps, biggest growth first\n"
+	"                (diff --help)\n"
 	"  info [--stats] DUMP\n"
 	"                summarise a heap dump: Go version, records, objects by size,\n"
 	"                goroutines by state, segments, finalizers, memstats;\n"
@@ -175,6 +178,8 @@ int main(int argc, char **argv)
 		return cmd_analyze(argc - 2, argv + 2);
 	if (!strcmp(cmd, "why"))
 		return cmd_why(argc - 2, argv + 2);
+	if (!strcmp(cmd, "diff"))
+		return cmd_diff(argc - 2, argv + 2);
 	if (!strcmp(cmd, "info"))
 		return cmd_info(argc - 2, argv + 2);
 	if (!strcmp(cmd, "object"))
