@@ -112,7 +112,7 @@ class Diff(unittest.TestCase):
         cls.tmp = tempfile.TemporaryDirectory(prefix="heapref-diff-")
         cls.binary, cls.old, cls.facts = progs.prepare("grow", WORK)
         cls.new = cls.old + ".2"
-        if cls.facts["second_dump"] != cls.new or not os.path.getsize(cls.new):
+        if not os.path.exists(cls.new) or not os.path.getsize(cls.new):
             raise AssertionError("grow wrote no second dump at %s" % cls.new)
         cls.tables = {}
 
