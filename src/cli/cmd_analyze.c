@@ -2,7 +2,8 @@
  * cmd_analyze.c - `heapref analyze`: the whole pipeline. Reads the dump and the binary,
  * scans (pass 1 typed, pass 2 fallback), writes the chain tree as a pprof profile (or,
  * with --text, a condensed text report)
- * through a temporary file renamed into place, and a summary on stderr.
+ * through a temporary file renamed into place, and a summary on stderr. `why` shares it;
+ * analysis_run(), one BINARY DUMP pair read, checked and scanned, serves `diff` too.
  */
 #include <errno.h>
 #include <inttypes.h>

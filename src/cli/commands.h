@@ -1,7 +1,7 @@
 /*
  * commands.h - subcommands implemented outside main.c. Each takes the arguments after
  * its name and returns the process exit status (0 success, 1 bad input, 2 usage,
- * 3 out of memory or output error), having printed any error as one line
+ * 3 out of memory or output error, 4 a dump the binary did not write), having printed any error as one line
  * "heapref: ...".
  */
 #ifndef HEAPREF_CLI_COMMANDS_H
