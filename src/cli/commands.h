@@ -1,8 +1,8 @@
 /*
  * commands.h - subcommands implemented outside main.c. Each takes the arguments after
  * its name and returns the process exit status (0 success, 1 bad input, 2 usage,
- * 3 out of memory or output error, 4 a dump the binary did not write), having printed any error as one line
- * "heapref: ...".
+ * 3 out of memory or output error, 4 a dump the binary did not write), having printed
+ * any error as one line "heapref: ...".
  */
 #ifndef HEAPREF_CLI_COMMANDS_H
 #define HEAPREF_CLI_COMMANDS_H
