@@ -3,7 +3,8 @@
  * output a person or a tool reads.
  *
  * The text views of a dump behind `heapref info` and `heapref object`, and the chain
- * tree as a pprof profile or as a condensed text report; why one object is alive.
+ * tree as a pprof profile or as a condensed text report; how the chains of two dumps
+ * differ; why one object is alive.
  */
 #ifndef HEAPREF_WRITERS_H
 #define HEAPREF_WRITERS_H
@@ -52,6 +53,20 @@ int hr_write_pprof(FILE *out, const struct hr_chains *tree, struct hr_error *err
  */
 int hr_write_chain_report(FILE *out, const struct hr_chains *tree, double cutoff_percent,
 			  struct hr_error *err);
+
+/*
+ * Writes how the chains grew from the tree old to the tree new (two dumps, analysed alike)
+ * as a text table to out: a header with both totals, then one line per chain whose value
+ * changed or has a descendant whose value changed, root first and indented by depth, with
+ * its growth in bytes and objects (new minus old, signed), its old and new bytes and
+ * objects, and a mark: `new` for a chain that held nothing in old, `gone` for one that
+ * holds nothing in new. Figures are cumulative; a line whose own value changed too gets a
+ * `<self>` line below it, so the growth of the lines directly under a line adds up to its
+ * growth. Siblings come biggest growth first. The trees are compared by chain (the names
+ * from the root), not by node id. Returns 0, HR_EIO when writing fails or HR_ENOMEM.
+ */
+int hr_write_chain_diff(FILE *out, const struct hr_chains *old, const struct hr_chains *new,
+			struct hr_error *err);
 
 /*
  * Writes why the heap object containing addr is alive: the chain it is charged to and

@@ -2,7 +2,8 @@
  * cmd_analyze.c - `heapref analyze`: the whole pipeline. Reads the dump and the binary,
  * scans (pass 1 typed, pass 2 fallback), writes the chain tree as a pprof profile (or,
  * with --text, a condensed text report)
- * through a temporary file renamed into place, and a summary on stderr.
+ * through a temporary file renamed into place, and a summary on stderr. `why` shares it;
+ * analysis_run(), one BINARY DUMP pair read, checked and scanned, serves `diff` too.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -65,6 +66,8 @@ static const char retained_usage[] =
 
 /* The commands that run the analysis: what they add to it. */
 enum mode { MODE_ANALYZE, MODE_WHY, MODE_RETAINED };
+
+static const char *const mode_names[] = { "analyze", "why", "retained" };
 
 struct analyze_args {
 	enum mode mode;
@@ -404,12 +407,12 @@ static bool file_starts_with(const char *path, const char *magic, size_t len)
  * The easiest mistake with two file arguments: a usage error, said in one line before
  * either file is read (the dump reader would only say the dump is not a dump).
  */
-static bool inputs_swapped(const struct analyze_args *a)
+bool inputs_swapped(const char *command, const char *binary, const char *dump)
 {
-	if (!file_starts_with(a->dump, "\177ELF", 4) || !file_starts_with(a->binary, "go1.", 4))
+	if (!file_starts_with(dump, "\177ELF", 4) || !file_starts_with(binary, "go1.", 4))
 		return false;
 	fprintf(stderr, "heapref: the arguments are the wrong way round: %s is an ELF file and %s "
-		"a heap dump (analyze takes BINARY, then DUMP)\n", a->dump, a->binary);
+		"a heap dump (%s takes BINARY, then DUMP)\n", dump, binary, command);
 	return true;
 }
 
@@ -427,27 +430,27 @@ static void warn_unknown_version(const char *path, const char *version, size_t l
  * only when it differs from the dump's, so one unknown release is warned about once)
  * and about what the binary lacks (no DWARF, no symbols).
  */
-static int check_inputs(const struct analyze_args *a, const struct hr_dump *dump,
-			const struct hr_binary *bin)
+static int check_inputs(const char *binary_path, const char *dump_path, bool force,
+			const struct hr_dump *dump, const struct hr_binary *bin)
 {
 	const struct hr_bytes *dv = &hr_dump_params(dump)->go_version;
 	const char *bv = hr_binary_go_version(bin);
 	char why[HR_ERROR_MAX];
 
 	if (!hr_scan_pair_matches(dump, bin, why, sizeof(why))) {
-		if (!a->force) { /* the one line of a failure: no warnings before it */
+		if (!force) { /* the one line of a failure: no warnings before it */
 			fprintf(stderr, "heapref: %s was not written by %s: %s (--force analyses "
-				"anyway)\n", a->dump, a->binary, why);
+				"anyway)\n", dump_path, binary_path, why);
 			return ST_MISMATCH;
 		}
 		fprintf(stderr, "heapref: warning: %s does not look written by %s: %s; analysing "
-			"anyway (--force), chains may be wrong\n", a->dump, a->binary, why);
+			"anyway (--force), chains may be wrong\n", dump_path, binary_path, why);
 	}
-	warn_unknown_version(a->dump, (const char *)dv->ptr, dv->len);
+	warn_unknown_version(dump_path, (const char *)dv->ptr, dv->len);
 	if (strlen(bv) != dv->len || memcmp(bv, dv->ptr, dv->len))
-		warn_unknown_version(a->binary, bv, strlen(bv));
+		warn_unknown_version(binary_path, bv, strlen(bv));
 	if (hr_binary_limits(bin)[0])
-		fprintf(stderr, "heapref: warning: %s: %s\n", a->binary, hr_binary_limits(bin));
+		fprintf(stderr, "heapref: warning: %s: %s\n", binary_path, hr_binary_limits(bin));
 	return ST_OK;
 }
 
@@ -487,18 +490,81 @@ static int write_paths(const struct analyze_args *a, const struct hr_dump *dump,
 	return rc;
 }
 
+/* Opens the pair and makes the tree the scan charges; the checks come in analysis_run(). */
+static int analysis_open(const char *binary, const char *dump,
+			 const struct analysis_options *o, struct analysis *an,
+			 struct hr_scan_options *opts, struct hr_error *err)
+{
+	if (!(an->dump = hr_dump_open(dump, err)))
+		return err->code;
+	stats_mark(o->stats, "read+index", stderr);
+	if (!(an->bin = hr_binary_open(binary, err)))
+		return err->code;
+	if (!hr_binary_is_go(an->bin))
+		return hr_error_set(err, HR_EINPUT, "%s: not a Go binary (no .gopclntab or "
+				    ".go.buildinfo section)", binary);
+	stats_mark(o->stats, "binary", stderr);
+	if (!(an->tree = hr_chains_new(o->max_depth)))
+		return hr_error_set(err, HR_ENOMEM, "out of memory");
+	if (!o->full_chains)
+		hr_chains_fold_recursion(an->tree);
+	if (!(an->scan = hr_scan_new(an->dump, an->bin, an->tree, opts, err)))
+		return err->code;
+	return HR_OK;
+}
+
+int analysis_run(const char *binary, const char *dump, const struct analysis_options *o,
+		 struct analysis *an)
+{
+	struct hr_error err = { 0 };
+	struct progress prog = { 0 }; /* the scan reports progress only during its passes */
+	struct hr_scan_options opts = { 0 };
+	int st;
+
+	*an = (struct analysis){ 0 };
+	clock_gettime(CLOCK_MONOTONIC, &prog.start);
+	if (isatty(STDERR_FILENO))
+		opts = (struct hr_scan_options){ show_progress, &prog };
+	if (analysis_open(binary, dump, o, an, &opts, &err))
+		goto fail;
+	/* after hr_scan_new, which refuses pointer sizes and byte orders it cannot read */
+	if ((st = check_inputs(binary, dump, o->force, an->dump, an->bin)) != ST_OK) {
+		analysis_release(an);
+		return st;
+	}
+	if ((o->keep_paths && hr_scan_keep_paths(an->scan, &err)) ||
+	    (o->keep_root_edges && hr_scan_keep_root_edges(an->scan, &err)))
+		goto fail;
+	if (run_scan(an->scan, o->stats, &prog, &err))
+		goto fail;
+	return ST_OK;
+fail:
+	end_progress(&prog);
+	analysis_release(an);
+	return status_of(&err);
+}
+
+void analysis_release(struct analysis *an)
+{
+	hr_scan_free(an->scan);
+	hr_chains_free(an->by_dominator);
+	hr_chains_free(an->tree);
+	hr_binary_free(an->bin);
+	hr_dump_free(an->dump);
+	*an = (struct analysis){ 0 };
+}
+
 /* heapref retained: the dominator tree, then the root variables and objects by retained size. */
-static int write_retained(const struct analyze_args *a, const struct hr_dump *dump,
-			  const struct hr_chains *tree, const struct hr_scan *scan,
+static int write_retained(const struct analyze_args *a, const struct analysis *an,
 			  struct stats *stats, struct hr_error *err)
 {
-	struct hr_heap_dominators *hd = hr_heap_dominators_new(dump, tree, scan, err);
+	struct hr_heap_dominators *hd = hr_heap_dominators_new(an->dump, an->tree, an->scan, err);
 	int rc;
 
 	if (!hd)
 		return err->code;
 	stats_mark(stats, "dominators", stderr);
-	rc = hr_write_retained(stdout, dump, tree, scan, hd, &a->retained, err);
+	rc = hr_write_retained(stdout, an->dump, an->tree, an->scan, hd, &a->retained, err);
 	if (!rc && fflush(stdout))
 		rc = hr_error_set(err, HR_EIO, "%s", strerror(errno));
 	if (rc == HR_EIO)
@@ -507,109 +573,71 @@ static int write_retained(const struct analyze_args *a, const struct hr_dump *du
 	return rc;
 }
 
-/* analyze --attribution dominator: the chain tree rebuilt along the dominator tree. */
-static struct hr_chains *chains_by_dominator(const struct analyze_args *a,
-					     const struct hr_dump *dump,
-					     const struct hr_chains *tree,
-					     const struct hr_scan *scan, struct stats *stats,
-					     struct hr_error *err)
+/* analyze --attribution dominator: the analysis's tree rebuilt along the dominator tree. */
+static int attribute_by_dominator(const struct analyze_args *a, struct analysis *an,
+				  struct stats *stats, struct hr_error *err)
 {
-	struct hr_heap_dominators *hd = hr_heap_dominators_new(dump, tree, scan, err);
+	struct hr_heap_dominators *hd = hr_heap_dominators_new(an->dump, an->tree, an->scan, err);
 	struct hr_chains *by_dom;
 
 	if (!hd)
-		return NULL;
-	by_dom = hr_heap_dom_chains(hd, tree, scan, a->max_depth, !a->full_chains, err);
+		return err->code;
+	by_dom = hr_heap_dom_chains(hd, an->tree, an->scan, a->max_depth, !a->full_chains, err);
 	hr_heap_dominators_free(hd);
+	if (!by_dom)
+		return err->code;
 	stats_mark(stats, "dominators", stderr);
-	return by_dom;
+	/* the scan charged the old tree and is done with it: only names are kept from it */
+	an->by_dominator = by_dom;
+	return HR_OK;
+}
+
+/* What the command writes once the analysis has run: 0 or a failed status. */
+static int write_answer(const struct analyze_args *a, struct analysis *an, struct stats *stats,
+			struct hr_error *err)
+{
+	if (a->mode == MODE_WHY)
+		return write_paths(a, an->dump, an->tree, an->scan, err) ? ST_RESOURCES : ST_OK;
+	if (a->mode == MODE_RETAINED)
+		return write_retained(a, an, stats, err) ? ST_RESOURCES : ST_OK;
+	if (a->by_dominator && attribute_by_dominator(a, an, stats, err))
+		return status_of(err);
+	/* the output, not the input: status 3 */
+	return write_profile(a, an->by_dominator ? an->by_dominator : an->tree, err)
+		       ? ST_RESOURCES : ST_OK;
 }
 
 static int run(int argc, char **argv, enum mode mode)
 {
-	bool why = mode == MODE_WHY;
 	struct analyze_args a;
 	struct hr_error err = { 0 };
-	struct progress prog = { 0 };
-	struct hr_scan_options opts = { 0 };
-	struct stats *stats = NULL;
-	struct hr_dump *dump = NULL;
-	struct hr_binary *bin = NULL;
-	struct hr_chains *tree = NULL;
-	struct hr_scan *scan = NULL;
+	struct timespec start;
+	struct analysis an;
+	struct analysis_options o;
 	int st = parse_args(argc, argv, mode, &a);
 
 	if (st)
 		return st == ST_HELP ? ST_OK : st;
-	if (inputs_swapped(&a))
+	if (inputs_swapped(mode_names[mode], a.binary, a.dump))
 		return ST_USAGE;
-	clock_gettime(CLOCK_MONOTONIC, &prog.start);
-	if (isatty(STDERR_FILENO))
-		opts = (struct hr_scan_options){ show_progress, &prog };
-	if (a.stats)
-		stats = stats_start();
-	st = ST_INPUT;
-	if (!(dump = hr_dump_open(a.dump, &err)))
-		goto fail;
-	stats_mark(stats, "read+index", stderr);
-	if (!(bin = hr_binary_open(a.binary, &err)))
-		goto fail;
-	if (!hr_binary_is_go(bin)) {
-		hr_error_set(&err, HR_EINPUT, "%s: not a Go binary (no .gopclntab or .go.buildinfo "
-			     "section)", a.binary);
-		goto fail;
-	}
-	stats_mark(stats, "binary", stderr);
-	if (!(tree = hr_chains_new(a.max_depth))) {
-		hr_error_set(&err, HR_ENOMEM, "out of memory");
-		goto fail;
-	}
-	if (!a.full_chains)
-		hr_chains_fold_recursion(tree);
-	if (!(scan = hr_scan_new(dump, bin, tree, &opts, &err)))
-		goto fail;
-	/* after hr_scan_new, which refuses pointer sizes and byte orders it cannot read */
-	if ((st = check_inputs(&a, dump, bin)) != ST_OK)
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	o = (struct analysis_options){ .max_depth = a.max_depth, .full_chains = a.full_chains,
+				       .force = a.force,
+				       .keep_paths = mode != MODE_ANALYZE || a.by_dominator,
+				       .keep_root_edges = mode == MODE_RETAINED || a.by_dominator,
+				       .stats = a.stats ? stats_start() : NULL };
+	if ((st = analysis_run(a.binary, a.dump, &o, &an)) != ST_OK)
 		goto done;
-	if (((mode != MODE_ANALYZE || a.by_dominator) && hr_scan_keep_paths(scan, &err)) ||
-	    ((mode == MODE_RETAINED || a.by_dominator) && hr_scan_keep_root_edges(scan, &err)))
-		goto fail;
-	if (run_scan(scan, stats, &prog, &err))
-		goto fail;
-	if (mode != MODE_ANALYZE) {
-		st = (why ? write_paths(&a, dump, tree, scan, &err)
-			  : write_retained(&a, dump, tree, scan, stats, &err))
-			     ? ST_RESOURCES : ST_OK;
-		if (st)
-			fprintf(stderr, "heapref: %s\n", err.msg);
-		goto done;
-	}
-	if (a.by_dominator) {
-		struct hr_chains *by_dom = chains_by_dominator(&a, dump, tree, scan, stats, &err);
-
-		if (!by_dom)
-			goto fail;
-		hr_chains_free(tree);
-		tree = by_dom;
-	}
-	if (write_profile(&a, tree, &err)) { /* the output, not the input: status 3 */
+	if ((st = write_answer(&a, &an, o.stats, &err)) != ST_OK) {
 		fprintf(stderr, "heapref: %s\n", err.msg);
-		st = ST_RESOURCES;
-		goto done;
+	} else if (mode == MODE_ANALYZE) {
+		stats_mark(o.stats, "output", stderr);
+		print_summary(an.dump, hr_scan_summary(an.scan),
+			      an.by_dominator ? an.by_dominator : an.tree, a.output, since(&start));
 	}
-	stats_mark(stats, "output", stderr);
-	print_summary(dump, hr_scan_summary(scan), tree, a.output, since(&prog.start));
-	st = ST_OK;
-	goto done;
-fail:
-	end_progress(&prog);
-	st = status_of(&err);
+	analysis_release(&an);
 done:
-	stats_stop(stats);
-	hr_scan_free(scan);
-	hr_chains_free(tree);
-	hr_binary_free(bin);
-	hr_dump_free(dump);
+	stats_stop(o.stats);
 	return st;
 }
 

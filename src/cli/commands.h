@@ -1,11 +1,21 @@
 /*
  * commands.h - subcommands implemented outside main.c. Each takes the arguments after
  * its name and returns the process exit status (0 success, 1 bad input, 2 usage,
- * 3 out of memory or output error), having printed any error as one line
- * "heapref: ...".
+ * 3 out of memory or output error, 4 a dump the binary did not write), having printed
+ * any error as one line "heapref: ...".
  */
 #ifndef HEAPREF_CLI_COMMANDS_H
 #define HEAPREF_CLI_COMMANDS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "stats.h"
+
+struct hr_binary;
+struct hr_chains;
+struct hr_dump;
+struct hr_scan;
 
 /* heapref types [--summary | --rtype ADDR] BINARY [PATTERN] (cmd_binary.c) */
 int cmd_types(int argc, char **argv);
@@ -18,5 +28,46 @@ int cmd_analyze(int argc, char **argv);
 int cmd_why(int argc, char **argv);
 /* heapref retained [--format text|tsv] [-n N] ... BINARY DUMP (cmd_analyze.c) */
 int cmd_retained(int argc, char **argv);
+
+/* heapref diff [--full-chains] [--max-depth N] [--stats] [--force] --text OLD_BINARY
+ * OLD_DUMP NEW_BINARY NEW_DUMP (cmd_diff.c) */
+int cmd_diff(int argc, char **argv);
+
+/* --- one analysis, shared by analyze, why and diff (cmd_analyze.c) ---------------------- */
+
+/* What a command asks of the analysis of one BINARY DUMP pair. */
+struct analysis_options {
+	uint32_t max_depth;   /* --max-depth (0: no limit) */
+	bool full_chains;     /* --full-chains: do not fold recursion */
+	bool force;           /* --force: analyse a pair that does not go together */
+	bool keep_paths;      /* why: remember how each object was reached */
+	bool keep_root_edges; /* retained: the roots' edges, for the dominator tree */
+	struct stats *stats;  /* --stats, or NULL */
+};
+
+/* One pair analysed: both passes have run and charged every reachable object to tree. */
+struct analysis {
+	struct hr_dump *dump;
+	struct hr_binary *bin;
+	struct hr_scan *scan;
+	struct hr_chains *tree;
+	struct hr_chains *by_dominator; /* analyze --attribution dominator, or NULL */
+};
+
+/*
+ * True, having printed the one line of this usage error, when the dump looks like an ELF
+ * file and the binary like a heap dump. command names the command in the message.
+ */
+bool inputs_swapped(const char *command, const char *binary, const char *dump);
+
+/*
+ * Reads the dump and the binary, checks that the binary wrote the dump (refused unless
+ * o->force), and runs both passes of the scan. Returns 0 with *an filled (release it
+ * with analysis_release()), or the exit status of the failure, having printed its one
+ * line and left *an empty.
+ */
+int analysis_run(const char *binary, const char *dump, const struct analysis_options *o,
+		 struct analysis *an);
+void analysis_release(struct analysis *an);
 
 #endif

@@ -40,6 +40,9 @@ static const char usage[] =
 	"  retained [--format text|tsv] [-n N] [--force] BINARY DUMP\n"
 	"                the root variables and objects by retained size: what would be\n"
 	"                freed if each let go (the dominator tree of the object graph)\n"
+	"  diff --text [options of analyze] OLD_BINARY OLD_DUMP NEW_BINARY NEW_DUMP\n"
+	"                how each chain grew between two dumps, biggest growth first\n"
+	"                (diff --help)\n"
 	"  info [--stats] DUMP\n"
 	"                summarise a heap dump: Go version, records, objects by size,\n"
 	"                goroutines by state, segments, finalizers, memstats;\n"
@@ -180,6 +183,8 @@ int main(int argc, char **argv)
 		return cmd_why(argc - 2, argv + 2);
 	if (!strcmp(cmd, "retained"))
 		return cmd_retained(argc - 2, argv + 2);
+	if (!strcmp(cmd, "diff"))
+		return cmd_diff(argc - 2, argv + 2);
 	if (!strcmp(cmd, "info"))
 		return cmd_info(argc - 2, argv + 2);
 	if (!strcmp(cmd, "object"))

@@ -20,8 +20,9 @@ import subprocess
 
 GO = os.environ.get("HEAPREF_GO", "go")
 
-# A sample: "   <v1>   <v2>: <location id> <location id> ..." (leaf first).
-_SAMPLE = re.compile(r"^\s*(\d+(?:\s+\d+)*):((?:\s+\d+)*)\s*$")
+# A sample: "   <v1>   <v2>: <location id> <location id> ..." (leaf first). Values are
+# negative in a diff (-diff_base: the base profile's samples, negated).
+_SAMPLE = re.compile(r"^\s*(-?\d+(?:\s+-?\d+)*):((?:\s+\d+)*)\s*$")
 # A location's first line: "    <id>: 0x<addr> [M=<mapping> ][[F] ]<rest>"; a line
 # of the same location inlined further out starts with blanks instead of "<id>: ...".
 _LOCATION = re.compile(r"^\s*(\d+): 0x[0-9a-f]+ (?:M=\d+ )?(?:\[F\] )?(.*)$")

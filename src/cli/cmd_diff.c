@@ -1,0 +1,159 @@
+/*
+ * cmd_diff.c - `heapref diff`: analyses two BINARY DUMP pairs as analyze does (the same
+ * checks and options) and writes how each chain grew from the old dump to the new one,
+ * as a text table on standard output (src/writers/diff.c).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "commands.h"
+#include "heapref/chains.h"
+#include "heapref/writers.h"
+
+enum { ST_OK = 0, ST_USAGE = 2, ST_RESOURCES = 3, ST_HELP = -1 };
+
+static const char diff_usage[] =
+	"usage: heapref diff --text [--by-index] [--full-chains] [--max-depth N] [--stats]\n"
+	"                    [--force] OLD_BINARY OLD_DUMP NEW_BINARY NEW_DUMP\n"
+	"  how each chain grew from the old dump to the new one (the binaries may be one\n"
+	"  file), biggest growth first, in bytes and objects, cumulative, with new and gone\n"
+	"  chains marked; a table on standard output. Options as for analyze; --by-index\n"
+	"  keeps the elements [0] to [9] and [10+] apart as analyze --text does. For the\n"
+	"  same in pprof: go tool pprof -diff_base OLD.pb.gz NEW.pb.gz, on analyze's profiles.\n";
+
+struct diff_args {
+	const char *paths[4]; /* OLD_BINARY OLD_DUMP NEW_BINARY NEW_DUMP */
+	struct analysis_options opts;
+	bool text;
+	bool by_index;
+	bool stats;
+};
+
+static int usage_error(const char *what)
+{
+	fprintf(stderr, "heapref: %s\n%s", what, diff_usage);
+	return ST_USAGE;
+}
+
+static bool parse_depth(const char *text, uint32_t *out)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(text, &end, 10);
+	if (errno || end == text || *end || v > UINT32_MAX || text[0] == '-')
+		return false;
+	*out = (uint32_t)v;
+	return true;
+}
+
+static int parse_args(int argc, char **argv, struct diff_args *a)
+{
+	int npos = 0;
+
+	*a = (struct diff_args){ .opts = { .max_depth = 256 } };
+	for (int i = 0; i < argc; i++) {
+		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+			fputs(diff_usage, stdout);
+			return ST_HELP;
+		} else if (!strcmp(argv[i], "--max-depth")) {
+			if (++i >= argc || !parse_depth(argv[i], &a->opts.max_depth))
+				return usage_error("--max-depth takes a number");
+		} else if (!strcmp(argv[i], "--text")) {
+			a->text = true;
+		} else if (!strcmp(argv[i], "--by-index")) {
+			a->by_index = true;
+		} else if (!strcmp(argv[i], "--full-chains")) {
+			a->opts.full_chains = true;
+		} else if (!strcmp(argv[i], "--stats")) {
+			a->stats = true;
+		} else if (!strcmp(argv[i], "--force")) {
+			a->opts.force = true;
+		} else if (argv[i][0] == '-' && argv[i][1]) {
+			return usage_error("unknown option");
+		} else if (npos < 4) {
+			a->paths[npos++] = argv[i];
+		} else {
+			return usage_error("diff takes two binaries and two heap dumps");
+		}
+	}
+	if (npos != 4)
+		return usage_error("diff takes two binaries and two heap dumps");
+	/* Without --text stays free for a diff profile; pprof makes one from two already. */
+	if (!a->text)
+		return usage_error("diff writes a text table (--text); for pprof, run go tool pprof "
+				   "-diff_base OLD.pb.gz NEW.pb.gz on analyze's profiles");
+	return ST_OK;
+}
+
+/* The chain tree of one pair, the rest of its analysis freed at once; NULL on failure. */
+static struct hr_chains *analyse(const char *binary, const char *dump,
+				 const struct analysis_options *o, int *st)
+{
+	struct analysis an;
+	struct hr_chains *tree;
+
+	if ((*st = analysis_run(binary, dump, o, &an)) != ST_OK)
+		return NULL;
+	tree = an.tree;
+	an.tree = NULL;
+	analysis_release(&an);
+	return tree;
+}
+
+/* tree with its elements folded into [*] unless --by-index; NULL if out of memory. */
+static struct hr_chains *for_table(const struct diff_args *a, struct hr_chains *tree)
+{
+	struct hr_chains *folded;
+
+	if (a->by_index)
+		return tree;
+	folded = hr_chains_fold_elements(tree);
+	hr_chains_free(tree);
+	return folded;
+}
+
+static int write_diff(const struct hr_chains *old, const struct hr_chains *new)
+{
+	struct hr_error err = { 0 };
+
+	if (hr_write_chain_diff(stdout, old, new, &err) ||
+	    (fflush(stdout) && hr_error_set(&err, HR_EIO, "%s", strerror(errno)))) {
+		fprintf(stderr, "heapref: standard output: %s\n", err.msg);
+		return ST_RESOURCES;
+	}
+	return ST_OK;
+}
+
+int cmd_diff(int argc, char **argv)
+{
+	struct diff_args a;
+	struct hr_chains *old = NULL, *new = NULL;
+	int st = parse_args(argc, argv, &a);
+
+	if (st)
+		return st == ST_HELP ? ST_OK : st;
+	if (inputs_swapped("diff", a.paths[0], a.paths[1]) ||
+	    inputs_swapped("diff", a.paths[2], a.paths[3]))
+		return ST_USAGE;
+	a.opts.stats = a.stats ? stats_start() : NULL;
+	if ((old = analyse(a.paths[0], a.paths[1], &a.opts, &st)) &&
+	    (new = analyse(a.paths[2], a.paths[3], &a.opts, &st))) {
+		old = for_table(&a, old);
+		new = for_table(&a, new);
+		if (!old || !new) {
+			fputs("heapref: out of memory for the diff\n", stderr);
+			st = ST_RESOURCES;
+		} else {
+			st = write_diff(old, new);
+			stats_mark(a.opts.stats, "output", stderr);
+		}
+	}
+	hr_chains_free(old);
+	hr_chains_free(new);
+	stats_stop(a.opts.stats);
+	return st;
+}
