@@ -66,6 +66,37 @@ void hr_dom_tree_release(struct hr_dom_tree *tree);
 
 /* --- the heap graph --------------------------------------------------------------------- */
 
+struct hr_heap_graph;
+
+/*
+ * The heap graph of a dump whose scan (both passes) kept its root edges
+ * (hr_scan_keep_root_edges()): node 0 the virtual root, nodes 1..roots the root
+ * variables, then one node per heap object (object i is node roots + 1 + i). The dump,
+ * tree and scan must outlive it. NULL (err set) when out of memory.
+ */
+struct hr_heap_graph *hr_heap_graph_new(const struct hr_dump *dump, const struct hr_chains *tree,
+				       const struct hr_scan *scan, struct hr_error *err);
+void hr_heap_graph_free(struct hr_heap_graph *g);
+uint32_t hr_heap_graph_count(const struct hr_heap_graph *g);
+uint32_t hr_heap_graph_root_count(const struct hr_heap_graph *g);
+/* The chain tree root node of root variable k (1 .. roots), HR_CHAINS_NONE otherwise. */
+uint32_t hr_heap_graph_root_chain(const struct hr_heap_graph *g, uint32_t k);
+/* The successors of node u, for struct hr_dom_graph (ctx: the graph). */
+int hr_heap_graph_successors(void *ctx, uint32_t u, hr_dom_emit_fn *emit, void *emit_ctx);
+
+/* The node of the root variable whose chain tree root is chain_root, 0 if none. */
+uint32_t hr_heap_graph_root_node(const struct hr_heap_graph *g, uint32_t chain_root);
+
+/*
+ * A shortest path from a root variable to heap object target that passes through none
+ * of the nodes whose bits are set in `avoid` (one bit per graph node; NULL: none),
+ * breadth first from all root variables at once. On success *path holds the path's
+ * graph nodes, the root variable first and target's node last (*n of them; the caller
+ * frees *path). HR_OK, 1 when no such path exists, or HR_ENOMEM (err set).
+ */
+int hr_heap_graph_path(struct hr_heap_graph *g, uint32_t target, const uint64_t *avoid,
+		       uint32_t **path, size_t *n, struct hr_error *err);
+
 struct hr_heap_dominators;
 
 /* One node of the heap graph, for callers: a root variable or a heap object. */

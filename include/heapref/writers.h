@@ -68,16 +68,33 @@ int hr_write_chain_report(FILE *out, const struct hr_chains *tree, double cutoff
 int hr_write_chain_diff(FILE *out, const struct hr_chains *old, const struct hr_chains *new,
 			struct hr_error *err);
 
+struct hr_path_options {
+	unsigned paths;               /* paths to show (1: the one the analysis took) */
+	struct hr_heap_graph *graph;  /* for paths beyond the first (NULL if paths <= 1) */
+};
+
 /*
- * Writes why the heap object containing addr is alive: the chain it is charged to and
- * the objects through which a root reaches it, root first, each with the offset of its
- * word pointing to the next (a path of more than 16 objects shows 8 at each end); or that
- * no root reaches it, or that addr is in no heap object. The scan must have kept paths
- * (hr_scan_keep_paths()) and run both passes. Returns 0, HR_EIO when writing fails or
- * HR_ENOMEM.
+ * Writes why the heap object containing addr is alive: the chain it is charged to, the
+ * objects through which the analysis reached it from a root (path 1), then up to
+ * opt->paths - 1 more paths, each a shortest path through none of the objects of the
+ * paths before (saying so when no more exist); each object with its address, size, the
+ * name of its chain node and the offset of its word pointing to the next. A path of
+ * more than 16 objects shows 8 at each end. Or that no root reaches it, or that addr is
+ * in no heap object: then *found is false. The scan must have kept paths
+ * (hr_scan_keep_paths()) and run both passes. Returns 0, HR_EIO or HR_ENOMEM.
  */
 int hr_write_path(FILE *out, const struct hr_dump *dump, const struct hr_chains *tree,
-		  const struct hr_scan *scan, uint64_t addr, struct hr_error *err);
+		  const struct hr_scan *scan, const struct hr_path_options *opt, uint64_t addr,
+		  bool *found, struct hr_error *err);
+
+/*
+ * The same for the opt->paths biggest reachable objects charged to a chain named with
+ * type (`x. (T)` or `x. (*T)`), one path each, after a line with how many such objects
+ * and bytes there are; *found false when there is none.
+ */
+int hr_write_paths_of_type(FILE *out, const struct hr_dump *dump, const struct hr_chains *tree,
+			   const struct hr_scan *scan, const struct hr_path_options *opt,
+			   const char *type, bool *found, struct hr_error *err);
 
 struct hr_retained_options {
 	size_t top; /* rows of each list: root variables, objects (0: all) */

@@ -5,6 +5,7 @@
  * through a temporary file renamed into place, and a summary on stderr. `why` shares it;
  * analysis_run(), one BINARY DUMP pair read, checked and scanned, serves `diff` too.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -49,11 +50,16 @@ static const char analyze_usage[] =
 	"                  roots share goes under \"$shared by several roots\"\n";
 
 static const char why_usage[] =
-	"usage: heapref why [--full-chains] [--max-depth N] [--stats] [--force] BINARY DUMP\n"
-	"                   ADDRESS...\n"
+	"usage: heapref why [-n K] [--full-chains] [--max-depth N] [--stats] [--force]\n"
+	"                   BINARY DUMP ADDRESS|TYPE...\n"
 	"  for each address, the heap object holding it and why it is alive: the chain it\n"
 	"  is charged to and the objects through which a root reaches it (8 more bytes of\n"
-	"  memory per heap object than analyze); options as for analyze\n";
+	"  memory per heap object than analyze); for a type (main.Item), the biggest\n"
+	"  reachable objects charged to a chain of that type, one path each\n"
+	"  -n K            up to K paths, each through none of the objects of the paths\n"
+	"                  before (default 1); with a type, the K biggest objects\n"
+	"  other options as for analyze; exit status 1 when an address is in no heap\n"
+	"  object or no root reaches it, or no object has the type\n";
 
 static const char retained_usage[] =
 	"usage: heapref retained [--format text|tsv] [-n N] [--full-chains] [--max-depth N]\n"
@@ -86,6 +92,7 @@ struct analyze_args {
 	bool stats;
 	bool force;
 	bool by_dominator;    /* --attribution dominator */
+	unsigned paths;       /* why -n */
 	struct hr_retained_options retained;
 };
 
@@ -144,7 +151,7 @@ static int parse_args(int argc, char **argv, enum mode mode, struct analyze_args
 
 	*a = (struct analyze_args){ .mode = mode, .why = why, .max_depth = 256,
 				    .cutoff_percent = 1.0, .addresses = argv + argc,
-				    .retained = { .top = 20 } };
+				    .retained = { .top = 20 }, .paths = 1 };
 	for (int i = 0; i < argc; i++) {
 		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
 			fputs(usage_of(mode), stdout);
@@ -168,7 +175,7 @@ static int parse_args(int argc, char **argv, enum mode mode, struct analyze_args
 			if (++i >= argc || (strcmp(argv[i], "text") && strcmp(argv[i], "tsv")))
 				return usage_error(a, "--format takes text or tsv");
 			a->retained.tsv = !strcmp(argv[i], "tsv");
-		} else if (mode == MODE_RETAINED && !strcmp(argv[i], "-n")) {
+		} else if (mode != MODE_ANALYZE && !strcmp(argv[i], "-n")) {
 			char *end;
 			unsigned long v;
 
@@ -177,6 +184,7 @@ static int parse_args(int argc, char **argv, enum mode mode, struct analyze_args
 			    *end || argv[i][0] == '-')
 				return usage_error(a, "-n takes a number");
 			a->retained.top = v;
+			a->paths = v > 1000 ? 1000 : (unsigned)v;
 		} else if (mode == MODE_ANALYZE && !strcmp(argv[i], "--attribution")) {
 			if (++i >= argc || (strcmp(argv[i], "first") && strcmp(argv[i], "dominator")))
 				return usage_error(a, "--attribution takes first or dominator");
@@ -200,7 +208,8 @@ static int parse_args(int argc, char **argv, enum mode mode, struct analyze_args
 		} else if (npos < 2) {
 			pos[npos++] = argv[i];
 		} else if (why) {
-			if (!parse_address(argv[i], &addr))
+			/* an address, or a type name (which never starts with a digit) */
+			if (isdigit((unsigned char)argv[i][0]) && !parse_address(argv[i], &addr))
 				return usage_error(a, "addresses are numbers, like 0xc000012340");
 			if (!a->naddresses++)
 				a->addresses = argv + i;
@@ -472,22 +481,44 @@ static int run_scan(struct hr_scan *scan, struct stats *stats, struct progress *
 }
 
 /* heapref why: each address's object, its chain and the objects leading to it. */
-static int write_paths(const struct analyze_args *a, const struct hr_dump *dump,
-		       const struct hr_chains *tree, const struct hr_scan *scan,
+/*
+ * heapref why: each address's object, its chain and the paths leading to it, or each
+ * type's biggest objects. ST_OK, ST_INPUT (err set) when some address or type had no
+ * answer (in no object, reached by no root, no object of the type), or ST_RESOURCES.
+ */
+static int write_paths(const struct analyze_args *a, const struct analysis *an,
 		       struct hr_error *err)
 {
-	uint64_t addr;
-	int rc = HR_OK;
+	struct hr_path_options opt = { .paths = a->paths };
+	int rc = HR_OK, unanswered = 0;
 
+	if (a->paths > 1 && !(opt.graph = hr_heap_graph_new(an->dump, an->tree, an->scan, err)))
+		return status_of(err);
 	for (int i = 0; i < a->naddresses && !rc; i++) {
-		parse_address(a->addresses[i], &addr); /* checked by parse_args() */
-		rc = hr_write_path(stdout, dump, tree, scan, addr, err);
+		const char *arg = a->addresses[i];
+		uint64_t addr;
+		bool found;
+
+		if (isdigit((unsigned char)arg[0]) && parse_address(arg, &addr))
+			rc = hr_write_path(stdout, an->dump, an->tree, an->scan, &opt, addr, &found,
+					   err);
+		else
+			rc = hr_write_paths_of_type(stdout, an->dump, an->tree, an->scan, &opt, arg,
+						    &found, err);
+		unanswered += !rc && !found;
 	}
+	hr_heap_graph_free(opt.graph);
 	if (!rc && fflush(stdout))
 		rc = hr_error_set(err, HR_EIO, "%s", strerror(errno));
-	if (rc)
+	if (rc == HR_EIO)
 		name_output(err, "standard output");
-	return rc;
+	if (rc)
+		return ST_RESOURCES;
+	if (unanswered)
+		hr_error_set(err, HR_EINPUT, "%d of %d addresses or types: in no heap object, "
+			     "reached by no root, or no reachable object of the type",
+			     unanswered, a->naddresses);
+	return unanswered ? ST_INPUT : ST_OK;
 }
 
 /* Opens the pair and makes the tree the scan charges; the checks come in analysis_run(). */
@@ -597,7 +628,7 @@ static int write_answer(const struct analyze_args *a, struct analysis *an, struc
 			struct hr_error *err)
 {
 	if (a->mode == MODE_WHY)
-		return write_paths(a, an->dump, an->tree, an->scan, err) ? ST_RESOURCES : ST_OK;
+		return write_paths(a, an, err);
 	if (a->mode == MODE_RETAINED)
 		return write_retained(a, an, stats, err) ? ST_RESOURCES : ST_OK;
 	if (a->by_dominator && attribute_by_dominator(a, an, stats, err))
@@ -624,7 +655,8 @@ static int run(int argc, char **argv, enum mode mode)
 	o = (struct analysis_options){ .max_depth = a.max_depth, .full_chains = a.full_chains,
 				       .force = a.force,
 				       .keep_paths = mode != MODE_ANALYZE || a.by_dominator,
-				       .keep_root_edges = mode == MODE_RETAINED || a.by_dominator,
+				       .keep_root_edges = mode == MODE_RETAINED || a.by_dominator ||
+							  (mode == MODE_WHY && a.paths > 1),
 				       .stats = a.stats ? stats_start() : NULL };
 	if ((st = analysis_run(a.binary, a.dump, &o, &an)) != ST_OK)
 		goto done;

@@ -8,7 +8,7 @@
 
 #include "heapref/dominators.h"
 
-struct hr_heap_dominators {
+struct hr_heap_graph {
 	const struct hr_dump *dump;
 	uint32_t nroots;          /* root variables: nodes 1 .. nroots */
 	uint32_t nnodes;
@@ -17,6 +17,13 @@ struct hr_heap_dominators {
 	uint32_t *edge_obj;
 	uint64_t *words;          /* scratch: one object's pointer bits */
 	size_t words_cap;
+};
+
+struct hr_heap_dominators {
+	struct hr_heap_graph *g;
+	const struct hr_dump *dump;
+	uint32_t nroots, nnodes;  /* the graph's */
+	uint32_t *root_chain;
 	struct hr_dom_tree tree;
 	uint64_t *retained_bytes; /* [nnodes] */
 	uint32_t *retained_objects; /* fewer than 2^32 objects: 4 bytes a node, not 8 */
@@ -72,7 +79,7 @@ struct hr_dom_node hr_heap_dom_node(const struct hr_heap_dominators *hd, uint32_
 /* --- building the graph ----------------------------------------------------------------- */
 
 /* Root variables: the roots of the chain tree, numbered 1.. in chain node order. */
-static int number_roots(struct hr_heap_dominators *hd, const struct hr_chains *tree,
+static int number_roots(struct hr_heap_graph *hd, const struct hr_chains *tree,
 			uint32_t *root_of_chain)
 {
 	size_t n = hr_chains_count(tree);
@@ -91,7 +98,7 @@ static int number_roots(struct hr_heap_dominators *hd, const struct hr_chains *t
 }
 
 /* The scan's root edges as a table by root variable (a counting sort). */
-static int group_root_edges(struct hr_heap_dominators *hd, const struct hr_scan *scan,
+static int group_root_edges(struct hr_heap_graph *hd, const struct hr_scan *scan,
 			    const uint32_t *root_of_chain, size_t nchains)
 {
 	size_t n;
@@ -116,7 +123,7 @@ static int group_root_edges(struct hr_heap_dominators *hd, const struct hr_scan 
 }
 
 /* The objects an object's pointer words lead to, by the dump's bitmaps. */
-static int object_successors(struct hr_heap_dominators *hd, uint32_t obj, hr_dom_emit_fn *emit,
+static int object_successors(struct hr_heap_graph *hd, uint32_t obj, hr_dom_emit_fn *emit,
 			     void *emit_ctx)
 {
 	struct hr_object o = hr_dump_object(hd->dump, obj);
@@ -132,21 +139,21 @@ static int object_successors(struct hr_heap_dominators *hd, uint32_t obj, hr_dom
 		int64_t j = hr_dump_object_at(hd->dump, hr_dump_word(hd->dump, o.data + w * ps));
 
 		if (j >= 0)
-			emit(emit_ctx, hr_heap_dom_object_node(hd, (uint32_t)j));
+			emit(emit_ctx, hd->nroots + 1 + (uint32_t)j);
 	}
 	return HR_OK;
 }
 
-static int heap_successors(void *ctx, uint32_t u, hr_dom_emit_fn *emit, void *emit_ctx)
+int hr_heap_graph_successors(void *ctx, uint32_t u, hr_dom_emit_fn *emit, void *emit_ctx)
 {
-	struct hr_heap_dominators *hd = ctx;
+	struct hr_heap_graph *hd = ctx;
 
 	if (u == 0) {
 		for (uint32_t k = 1; k <= hd->nroots; k++)
 			emit(emit_ctx, k);
 	} else if (u <= hd->nroots) {
 		for (uint64_t i = hd->edge_off[u]; i < hd->edge_off[u + 1]; i++)
-			emit(emit_ctx, hr_heap_dom_object_node(hd, hd->edge_obj[i]));
+			emit(emit_ctx, hd->nroots + 1 + hd->edge_obj[i]);
 	} else {
 		return object_successors(hd, u - hd->nroots - 1, emit, emit_ctx);
 	}
@@ -179,41 +186,97 @@ static int sum_retained(struct hr_heap_dominators *hd)
 	return HR_OK;
 }
 
+struct hr_heap_graph *hr_heap_graph_new(const struct hr_dump *dump, const struct hr_chains *tree,
+				       const struct hr_scan *scan, struct hr_error *err)
+{
+	struct hr_heap_graph *g = calloc(1, sizeof(*g));
+	size_t nchains = hr_chains_count(tree);
+	uint32_t *root_of_chain = malloc((nchains + 1) * sizeof(*root_of_chain));
+	uint64_t nnodes;
+
+	if (!g || !root_of_chain)
+		goto nomem;
+	g->dump = dump;
+	if (number_roots(g, tree, root_of_chain) ||
+	    group_root_edges(g, scan, root_of_chain, nchains))
+		goto nomem;
+	free(root_of_chain);
+	nnodes = 1 + (uint64_t)g->nroots + hr_dump_object_count(dump);
+	if (nnodes >= HR_DOM_NONE) {
+		hr_error_set(err, HR_EUSAGE, "%" PRIu64 " nodes: too many for the object graph",
+			     nnodes);
+		hr_heap_graph_free(g);
+		return NULL;
+	}
+	g->nnodes = (uint32_t)nnodes;
+	return g;
+nomem:
+	hr_error_set(err, HR_ENOMEM, "out of memory for the object graph");
+	free(root_of_chain);
+	hr_heap_graph_free(g);
+	return NULL;
+}
+
+void hr_heap_graph_free(struct hr_heap_graph *g)
+{
+	if (!g)
+		return;
+	free(g->root_chain);
+	free(g->edge_off);
+	free(g->edge_obj);
+	free(g->words);
+	free(g);
+}
+
+uint32_t hr_heap_graph_root_count(const struct hr_heap_graph *g)
+{
+	return g->nroots;
+}
+
+uint32_t hr_heap_graph_count(const struct hr_heap_graph *g)
+{
+	return g->nnodes;
+}
+
+uint32_t hr_heap_graph_root_chain(const struct hr_heap_graph *g, uint32_t k)
+{
+	return k >= 1 && k <= g->nroots ? g->root_chain[k] : HR_CHAINS_NONE;
+}
+
+uint32_t hr_heap_graph_root_node(const struct hr_heap_graph *g, uint32_t chain_root)
+{
+	for (uint32_t k = 1; k <= g->nroots; k++)
+		if (g->root_chain[k] == chain_root)
+			return k;
+	return 0;
+}
+
 struct hr_heap_dominators *hr_heap_dominators_new(const struct hr_dump *dump,
 						  const struct hr_chains *tree,
 						  const struct hr_scan *scan, struct hr_error *err)
 {
 	struct hr_heap_dominators *hd = calloc(1, sizeof(*hd));
-	size_t nchains = hr_chains_count(tree);
-	uint32_t *root_of_chain = malloc((nchains + 1) * sizeof(*root_of_chain));
-	uint64_t nnodes;
-	int rc = HR_ENOMEM;
 
-	if (!hd || !root_of_chain)
+	if (!hd) {
+		hr_error_set(err, HR_ENOMEM, "out of memory for the dominator tree");
+		return NULL;
+	}
+	if (!(hd->g = hr_heap_graph_new(dump, tree, scan, err)))
 		goto fail;
 	hd->dump = dump;
-	if (number_roots(hd, tree, root_of_chain) ||
-	    group_root_edges(hd, scan, root_of_chain, nchains))
+	hd->nroots = hd->g->nroots;
+	hd->nnodes = hd->g->nnodes;
+	hd->root_chain = hd->g->root_chain;
+	if (hr_dominators_compute(&(struct hr_dom_graph){ hd->nnodes, hr_heap_graph_successors,
+							  hd->g },
+				  &hd->tree, err))
 		goto fail;
-	nnodes = 1 + (uint64_t)hd->nroots + hr_dump_object_count(dump);
-	if (nnodes >= HR_DOM_NONE) {
-		rc = hr_error_set(err, HR_EUSAGE, "%" PRIu64 " nodes: too many for a dominator tree",
-				  nnodes);
+	if (sum_retained(hd)) {
+		hr_error_set(err, HR_ENOMEM, "out of memory for the retained sizes");
 		goto fail;
 	}
-	hd->nnodes = (uint32_t)nnodes;
-	rc = hr_dominators_compute(&(struct hr_dom_graph){ hd->nnodes, heap_successors, hd },
-				   &hd->tree, err);
-	if (rc || (rc = sum_retained(hd)))
-		goto fail;
-	free(hd->words);
-	hd->words = NULL;
-	free(root_of_chain);
 	return hd;
 fail:
-	if (rc == HR_ENOMEM)
-		hr_error_set(err, rc, "out of memory for the dominator tree");
-	free(root_of_chain);
 	hr_heap_dominators_free(hd);
 	return NULL;
 }
@@ -222,10 +285,7 @@ void hr_heap_dominators_free(struct hr_heap_dominators *hd)
 {
 	if (!hd)
 		return;
-	free(hd->root_chain);
-	free(hd->edge_off);
-	free(hd->edge_obj);
-	free(hd->words);
+	hr_heap_graph_free(hd->g);
 	hr_dom_tree_release(&hd->tree);
 	free(hd->retained_bytes);
 	free(hd->retained_objects);

@@ -4,11 +4,20 @@
  */
 #include <inttypes.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "heapref/writers.h"
 #include "writers_internal.h"
 
 #define PATH_ENDS_SHOWN 8 /* a longer path shows this many objects at each end */
+
+struct path_writer {
+	FILE *out;
+	const struct hr_dump *d;
+	const struct hr_chains *tree;
+	const struct hr_scan *scan;
+	const struct hr_path_options *opt;
+};
 
 /* The offset of the first pointer word of holder that points into target, if any. */
 static bool word_pointing_into(const struct hr_dump *d, uint32_t holder, uint32_t target,
@@ -31,84 +40,280 @@ static bool word_pointing_into(const struct hr_dump *d, uint32_t holder, uint32_
 	return false;
 }
 
-static void print_path_object(FILE *out, const struct hr_dump *d, uint32_t obj, uint32_t next)
+/* The name of the chain node object obj is charged to (the field and type that reached it). */
+static const char *charged_name(const struct path_writer *w, uint32_t obj)
 {
-	struct hr_object o = hr_dump_object(d, obj);
+	uint32_t node = hr_scan_reached_by(w->scan, obj).node;
+
+	if (node == HR_CHAINS_NONE || node == HR_CHAINS_TOP)
+		return "?";
+	return hr_chains_name(w->tree, hr_chains_node(w->tree, node)->name);
+}
+
+static void print_path_object(const struct path_writer *w, uint32_t obj, uint32_t next)
+{
+	struct hr_object o = hr_dump_object(w->d, obj);
 	uint64_t off;
 
-	fprintf(out, "    0x%" PRIx64 " %12" PRIu64 " bytes", o.addr, o.size);
-	if (next != HR_SCAN_NOT_REACHED && word_pointing_into(d, obj, next, &off))
-		fprintf(out, "   its word +%" PRIu64 " points to the next", off);
-	fputc('\n', out);
+	fprintf(w->out, "    0x%" PRIx64 " %12" PRIu64 " bytes   %s", o.addr, o.size,
+		charged_name(w, obj));
+	if (next != HR_SCAN_NOT_REACHED && word_pointing_into(w->d, obj, next, &off))
+		fprintf(w->out, "   its word +%" PRIu64 " points to the next", off);
+	fputc('\n', w->out);
+}
+
+/* A path of n objects (root first) from the root named root, as "path k". */
+static void print_objects(const struct path_writer *w, unsigned k, const char *how,
+			  const uint32_t *objs, size_t n, const char *root)
+{
+	fprintf(w->out, "  path %u%s: %zu object%s from %s\n    %s\n", k, how, n,
+		n == 1 ? "" : "s", root, root);
+	for (size_t i = 0; i < n; i++) {
+		if (n > 2 * PATH_ENDS_SHOWN && i == PATH_ENDS_SHOWN) {
+			fprintf(w->out, "    ... %zu more objects ...\n", n - 2 * PATH_ENDS_SHOWN);
+			i = n - PATH_ENDS_SHOWN - 1;
+			continue;
+		}
+		print_path_object(w, objs[i], i + 1 < n ? objs[i + 1] : HR_SCAN_NOT_REACHED);
+	}
 }
 
 /*
- * The objects from the root's to obj, root first. Holders are followed from obj: each
- * was reached before the object it holds, so the walk ends; the bound is for safety.
+ * The objects from the root's to obj, root first, as the analysis reached them: holders
+ * are followed from obj (each was reached before the object it holds, so the walk ends;
+ * the bound is for safety), then turned around.
  */
-static int print_path(FILE *out, const struct hr_dump *d, const struct hr_scan *scan,
-		      uint32_t obj, const char *root, struct hr_error *err)
+static int charged_path(const struct path_writer *w, uint32_t obj, uint32_t **objs, size_t *n)
 {
-	size_t n = 0, cap = hr_dump_object_count(d);
-	uint32_t *objs = NULL;
-	size_t objs_cap = 0;
+	size_t cap = hr_dump_object_count(w->d), objs_cap = 0;
 
-	for (uint32_t o = obj; o != HR_SCAN_BY_ROOT && o != HR_SCAN_NOT_REACHED && n < cap;
-	     o = hr_scan_reached_by(scan, o).holder) {
-		uint32_t *slot = hr_array_push((void **)&objs, &n, &objs_cap, sizeof(*objs));
+	*objs = NULL;
+	*n = 0;
+	for (uint32_t o = obj; o != HR_SCAN_BY_ROOT && o != HR_SCAN_NOT_REACHED && *n < cap;
+	     o = hr_scan_reached_by(w->scan, o).holder) {
+		uint32_t *slot = hr_array_push((void **)objs, n, &objs_cap, sizeof(**objs));
 
-		if (!slot) {
-			free(objs);
-			return hr_error_set(err, HR_ENOMEM, "out of memory for the path");
-		}
+		if (!slot)
+			return HR_ENOMEM;
 		*slot = o;
 	}
-	fprintf(out, "  path: %zu object%s from the root\n    %s\n", n, n == 1 ? "" : "s", root);
-	for (size_t k = n; k-- > 0;) {
-		size_t from_root = n - 1 - k;
+	for (size_t i = 0, j = *n; i + 1 < j--; i++) {
+		uint32_t t = (*objs)[i];
 
-		if (n > 2 * PATH_ENDS_SHOWN && from_root == PATH_ENDS_SHOWN) {
-			fprintf(out, "    ... %zu more objects ...\n", n - 2 * PATH_ENDS_SHOWN);
-			k = PATH_ENDS_SHOWN;
-			continue;
-		}
-		print_path_object(out, d, objs[k], k ? objs[k - 1] : HR_SCAN_NOT_REACHED);
+		(*objs)[i] = (*objs)[j];
+		(*objs)[j] = t;
 	}
-	free(objs);
 	return HR_OK;
 }
 
-int hr_write_path(FILE *out, const struct hr_dump *d, const struct hr_chains *tree,
-		  const struct hr_scan *scan, uint64_t addr, struct hr_error *err)
+/*
+ * Marks the root variable (graph node) and the objects of a path but its last (the
+ * target) as not to be used again: the next path must go another way.
+ */
+static void avoid_path(const struct path_writer *w, uint64_t *avoid, uint32_t root,
+		       const uint32_t *objs, size_t n)
 {
+	uint32_t first = hr_heap_graph_root_count(w->opt->graph) + 1;
+
+	if (root)
+		hr_bit_set(avoid, root);
+	for (size_t i = 0; i + 1 < n; i++)
+		hr_bit_set(avoid, first + objs[i]);
+}
+
+/*
+ * Paths 2..k: each a shortest path through none of the objects of the paths before,
+ * until k are shown or none is left (said so).
+ */
+static int more_paths(const struct path_writer *w, uint32_t obj, uint64_t *avoid,
+		      struct hr_error *err)
+{
+	for (unsigned k = 2; k <= w->opt->paths; k++) {
+		uint32_t *nodes;
+		size_t n;
+		uint32_t nroots = hr_heap_graph_root_count(w->opt->graph), root_chain;
+		int rc = hr_heap_graph_path(w->opt->graph, obj, avoid, &nodes, &n, err);
+
+		if (rc == 1) {
+			fputs("  no other path avoids the objects of the paths above\n", w->out);
+			return HR_OK;
+		}
+		if (rc)
+			return rc;
+		/* nodes: the root variable, then objects (graph node ids) */
+		root_chain = hr_heap_graph_root_chain(w->opt->graph, nodes[0]);
+		avoid_path(w, avoid, nodes[0], NULL, 0);
+		for (size_t i = 1; i < n; i++)
+			nodes[i - 1] = nodes[i] - nroots - 1;
+		print_objects(w, k, "", nodes, n - 1,
+			      hr_chains_name(w->tree, hr_chains_node(w->tree, root_chain)->name));
+		avoid_path(w, avoid, 0, nodes, n - 1);
+		free(nodes);
+	}
+	return HR_OK;
+}
+
+static int print_paths(const struct path_writer *w, uint32_t obj, uint32_t root_chain,
+		       const char *root, struct hr_error *err)
+{
+	uint32_t *objs;
+	size_t n;
+	uint64_t *avoid = NULL;
+	int rc = charged_path(w, obj, &objs, &n);
+
+	if (rc)
+		goto out;
+	print_objects(w, 1, " (the one the analysis took)", objs, n, root);
+	if (w->opt->paths > 1 && w->opt->graph) {
+		avoid = calloc(hr_bit_words(hr_heap_graph_count(w->opt->graph)) + 1, sizeof(*avoid));
+		if (!avoid) {
+			rc = HR_ENOMEM;
+			goto out;
+		}
+		avoid_path(w, avoid, hr_heap_graph_root_node(w->opt->graph, root_chain), objs, n);
+		rc = more_paths(w, obj, avoid, err);
+	}
+out:
+	free(objs);
+	free(avoid);
+	if (rc == HR_ENOMEM)
+		hr_error_set(err, rc, "out of memory for the paths");
+	return rc;
+}
+
+/* Why object i is alive: its chain and paths. *found: whether a root reaches it. */
+static int write_object(const struct path_writer *w, uint64_t addr, uint32_t i, bool *found,
+			struct hr_error *err)
+{
+	struct hr_object o = hr_dump_object(w->d, i);
+	struct hr_reached_by by = hr_scan_reached_by(w->scan, i);
+	uint32_t root_chain;
+	const char *root;
+
+	fprintf(w->out, "0x%" PRIx64 ": in object 0x%" PRIx64 " (%" PRIu64 " bytes)", addr,
+		o.addr, o.size);
+	if (by.node == HR_CHAINS_NONE || by.node == HR_CHAINS_TOP) {
+		fputs(": no root reaches it (garbage since the last GC, or runtime bookkeeping)\n",
+		      w->out);
+		*found = false;
+		return HR_OK;
+	}
+	root_chain = chain_root(w->tree, by.node);
+	root = hr_chains_name(w->tree, hr_chains_node(w->tree, root_chain)->name);
+	fprintf(w->out, ", kept alive by %s\n  chain: ", root);
+	write_chain(w->out, w->tree, by.node);
+	fputc('\n', w->out);
+	*found = true;
+	return print_paths(w, i, root_chain, root, err);
+}
+
+static int finish(FILE *out, int rc, struct hr_error *err)
+{
+	if (!rc && ferror(out))
+		rc = hr_error_set(err, HR_EIO, "cannot write the paths");
+	return rc;
+}
+
+int hr_write_path(FILE *out, const struct hr_dump *d, const struct hr_chains *tree,
+		  const struct hr_scan *scan, const struct hr_path_options *opt, uint64_t addr,
+		  bool *found, struct hr_error *err)
+{
+	struct path_writer w = { out, d, tree, scan, opt };
 	int64_t i = hr_dump_object_at(d, addr);
-	struct hr_reached_by by;
-	struct hr_object o;
-	uint32_t root;
-	int rc = HR_OK;
 
 	if (i < 0) {
 		fprintf(out, "0x%" PRIx64 ": not in any heap object\n", addr);
-		goto out;
+		*found = false;
+		return finish(out, HR_OK, err);
 	}
-	o = hr_dump_object(d, (size_t)i);
-	by = hr_scan_reached_by(scan, (uint32_t)i);
-	fprintf(out, "0x%" PRIx64 ": in object 0x%" PRIx64 " (%" PRIu64 " bytes)", addr, o.addr,
-		o.size);
-	if (by.node == HR_CHAINS_NONE || by.node == HR_CHAINS_TOP) {
-		fputs(": no root reaches it (garbage since the last GC, or runtime bookkeeping)\n",
-		      out);
-		goto out;
+	return finish(out, write_object(&w, addr, (uint32_t)i, found, err), err);
+}
+
+/* The type a chain node's name `x. (T)` names, as "T" without one leading '*'. */
+static bool names_type(const char *name, const char *type)
+{
+	const char *open = strstr(name, ". (");
+	size_t len = strlen(name), tlen = strlen(type);
+
+	if (!open || len < 1 || name[len - 1] != ')')
+		return false;
+	open += 3;
+	if (*open == '*' && *type != '*')
+		open++;
+	return (size_t)(name + len - 1 - open) == tlen && !strncmp(open, type, tlen);
+}
+
+/* The heap objects charged to a chain naming type, the biggest `keep` of them, biggest first. */
+static int biggest_of_type(const struct path_writer *w, const char *type, size_t keep,
+			   uint32_t *best, size_t *nbest, uint64_t *count, uint64_t *bytes)
+{
+	size_t nnodes = hr_chains_count(w->tree);
+	uint8_t *match = calloc(nnodes + 1, 1); /* 0 unknown, 1 no, 2 yes */
+
+	if (!match)
+		return HR_ENOMEM;
+	*nbest = 0;
+	*count = *bytes = 0;
+	for (uint32_t i = 0; i < hr_dump_object_count(w->d); i++) {
+		uint32_t node = hr_scan_reached_by(w->scan, i).node;
+		uint64_t size;
+		size_t k;
+
+		if (node == HR_CHAINS_NONE || node >= nnodes)
+			continue;
+		if (!match[node])
+			match[node] = names_type(hr_chains_name(w->tree,
+							       hr_chains_node(w->tree, node)->name),
+						 type) ? 2 : 1;
+		if (match[node] != 2)
+			continue;
+		size = hr_dump_object(w->d, i).size;
+		(*count)++;
+		*bytes += size;
+		/* insertion into the few kept, biggest first (ties: lower address first) */
+		for (k = *nbest; k > 0 && hr_dump_object(w->d, best[k - 1]).size < size; k--)
+			if (k < keep)
+				best[k] = best[k - 1];
+		if (k < keep) {
+			best[k] = i;
+			if (*nbest < keep)
+				(*nbest)++;
+		}
 	}
-	root = chain_root(tree, by.node);
-	fprintf(out, ", kept alive by %s\n  chain: ",
-		hr_chains_name(tree, hr_chains_node(tree, root)->name));
-	write_chain(out, tree, by.node);
-	fputc('\n', out);
-	rc = print_path(out, d, scan, (uint32_t)i,
-			hr_chains_name(tree, hr_chains_node(tree, root)->name), err);
-out:
-	if (!rc && ferror(out))
-		rc = hr_error_set(err, HR_EIO, "cannot write the path");
-	return rc;
+	free(match);
+	return HR_OK;
+}
+
+int hr_write_paths_of_type(FILE *out, const struct hr_dump *d, const struct hr_chains *tree,
+			   const struct hr_scan *scan, const struct hr_path_options *opt,
+			   const char *type, bool *found, struct hr_error *err)
+{
+	struct path_writer w = { out, d, tree, scan, opt };
+	struct hr_path_options one = { .paths = 1 };
+	size_t keep = opt->paths ? opt->paths : 1, n;
+	uint32_t *best = malloc(keep * sizeof(*best));
+	uint64_t count, bytes;
+	int rc;
+
+	if (!best)
+		return hr_error_set(err, HR_ENOMEM, "out of memory");
+	if ((rc = biggest_of_type(&w, type, keep, best, &n, &count, &bytes))) {
+		free(best);
+		return hr_error_set(err, rc, "out of memory");
+	}
+	*found = n > 0;
+	if (!n)
+		fprintf(out, "%s: no reachable object is charged to a chain of that type "
+			     "(a name `x. (%s)` or `x. (*%s)`)\n", type, type, type);
+	else
+		fprintf(out, "%s: %" PRIu64 " reachable objects, %" PRIu64 " bytes; the %zu "
+			     "biggest:\n", type, count, bytes, n);
+	w.opt = &one; /* one path each: the biggest objects are the answer's breadth */
+	for (size_t k = 0; k < n && !rc; k++) {
+		bool reached;
+
+		rc = write_object(&w, hr_dump_object(d, best[k]).addr, best[k], &reached, err);
+	}
+	free(best);
+	return finish(out, rc, err);
 }

@@ -37,7 +37,12 @@ WORK = os.environ.get("HEAPREF_WORK") or tempfile.mkdtemp(prefix="heapref-e2e-")
 MAX_ASKED = 3000
 HEAD = re.compile(r"^0x([0-9a-f]+): (?:(not in any heap object)|in object 0x([0-9a-f]+) "
                   r"\((\d+) bytes\)(?:, kept alive by (.+)|(: no root reaches it.*)))$")
-STEP = re.compile(r"^    0x([0-9a-f]+) +(\d+) bytes(?:   its word \+(\d+) points to the next)?$")
+STEP = re.compile(r"^    0x([0-9a-f]+) +(\d+) bytes   (.+?)(?:   its word \+(\d+) points to the "
+                  r"next)?$")
+PATH = re.compile(r"^  path (\d+)(?: \(the one the analysis took\))?: (\d+) objects? from (.+)$")
+NO_MORE = "  no other path avoids the objects of the paths above"
+TYPE_HEAD = re.compile(r"^(\S+): (?:(\d+) reachable objects, (\d+) bytes; the (\d+) biggest:|"
+                       r"(no reachable object .*))$")
 MORE = re.compile(r"^    \.\.\. (\d+) more objects \.\.\.$")
 
 
@@ -47,8 +52,18 @@ def heapref(*args):
     return p.returncode, p.stdout.decode(errors="replace"), p.stderr.decode(errors="replace")
 
 
+class Path:
+    """One path of an answer: from root, count objects (as said), the steps shown."""
+
+    def __init__(self, m):
+        self.number, self.count, self.root = int(m.group(1)), int(m.group(2)), m.group(3)
+        self.steps = []       # (address, size, offset of the word to the next or None)
+        self.names = []       # the chain node name of each step's object
+        self.skipped = 0      # objects left out in the middle
+
+
 class Answer:
-    """One address's block of `why` output."""
+    """One address's block of `why` output; count, steps and skipped are path 1's."""
 
     def __init__(self, m):
         self.addr = int(m.group(1), 16)
@@ -57,32 +72,45 @@ class Answer:
         self.size = int(m.group(4)) if m.group(4) else None
         self.root = m.group(5)
         self.chain = None
-        self.count = None     # objects on the path, as said
-        self.steps = []       # (address, size, offset of the word to the next or None)
-        self.skipped = 0      # objects left out in the middle
+        self.paths = []
+        self.no_more = False  # said that no other path is left
+
+    count = property(lambda self: self.paths[0].count if self.paths else None)
+    steps = property(lambda self: self.paths[0].steps if self.paths else [])
+    skipped = property(lambda self: self.paths[0].skipped if self.paths else 0)
 
 
 def parse_why(text):
-    answers = []
+    """The answers of `why` output, and the type heads ({type: (count, bytes, shown)})."""
+    answers, types = [], {}
     for line in text.splitlines():
         m = HEAD.match(line)
         if m:
             answers.append(Answer(m))
             continue
+        t = TYPE_HEAD.match(line)
+        if t:
+            types[t.group(1)] = None if t.group(5) else tuple(map(int, t.group(2, 3, 4)))
+            continue
         a = answers[-1]
+        p = a.paths[-1] if a.paths else None
         if line.startswith("  chain: "):
             a.chain = tuple(line[len("  chain: "):].split(" -> "))
-        elif line.startswith("  path: "):
-            a.count = int(line.split()[1])
-        elif line == "    " + (a.root or ""):
+        elif PATH.match(line):
+            a.paths.append(Path(PATH.match(line)))
+        elif line == NO_MORE:
+            a.no_more = True
+        elif p and line == "    " + p.root:
             pass
         elif MORE.match(line):
-            a.skipped = int(MORE.match(line).group(1))
+            p.skipped = int(MORE.match(line).group(1))
         else:
             s = STEP.match(line)
-            assert s, "not a line of why's output: %r" % line
-            a.steps.append((int(s.group(1), 16), int(s.group(2)),
-                            int(s.group(3)) if s.group(3) else None))
+            assert s and p, "not a line of why's output: %r" % line
+            p.steps.append((int(s.group(1), 16), int(s.group(2)),
+                            int(s.group(4)) if s.group(4) else None))
+            p.names.append(s.group(3))
+    parse_why.types = types
     return answers
 
 
@@ -113,10 +141,10 @@ class Why(unittest.TestCase):
         cls.binary, cls.dump_path, cls.facts = progs.prepare("list", WORK)
         cls.d = reach.load(cls.dump_path)
 
-    def why(self, *args):
+    def why(self, *args, status=0):
         code, out, err = heapref("why", *(list(args[:-1]) + [self.binary, self.dump_path] +
                                           ["%#x" % a for a in args[-1]]))
-        self.assertEqual(code, 0, err)
+        self.assertEqual(code, status, err)
         return parse_why(out)
 
     def list_nodes(self, k):
@@ -163,10 +191,10 @@ class Why(unittest.TestCase):
         self.assertEqual(a.chain, ("main.tree", "Right. (*main.Tree)"))
 
     def test_not_in_heap_and_usage(self):
-        a, = self.why([8])
+        a, = self.why([8], status=1)
         self.assertFalse(a.in_heap)
         for args in ([self.binary, self.dump_path],                    # no address
-                     [self.binary, self.dump_path, "x12"],
+                     [self.binary, self.dump_path, "12x"],   # a number, badly written
                      ["-o", "out", self.binary, self.dump_path, "0x1"],
                      ["--text", self.binary, self.dump_path, "0x1"]):
             with self.subTest(args=args):
@@ -207,7 +235,12 @@ class WhyEveryObject(unittest.TestCase):
         # at most MAX_ASKED objects, spread over the heap (an argument list has a limit)
         picked = list(range(0, len(d.addrs), -(-len(d.addrs) // MAX_ASKED)))
         code, out, err = heapref("why", binary, dump, *["%#x" % d.addrs[i] for i in picked])
-        self.assertEqual(code, 0, err)
+        unreached = sum(1 for i in picked if not r.seen[i])
+        self.assertEqual(code, 1 if unreached else 0, err)
+        if unreached:   # and one line on stderr says how many
+            self.assertEqual(err.strip().splitlines()[-1], "heapref: %d of %d addresses or types: in no heap "
+                             "object, reached by no root, or no reachable object of the type"
+                             % (unreached, len(picked)))
         answers = parse_why(out)
         self.assertEqual([a.addr for a in answers], [d.addrs[i] for i in picked])
         roots = root_targets(d)
@@ -236,6 +269,56 @@ class WhyEveryObject(unittest.TestCase):
                                     where, off, addr))
             paths += 1
         return paths
+
+
+class WhyManyPaths(unittest.TestCase):
+    """why -n K: shared/main.go's big buffer is held by main.a's and main.b's Holders (and
+    by main's frame while it runs): paths from each, none through another's objects,
+    each hop a real pointer word of the dump; then nothing more is left."""
+
+    def test_shared_buffer(self):
+        binary, dump, f = progs.prepare("shared", WORK)
+        d = reach.load(dump)
+        code, out, err = heapref("why", "-n", "10", binary, dump, "%#x" % f["ptr_big"])
+        self.assertEqual(code, 0, err)
+        a, = parse_why(out)
+        self.assertGreaterEqual(len(a.paths), 2)
+        self.assertLess(len(a.paths), 10)
+        self.assertTrue(a.no_more, out)
+        self.assertEqual([p.number for p in a.paths], list(range(1, len(a.paths) + 1)))
+        roots = [p.root for p in a.paths]
+        self.assertIn("main.a", roots)
+        self.assertIn("main.b", roots)
+        self.assertEqual(len(set(roots)), len(roots), "a root variable used twice")
+        targets = root_targets(d)
+        used = set()
+        holders = {f["ptr_main.a"]: "main.a", f["ptr_main.b"]: "main.b"}
+        for p in a.paths:
+            objs = [d.find(s[0]) for s in p.steps]
+            self.assertEqual(objs[-1], d.find(f["ptr_big"]))
+            self.assertIn(objs[0], targets)
+            self.assertFalse(used & set(objs[:-1]), "paths share an object")
+            used |= set(objs[:-1])
+            for (addr, size, off), k, nxt in zip(p.steps, objs, objs[1:]):
+                self.assertEqual(pointer_words(d, k).get(off) is not None and
+                                 d.find(pointer_words(d, k)[off]), nxt)
+            if p.root in holders.values():
+                self.assertEqual(holders.get(p.steps[0][0]), p.root)
+
+    def test_biggest_of_a_type(self):
+        binary, dump, f = progs.prepare("shared", WORK)
+        d = reach.load(dump)
+        code, out, err = heapref("why", "-n", "3", binary, dump, "main.Node", "main.Nope")
+        self.assertEqual(code, 1, err)   # no object of main.Nope
+        answers = parse_why(out)
+        node = d.sizes[d.find(f["ptr_main.c"])]
+        count, nbytes, shown = parse_why.types["main.Node"]
+        self.assertIsNone(parse_why.types["main.Nope"])
+        # all but the first node, which is main.c's own (its chain names no type)
+        self.assertEqual((count, nbytes, shown), (f["list_len"] - 1, (f["list_len"] - 1) * node, 3))
+        self.assertEqual(len(answers), 3)
+        for a in answers:
+            self.assertEqual((a.size, a.root, a.chain), (node, "main.c", ("main.c", "next. (*main.Node)")))
 
 
 if __name__ == "__main__":
