@@ -74,6 +74,27 @@ size_t hr_chains_name_count(const struct hr_chains *tree);
  * the copy are its own. NULL when out of memory.
  */
 struct hr_chains *hr_chains_fold_elements(const struct hr_chains *tree);
+/* (The copy keeps the examples of the nodes it merges, the biggest.) */
+
+/* An object charged to a node, shown as an example of what the node holds. */
+struct hr_chain_example {
+	uint64_t addr;
+	uint64_t size;
+};
+
+/*
+ * Keeps up to per_node example objects for each node from now on: the biggest offered
+ * (ties: the first offered). 0 turns examples off. At most HR_CHAINS_EXAMPLES_MAX.
+ */
+#define HR_CHAINS_EXAMPLES_MAX 16
+void hr_chains_keep_examples(struct hr_chains *tree, unsigned per_node);
+/* How many examples per node the tree keeps (0: none). */
+unsigned hr_chains_examples_kept(const struct hr_chains *tree);
+/* Offers an object charged to node as an example. 0, or HR_ENOMEM. */
+int hr_chains_offer_example(struct hr_chains *tree, uint32_t node, uint64_t addr, uint64_t size);
+/* node's examples, biggest first; *n of them (0 when none are kept). Owned by the tree. */
+const struct hr_chain_example *hr_chains_examples(const struct hr_chains *tree, uint32_t node,
+						  size_t *n);
 
 /* Sum of the own values of all nodes. */
 void hr_chains_totals(const struct hr_chains *tree, uint64_t *objects, uint64_t *bytes);

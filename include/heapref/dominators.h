@@ -129,8 +129,9 @@ struct hr_dom_node hr_heap_dom_node(const struct hr_heap_dominators *hd, uint32_
 uint32_t hr_heap_dom_reached(const struct hr_heap_dominators *hd);
 /* The k-th reached node in depth-first preorder (k < reached): a node after its dominator. */
 uint32_t hr_heap_dom_preorder(const struct hr_heap_dominators *hd, uint32_t k);
-/* The size of heap object obj. */
+/* The size and address of heap object obj. */
 uint64_t hr_heap_dom_object_size(const struct hr_heap_dominators *hd, uint32_t obj);
+uint64_t hr_heap_dom_object_addr(const struct hr_heap_dominators *hd, uint32_t obj);
 
 /*
  * The chain tree by dominator (analyze --attribution dominator): each reachable object
@@ -141,6 +142,7 @@ uint64_t hr_heap_dom_object_size(const struct hr_heap_dominators *hd, uint32_t o
  * the scan charged to the root that dominates it is that root's own value. from is the
  * scan's tree (its names), and the scan must have kept paths (hr_scan_keep_paths()).
  * max_depth and fold_recursion as for hr_chains_new() / hr_chains_fold_recursion().
+ * It keeps as many examples per node as from does (hr_chains_keep_examples()).
  * The caller frees the result; NULL (err set) when out of memory.
  */
 struct hr_chains *hr_heap_dom_chains(const struct hr_heap_dominators *hd,

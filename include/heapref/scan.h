@@ -147,6 +147,14 @@ struct hr_root_edge {
 /* The root edges recorded, after both passes (NULL, 0 if not kept). Owned by the scan. */
 const struct hr_root_edge *hr_scan_root_edges(const struct hr_scan *scan, size_t *n);
 
+/*
+ * Offers every reached object to the tree as an example of the chain node it is charged
+ * to (hr_chains_offer_example(); the tree keeps the biggest few of each), after both
+ * passes of a scan that kept paths. 0, or HR_ENOMEM with err set.
+ */
+int hr_scan_offer_examples(const struct hr_scan *scan, struct hr_chains *tree,
+			   struct hr_error *err);
+
 /* Pass 1: the roots and the typed walk. 0 or a negative HR_E* (err set). */
 int hr_scan_pass1(struct hr_scan *scan, struct hr_error *err);
 /* Pass 2: the bitmap fallback from every unticked pointer word. 0 or a negative HR_E*. */

@@ -43,6 +43,11 @@ struct hr_chains {
 	size_t child_slots_used;
 
 	bool fold_recursion; /* see hr_chains_fold_recursion() */
+
+	unsigned examples_per_node;         /* hr_chains_keep_examples() */
+	struct hr_chain_example *examples;  /* [examples_nodes * per node], biggest first */
+	uint8_t *nexamples;                 /* [examples_nodes] */
+	size_t examples_nodes;
 };
 
 static uint64_t hash_bytes(const char *s, size_t len)
@@ -99,7 +104,68 @@ void hr_chains_free(struct hr_chains *t)
 	free(t->names);
 	free(t->name_slots);
 	free(t->child_slots);
+	free(t->examples);
+	free(t->nexamples);
 	free(t);
+}
+
+void hr_chains_keep_examples(struct hr_chains *t, unsigned per_node)
+{
+	t->examples_per_node = per_node < HR_CHAINS_EXAMPLES_MAX ? per_node : HR_CHAINS_EXAMPLES_MAX;
+}
+
+unsigned hr_chains_examples_kept(const struct hr_chains *t)
+{
+	return t->examples_per_node;
+}
+
+/* Room for the examples of every node the tree has now. */
+static int grow_examples(struct hr_chains *t)
+{
+	size_t n = t->nodes_cap, per = t->examples_per_node;
+	struct hr_chain_example *ex = realloc(t->examples, n * per * sizeof(*ex));
+	uint8_t *counts;
+
+	if (!ex)
+		return HR_ENOMEM;
+	t->examples = ex;
+	counts = realloc(t->nexamples, n);
+	if (!counts)
+		return HR_ENOMEM;
+	memset(counts + t->examples_nodes, 0, n - t->examples_nodes);
+	t->nexamples = counts;
+	t->examples_nodes = n;
+	return HR_OK;
+}
+
+int hr_chains_offer_example(struct hr_chains *t, uint32_t node, uint64_t addr, uint64_t size)
+{
+	unsigned per = t->examples_per_node, k;
+	struct hr_chain_example *ex;
+
+	if (!per || node >= t->nnodes)
+		return HR_OK;
+	if (node >= t->examples_nodes && grow_examples(t))
+		return HR_ENOMEM;
+	ex = t->examples + (size_t)node * per;
+	k = t->nexamples[node];
+	if (k == per && ex[per - 1].size >= size)
+		return HR_OK; /* not bigger than the smallest kept */
+	if (k < per)
+		t->nexamples[node]++;
+	else
+		k = per - 1;
+	for (; k > 0 && ex[k - 1].size < size; k--)
+		ex[k] = ex[k - 1];
+	ex[k] = (struct hr_chain_example){ addr, size };
+	return HR_OK;
+}
+
+const struct hr_chain_example *hr_chains_examples(const struct hr_chains *t, uint32_t node,
+						  size_t *n)
+{
+	*n = node < t->examples_nodes ? t->nexamples[node] : 0;
+	return *n ? t->examples + (size_t)node * t->examples_per_node : NULL;
 }
 
 static int grow_name_slots(struct hr_chains *t)
@@ -314,6 +380,19 @@ static size_t element_index_len(const char *name)
 	return name[i] == ']' && !strncmp(name + i + 1, ". (", 3) ? i + 1 : 0;
 }
 
+/* Offers node from's examples to node to of copy. */
+static int copy_examples(const struct hr_chains *t, uint32_t from, struct hr_chains *copy,
+			 uint32_t to)
+{
+	size_t n;
+	const struct hr_chain_example *ex = hr_chains_examples(t, from, &n);
+
+	for (size_t k = 0; k < n; k++)
+		if (hr_chains_offer_example(copy, to, ex[k].addr, ex[k].size))
+			return HR_ENOMEM;
+	return HR_OK;
+}
+
 struct hr_chains *hr_chains_fold_elements(const struct hr_chains *t)
 {
 	struct hr_chains *copy = hr_chains_new(0);
@@ -322,8 +401,10 @@ struct hr_chains *hr_chains_fold_elements(const struct hr_chains *t)
 	size_t buf_cap = 0;
 	bool ok = copy && to;
 
-	if (ok)
+	if (ok) {
 		to[0] = HR_CHAINS_TOP;
+		hr_chains_keep_examples(copy, t->examples_per_node);
+	}
 	for (size_t i = 1; ok && i < t->nnodes; i++) {
 		const struct hr_chain_node *n = &t->nodes[i];
 		const char *name = t->pool + t->names[n->name].offset;
@@ -342,6 +423,7 @@ struct hr_chains *hr_chains_fold_elements(const struct hr_chains *t)
 		ok = ok && to[i] != HR_CHAINS_NONE;
 		if (ok)
 			hr_chains_charge(copy, to[i], n->objects, n->bytes);
+		ok = ok && !copy_examples(t, (uint32_t)i, copy, to[i]);
 	}
 	free(buf);
 	free(to);

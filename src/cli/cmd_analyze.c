@@ -43,6 +43,9 @@ static const char analyze_usage[] =
 	"  --stats         time, CPU and peak memory of each phase, on stderr\n"
 	"  --force         analyse even when the dump does not look written by the binary\n"
 	"                  (different Go version, data or bss layout): the chains may be wrong\n"
+	"  --examples N    the N biggest objects charged to each chain, their addresses for\n"
+	"                  heapref object / why: below each chain of --text, and as the\n"
+	"                  label \"examples\" of each sample of the profile (up to 16)\n"
 	"  --attribution first|dominator\n"
 	"                  charge each object to the first chain that reaches it (default),\n"
 	"                  or under its immediate dominator's chain, so that a node's\n"
@@ -93,6 +96,7 @@ struct analyze_args {
 	bool force;
 	bool by_dominator;    /* --attribution dominator */
 	unsigned paths;       /* why -n */
+	unsigned examples;    /* --examples */
 	struct hr_retained_options retained;
 };
 
@@ -185,6 +189,15 @@ static int parse_args(int argc, char **argv, enum mode mode, struct analyze_args
 				return usage_error(a, "-n takes a number");
 			a->retained.top = v;
 			a->paths = v > 1000 ? 1000 : (unsigned)v;
+		} else if (mode == MODE_ANALYZE && !strcmp(argv[i], "--examples")) {
+			char *end;
+			unsigned long v;
+
+			errno = 0;
+			if (++i >= argc || (v = strtoul(argv[i], &end, 10), errno) || end == argv[i] ||
+			    *end || argv[i][0] == '-' || v > HR_CHAINS_EXAMPLES_MAX)
+				return usage_error(a, "--examples takes a number, 0 to 16");
+			a->examples = (unsigned)v;
 		} else if (mode == MODE_ANALYZE && !strcmp(argv[i], "--attribution")) {
 			if (++i >= argc || (strcmp(argv[i], "first") && strcmp(argv[i], "dominator")))
 				return usage_error(a, "--attribution takes first or dominator");
@@ -631,6 +644,11 @@ static int write_answer(const struct analyze_args *a, struct analysis *an, struc
 		return write_paths(a, an, err);
 	if (a->mode == MODE_RETAINED)
 		return write_retained(a, an, stats, err) ? ST_RESOURCES : ST_OK;
+	if (a->examples) {
+		hr_chains_keep_examples(an->tree, a->examples);
+		if (hr_scan_offer_examples(an->scan, an->tree, err))
+			return status_of(err);
+	}
 	if (a->by_dominator && attribute_by_dominator(a, an, stats, err))
 		return status_of(err);
 	/* the output, not the input: status 3 */
@@ -654,7 +672,8 @@ static int run(int argc, char **argv, enum mode mode)
 	clock_gettime(CLOCK_MONOTONIC, &start);
 	o = (struct analysis_options){ .max_depth = a.max_depth, .full_chains = a.full_chains,
 				       .force = a.force,
-				       .keep_paths = mode != MODE_ANALYZE || a.by_dominator,
+				       .keep_paths = mode != MODE_ANALYZE || a.by_dominator ||
+						     a.examples,
 				       .keep_root_edges = mode == MODE_RETAINED || a.by_dominator ||
 							  (mode == MODE_WHY && a.paths > 1),
 				       .stats = a.stats ? stats_start() : NULL };

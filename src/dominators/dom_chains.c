@@ -71,6 +71,7 @@ struct hr_chains *hr_heap_dom_chains(const struct hr_heap_dominators *hd,
 		goto nomem;
 	if (fold_recursion)
 		hr_chains_fold_recursion(b.to);
+	hr_chains_keep_examples(b.to, hr_chains_examples_kept(from));
 	for (uint32_t k = 0; k < hr_heap_dom_reached(hd); k++) {
 		uint32_t id = hr_heap_dom_preorder(hd, k); /* after its dominator */
 		struct hr_dom_node node = hr_heap_dom_node(hd, id);
@@ -83,8 +84,14 @@ struct hr_chains *hr_heap_dom_chains(const struct hr_heap_dominators *hd,
 		if (c == HR_CHAINS_NONE)
 			goto nomem;
 		b.chain_of[id] = c;
-		if (node.object != UINT32_MAX)
-			hr_chains_charge(b.to, c, 1, hr_heap_dom_object_size(hd, node.object));
+		if (node.object != UINT32_MAX) {
+			uint64_t size = hr_heap_dom_object_size(hd, node.object);
+
+			hr_chains_charge(b.to, c, 1, size);
+			if (hr_chains_offer_example(b.to, c, hr_heap_dom_object_addr(hd, node.object),
+						    size))
+				goto nomem;
+		}
 	}
 	free(b.chain_of);
 	return b.to;

@@ -7,7 +7,9 @@
  *      and records each one's tree parent. (An explicit stack holding every successor
  *      pushed, popped last in first out, skipping nodes already numbered: its tree is
  *      a depth-first tree, which is all the algorithm needs.)
- *   2. The predecessors of each reachable node, as preorder numbers, in one flat array.
+ *   2. The predecessors of each reachable node, as preorder numbers, in one flat array,
+ *      from the successors the search saw (kept meanwhile: the callback is asked once
+ *      per node, which for the heap graph means reading the dump's bitmaps once).
  *   3. Semidominators, from the highest number down, with the link-eval forest of
  *      Lengauer and Tarjan's simple version (path compression, iterative).
  *   4. Immediate dominators, from the lowest number up: the nearest common ancestor, on
@@ -26,7 +28,10 @@ struct dom_run {
 	uint32_t *parent;        /* [nnodes + 1]: by number, the tree parent's number */
 	uint32_t *semi, *label, *ancestor; /* [n + 1], steps 3 and 4 */
 	uint32_t *path;          /* compress()'s stack: pre's memory, no longer needed then */
-	uint64_t *pred_off;      /* [n + 2]: w's predecessors are preds[pred_off[w] ..) */
+	uint32_t *succ;          /* step 1's successors (node ids), node by node in preorder */
+	size_t nsucc, succ_cap;
+	uint32_t *succ_end;      /* [nnodes + 1]: number w's successors end at succ[succ_end[w]] */
+	uint32_t *pred_off;      /* [n + 2]: w's predecessors are preds[pred_off[w] ..) */
 	uint32_t *preds;
 	struct dfs_entry {
 		uint32_t node, from;
@@ -42,8 +47,19 @@ static void emit_push(void *ctx, uint32_t v)
 {
 	struct dom_run *r = ctx;
 	struct dfs_entry *e;
+	uint32_t *s;
 
-	if (v >= r->g->nnodes || r->pre[v] || r->status)
+	if (v >= r->g->nnodes || r->status)
+		return;
+	if (r->expanding) { /* an edge from a numbered node, for step 2 */
+		if (r->nsucc >= UINT32_MAX || !(s = hr_array_push((void **)&r->succ, &r->nsucc,
+								  &r->succ_cap, sizeof(*s)))) {
+			r->status = HR_ENOMEM;
+			return;
+		}
+		*s = v;
+	}
+	if (r->pre[v])
 		return;
 	e = hr_array_push((void **)&r->stack, &r->nstack, &r->stack_cap, sizeof(*e));
 	if (!e) {
@@ -68,63 +84,38 @@ static int number_nodes(struct dom_run *r)
 		r->expanding = r->n;
 		if ((rc = r->g->successors(r->g->ctx, e.node, emit_push, r)))
 			return rc;
+		r->succ_end[r->n] = (uint32_t)r->nsucc;
 	}
 	return r->status;
 }
 
 /* --- 2. predecessors ---------------------------------------------------------------- */
 
-static void emit_count(void *ctx, uint32_t v)
-{
-	struct dom_run *r = ctx;
-
-	if (v < r->g->nnodes && r->pre[v])
-		r->pred_off[r->pre[v] + 1]++;
-}
-
-static void emit_fill(void *ctx, uint32_t v)
-{
-	struct dom_run *r = ctx;
-
-	if (v < r->g->nnodes && r->pre[v])
-		r->preds[r->pred_off[r->pre[v]]++] = r->expanding;
-}
-
-/* Calls emit for every edge between numbered nodes, r->expanding the edge's source. */
-static int each_edge(struct dom_run *r, hr_dom_emit_fn *emit)
-{
-	for (uint32_t w = 1; w <= r->n; w++) {
-		int rc;
-
-		r->expanding = w;
-		if ((rc = r->g->successors(r->g->ctx, r->t->order[w - 1], emit, r)))
-			return rc;
-	}
-	return HR_OK;
-}
-
+/* Predecessors by number, from the successors step 1 kept (then freed). */
 static int collect_preds(struct dom_run *r)
 {
-	uint64_t total, bytes;
-	int rc;
+	uint32_t total;
 
 	r->pred_off = calloc((size_t)r->n + 2, sizeof(*r->pred_off));
 	if (!r->pred_off)
 		return HR_ENOMEM;
-	if ((rc = each_edge(r, emit_count)))
-		return rc;
+	for (size_t k = 0; k < r->nsucc; k++)
+		r->pred_off[r->pre[r->succ[k]] + 1]++;
 	for (uint32_t w = 1; w <= r->n + 1; w++)
 		r->pred_off[w] += r->pred_off[w - 1];
 	total = r->pred_off[r->n + 1];
-	if (!hr_mul_ok(total + 1, sizeof(*r->preds), &bytes) || bytes > SIZE_MAX ||
-	    !(r->preds = malloc((size_t)bytes)))
+	if (!(r->preds = malloc(((size_t)total + 1) * sizeof(*r->preds))))
 		return HR_ENOMEM;
-	if ((rc = each_edge(r, emit_fill)))
-		return rc;
+	for (uint32_t w = 1, k = 0; w <= r->n; w++)
+		for (; k < r->succ_end[w]; k++)
+			r->preds[r->pred_off[r->pre[r->succ[k]]]++] = w;
 	/* each start moved to the next one's: shift back */
 	for (uint32_t w = r->n; w >= 2; w--)
 		r->pred_off[w] = r->pred_off[w - 1];
 	r->pred_off[1] = 0;
+	free(r->succ);
+	free(r->succ_end);
+	r->succ = r->succ_end = NULL;
 	return HR_OK;
 }
 
@@ -167,7 +158,7 @@ static void compute_semi(struct dom_run *r)
 		r->ancestor[w] = 0;
 	}
 	for (uint32_t w = r->n; w >= 2; w--) {
-		for (uint64_t k = r->pred_off[w]; k < r->pred_off[w + 1]; k++) {
+		for (uint32_t k = r->pred_off[w]; k < r->pred_off[w + 1]; k++) {
 			uint32_t u = eval(r, r->preds[k]);
 
 			if (r->semi[u] < r->semi[w])
@@ -205,7 +196,8 @@ static int alloc_tree(struct dom_run *r)
 	r->t->idom = malloc(n * sizeof(*r->t->idom) + 1);
 	r->pre = calloc(n + 1, sizeof(*r->pre));
 	r->parent = malloc((n + 1) * sizeof(*r->parent));
-	if (!r->t->order || !r->t->idom || !r->pre || !r->parent)
+	r->succ_end = malloc((n + 1) * sizeof(*r->succ_end));
+	if (!r->t->order || !r->t->idom || !r->pre || !r->parent || !r->succ_end)
 		return HR_ENOMEM;
 	for (size_t i = 0; i < n; i++)
 		r->t->idom[i] = HR_DOM_NONE;
@@ -251,6 +243,8 @@ int hr_dominators_compute(const struct hr_dom_graph *g, struct hr_dom_tree *tree
 	free(r.label);
 	free(r.ancestor);
 	free(r.pred_off);
+	free(r.succ);
+	free(r.succ_end);
 	free(r.preds);
 	if (rc) {
 		hr_dom_tree_release(tree);

@@ -59,6 +59,11 @@ uint64_t hr_heap_dom_object_size(const struct hr_heap_dominators *hd, uint32_t o
 	return hr_dump_object(hd->dump, obj).size;
 }
 
+uint64_t hr_heap_dom_object_addr(const struct hr_heap_dominators *hd, uint32_t obj)
+{
+	return hr_dump_object(hd->dump, obj).addr;
+}
+
 struct hr_dom_node hr_heap_dom_node(const struct hr_heap_dominators *hd, uint32_t id)
 {
 	struct hr_dom_node n = { .root = HR_CHAINS_NONE, .object = UINT32_MAX,

@@ -76,6 +76,20 @@ void scan_root_edge(struct hr_scan *s, uint32_t node, uint32_t obj)
 	*e = (struct hr_root_edge){ node, obj };
 }
 
+int hr_scan_offer_examples(const struct hr_scan *s, struct hr_chains *tree, struct hr_error *err)
+{
+	for (size_t i = 0; s->paths && i < s->nobj; i++) {
+		struct hr_object o;
+
+		if (s->paths[i].node == HR_CHAINS_NONE)
+			continue;
+		o = hr_dump_object(s->dump, i);
+		if (hr_chains_offer_example(tree, s->paths[i].node, o.addr, o.size))
+			return hr_error_set(err, HR_ENOMEM, "out of memory for the examples");
+	}
+	return HR_OK;
+}
+
 struct hr_reached_by hr_scan_reached_by(const struct hr_scan *s, uint32_t obj)
 {
 	if (!s->paths || obj >= s->nobj)

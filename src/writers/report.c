@@ -205,6 +205,25 @@ static void print_row(struct report *r, struct sum s, uint32_t indent, const cha
 		r->failed_errno = errno ? errno : EIO;
 }
 
+/* A node's example objects (hr_chains_keep_examples()), if it has any, below its row. */
+static void print_examples(struct report *r, uint32_t id, uint32_t indent)
+{
+	size_t n;
+	const struct hr_chain_example *ex = hr_chains_examples(r->tree, id, &n);
+	uint32_t shown_indent = (indent > INDENT_LEVELS ? INDENT_LEVELS : indent) + 1;
+
+	if (!n)
+		return;
+	if (fprintf(r->out, "%36s%*se.g.", "", (int)(2 * shown_indent), "") < 0)
+		r->failed_errno = errno ? errno : EIO;
+	for (size_t k = 0; k < n; k++)
+		if (fprintf(r->out, "%s 0x%" PRIx64 " (%" PRIu64 " B)", k ? "," : "", ex[k].addr,
+			    ex[k].size) < 0)
+			r->failed_errno = errno ? errno : EIO;
+	if (fputc('\n', r->out) == EOF)
+		r->failed_errno = errno ? errno : EIO;
+}
+
 static void print_line(struct report *r, const struct pending_line *l)
 {
 	uint32_t nshown, nmerged;
@@ -219,6 +238,7 @@ static void print_line(struct report *r, const struct pending_line *l)
 				  ? "(everything reachable from the roots)"
 				  : hr_chains_name(r->tree, hr_chains_node(r->tree, l->id)->name),
 			  "");
+		print_examples(r, l->id, l->indent);
 		break;
 	case LINE_SELF:
 		print_row(r, own_value(r, l->id), l->indent, "<self>", "");

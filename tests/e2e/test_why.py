@@ -321,5 +321,45 @@ class WhyManyPaths(unittest.TestCase):
             self.assertEqual((a.size, a.root, a.chain), (node, "main.c", ("main.c", "next. (*main.Node)")))
 
 
+class WhyFromExamples(unittest.TestCase):
+    """analyze --text --examples N lists under each chain the N biggest objects charged
+    to it, biggest first: each is an object of the dump (reach.py) of the size said, the
+    only object of main.target's chain is its buffer, and `why` on one names that chain."""
+
+    def test_static_program(self):
+        binary, dump, f = progs.prepare("static", WORK)
+        d = reach.load(dump)
+        code, out, err = heapref("analyze", "--text", "--by-index", "--cutoff", "0",
+                                 "--examples", "3", binary, dump)
+        self.assertEqual(code, 0, err)
+        chain, stack, examples = None, [], {}
+        for line in out.splitlines()[2:]:
+            m = re.match(r"^\s+\d+\s+[0-9.]+%\s+\d+  ( *)(.*)$", line)
+            if m:
+                depth = len(m.group(1)) // 2
+                stack = stack[:depth] + [m.group(2)]
+                chain = tuple(stack[1:])
+                continue
+            m = re.match(r"^\s+e\.g\. (.*)$", line)
+            self.assertTrue(m, line)
+            examples[chain] = [(int(a, 16), int(b)) for a, b in
+                               re.findall(r"0x([0-9a-f]+) \((\d+) B\)", m.group(1))]
+        item = ("main.items", "m. (map[int]*main.Item)", "$mapval. (*main.Item)")
+        self.assertEqual(len(examples[item]), 3)
+        self.assertEqual(len(examples[item + ("buf. ([]uint8)",)]), 3)
+        big = examples[("main.target", "data. ([]uint8)")]
+        self.assertEqual(big, [(f["ptr_main.target.data"], d.sizes[d.find(f["ptr_main.target.data"])])])
+        for ex in examples.values():
+            self.assertLessEqual(len(ex), 3)
+            self.assertEqual([s for _, s in ex], sorted((s for _, s in ex), reverse=True))
+            for addr, size in ex:
+                i = d.find(addr)
+                self.assertEqual((d.addrs[i], d.sizes[i]), (addr, size))
+        addr = examples[item + ("buf. ([]uint8)",)][0][0]
+        code, out, err = heapref("why", binary, dump, "%#x" % addr)
+        self.assertEqual(code, 0, err)
+        self.assertEqual(parse_why(out)[0].chain, item + ("buf. ([]uint8)",))
+
+
 if __name__ == "__main__":
     unittest.main()

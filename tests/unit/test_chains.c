@@ -166,6 +166,47 @@ static void test_no_fold_by_default(void **state)
 	hr_chains_free(t);
 }
 
+static void test_examples_keep_the_biggest(void **state)
+{
+	struct hr_chains *t = hr_chains_new(0), *folded;
+	uint32_t a, e0, e1, fe;
+	const struct hr_chain_example *ex;
+	size_t n;
+
+	(void)state;
+	assert_non_null(t);
+	a = hr_chains_child(t, HR_CHAINS_TOP, "main.a", 6);
+	assert_int_equal(hr_chains_offer_example(t, a, 0x100, 8), HR_OK); /* off: ignored */
+	hr_chains_examples(t, a, &n);
+	assert_int_equal(n, 0);
+	hr_chains_keep_examples(t, 2);
+	assert_int_equal(hr_chains_examples_kept(t), 2);
+	for (uint64_t k = 1; k <= 5; k++) /* sizes 10, 50, 20, 50, 5 */
+		assert_int_equal(hr_chains_offer_example(t, a, 0x1000 * k,
+							 (uint64_t[]){ 10, 50, 20, 50, 5 }[k - 1]),
+				 HR_OK);
+	ex = hr_chains_examples(t, a, &n);
+	assert_int_equal(n, 2);
+	assert_int_equal(ex[0].addr, 0x2000); /* 50, offered first among the equal */
+	assert_int_equal(ex[1].addr, 0x4000);
+	/* folding elements merges their examples, the biggest kept */
+	e0 = hr_chains_child(t, a, "[0]. (*T)", 9);
+	e1 = hr_chains_child(t, a, "[10+]. (*T)", 11);
+	assert_int_equal(hr_chains_offer_example(t, e0, 0xa0, 7), HR_OK);
+	assert_int_equal(hr_chains_offer_example(t, e1, 0xb0, 9), HR_OK);
+	assert_int_equal(hr_chains_offer_example(t, e1, 0xc0, 3), HR_OK);
+	folded = hr_chains_fold_elements(t);
+	assert_non_null(folded);
+	fe = hr_chains_child(folded, hr_chains_child(folded, HR_CHAINS_TOP, "main.a", 6),
+			     "[*]. (*T)", 9);
+	ex = hr_chains_examples(folded, fe, &n);
+	assert_int_equal(n, 2);
+	assert_int_equal(ex[0].addr, 0xb0);
+	assert_int_equal(ex[1].addr, 0xa0);
+	hr_chains_free(folded);
+	hr_chains_free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -175,6 +216,7 @@ int main(void)
 		cmocka_unit_test(test_no_fold_by_default),
 		cmocka_unit_test(test_depth_limit_cuts_and_charges_the_last_node),
 		cmocka_unit_test(test_many_nodes_and_names),
+		cmocka_unit_test(test_examples_keep_the_biggest),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
