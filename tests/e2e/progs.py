@@ -61,6 +61,13 @@ BUILD_TIMEOUT = 900  # seconds; a first build may download a toolchain
 RUN_TIMEOUT = 1800
 
 
+def heapref(*args, timeout=600, cwd=None):
+    """Runs HEAPREF with args; returns (exit status, stdout, stderr) as text."""
+    p = subprocess.run([HEAPREF] + [str(a) for a in args], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, timeout=timeout, cwd=cwd)
+    return p.returncode, p.stdout.decode(errors="replace"), p.stderr.decode(errors="replace")
+
+
 class ProgError(Exception):
     """A test program failed to build or run."""
 

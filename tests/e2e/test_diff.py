@@ -33,8 +33,7 @@ import reach  # noqa: E402
 if not hasattr(profile, "read"):
     raise ImportError("tests/e2e/profile.py not found (got %s)" % profile.__file__)
 
-HEAPREF = os.environ.get("HEAPREF", os.path.join(progs.TESTPROGS, "..", "build", "heapref"))
-WORK = os.environ.get("HEAPREF_WORK") or tempfile.mkdtemp(prefix="heapref-e2e-")
+HEAPREF, WORK = progs.HEAPREF, progs.WORK
 GO = os.environ.get("HEAPREF_GO", "go")
 TOP = "(everything reachable from the roots)"
 HEADER = re.compile(r"^# heapref diff: reachable bytes (\d+) -> (\d+) \(([+-]\d+)\), objects "
@@ -47,10 +46,7 @@ ROW = re.compile(r"^ *([+-]\d+) +([+-]\d+) +(\d+) +(\d+) +(\d+) +(\d+) (new |gon
 RUNTIME_SLACK = 32 << 10
 
 
-def heapref(*args):
-    p = subprocess.run([HEAPREF] + [str(a) for a in args], stdout=subprocess.PIPE,
-                       stderr=subprocess.PIPE, timeout=600)
-    return p.returncode, p.stdout.decode(errors="replace"), p.stderr.decode(errors="replace")
+heapref = progs.heapref
 
 
 class Line:

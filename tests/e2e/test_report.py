@@ -20,7 +20,6 @@ Environment: HEAPREF (the binary, set by ctest), HEAPREF_WORK (built programs, d
 
 import os
 import re
-import subprocess
 import sys
 import tempfile
 import unittest
@@ -33,17 +32,13 @@ import reach  # noqa: E402
 if not hasattr(profile, "read"):
     raise ImportError("tests/e2e/profile.py not found (got %s)" % profile.__file__)
 
-HEAPREF = os.environ.get("HEAPREF", os.path.join(progs.TESTPROGS, "..", "build", "heapref"))
-WORK = os.environ.get("HEAPREF_WORK") or tempfile.mkdtemp(prefix="heapref-e2e-")
+HEAPREF, WORK = progs.HEAPREF, progs.WORK
 TOP = "(everything reachable from the roots)"
 ROW = re.compile(r"^ *(\d+) +(\d+\.\d\d)% +(\d+)  ( *)(?:\[depth (\d+)\] )?(.+)$")
 OTHER = re.compile(r"^<other> \((own value and )?(\d+) smaller chains?\)$")
 
 
-def heapref(*args):
-    p = subprocess.run([HEAPREF] + [str(a) for a in args], stdout=subprocess.PIPE,
-                       stderr=subprocess.PIPE, timeout=600)
-    return p.returncode, p.stdout.decode(errors="replace"), p.stderr.decode(errors="replace")
+heapref = progs.heapref
 
 
 class Line:

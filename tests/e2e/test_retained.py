@@ -19,7 +19,6 @@ Environment: HEAPREF (the binary, set by ctest), HEAPREF_WORK (built programs, d
 
 import collections
 import os
-import subprocess
 import sys
 import tempfile
 import unittest
@@ -32,17 +31,13 @@ import reach  # noqa: E402
 if not hasattr(profile, "read"):
     raise ImportError("tests/e2e/profile.py not found (got %s)" % profile.__file__)
 
-HEAPREF = os.environ.get("HEAPREF", os.path.join(progs.TESTPROGS, "..", "build", "heapref"))
-WORK = os.environ.get("HEAPREF_WORK") or tempfile.mkdtemp(prefix="heapref-e2e-")
+HEAPREF, WORK = progs.HEAPREF, progs.WORK
 COLUMNS = ["kind", "chain", "type", "size", "retained_bytes", "retained_objects", "address"]
 
 Row = collections.namedtuple("Row", COLUMNS)
 
 
-def heapref(*args):
-    p = subprocess.run([HEAPREF] + [str(a) for a in args], stdout=subprocess.PIPE,
-                       stderr=subprocess.PIPE, timeout=600)
-    return p.returncode, p.stdout.decode(errors="replace"), p.stderr.decode(errors="replace")
+heapref = progs.heapref
 
 
 def retained_rows(binary, dump, n=0):

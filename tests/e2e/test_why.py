@@ -18,7 +18,6 @@ Environment: HEAPREF (the binary, set by ctest), HEAPREF_WORK (built programs, d
 
 import os
 import re
-import subprocess
 import sys
 import tempfile
 import unittest
@@ -31,8 +30,7 @@ import reach  # noqa: E402
 if not hasattr(profile, "read"):
     raise ImportError("tests/e2e/profile.py not found (got %s)" % profile.__file__)
 
-HEAPREF = os.environ.get("HEAPREF", os.path.join(progs.TESTPROGS, "..", "build", "heapref"))
-WORK = os.environ.get("HEAPREF_WORK") or tempfile.mkdtemp(prefix="heapref-e2e-")
+HEAPREF, WORK = progs.HEAPREF, progs.WORK
 
 MAX_ASKED = 3000
 HEAD = re.compile(r"^0x([0-9a-f]+): (?:(not in any heap object)|in object 0x([0-9a-f]+) "
@@ -46,10 +44,7 @@ TYPE_HEAD = re.compile(r"^(\S+): (?:(\d+) reachable objects, (\d+) bytes; the (\
 MORE = re.compile(r"^    \.\.\. (\d+) more objects \.\.\.$")
 
 
-def heapref(*args):
-    p = subprocess.run([HEAPREF] + [str(a) for a in args], stdout=subprocess.PIPE,
-                       stderr=subprocess.PIPE, timeout=600)
-    return p.returncode, p.stdout.decode(errors="replace"), p.stderr.decode(errors="replace")
+heapref = progs.heapref
 
 
 class Path:
