@@ -209,14 +209,15 @@ static int load_types(struct hr_scan *s)
 	for (uint32_t id = 0; id < n; id++) {
 		uint32_t resolved = layout_resolve(s->bin, id);
 
-		s->types[id] = (struct scan_type){ hr_binary_type(s->bin, resolved), resolved, false };
+		s->types[id] = (struct scan_type){ hr_binary_type(s->bin, resolved), resolved, false,
+						   SL_NONE };
 	}
-	s->types[n] = (struct scan_type){ hr_binary_type(s->bin, n), n, true }; /* void */
+	s->types[n] = (struct scan_type){ hr_binary_type(s->bin, n), n, true, SL_NONE }; /* void */
 	s->ntypes = n;
 	for (uint32_t id = 0; id < n; id++)
 		s->types[id].inert = type_inert(s, state, id, 0);
 	free(state);
-	return load_member_roles(s);
+	return load_member_roles(s) || sync_load_layouts(s) ? HR_ENOMEM : HR_OK;
 }
 
 struct hr_scan *hr_scan_new(const struct hr_dump *dump, struct hr_binary *bin,
@@ -269,6 +270,7 @@ void hr_scan_free(struct hr_scan *s)
 	free(s->itabs);
 	free(s->types);
 	free(s->member_roles);
+	free(s->sync.tries);
 	hr_frame_vars_release(&s->fv);
 	hr_frame_vars_release(&s->closure_fv);
 	free(s);

@@ -52,6 +52,7 @@ PROGRAMS = [
     "list",
     "cycle",
     "example",
+    "syncmap",
 ]
 
 DUMP_MAGIC = b"go1.7 heap dump\n"
