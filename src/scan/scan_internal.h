@@ -396,11 +396,14 @@ int sync_load_layouts(struct hr_scan *s);
 const struct trie_types *sync_trie(const struct hr_scan *s, uint32_t id);
 /* Type argument k of a generic type's name ("T[A,B]": A, B), its length in *n; NULL if none. */
 const char *sync_type_arg(const char *name, unsigned k, size_t *n);
-/*
- * "P.node[A,B]" -> "P.<kind>[A,B]" in buf, or with shapes "P.<kind>[go.shape.A,...]"
- * (go.shape.*uint8 for pointers); its length, 0 if not a node's name or too long.
- */
-size_t sync_sibling_name(const char *name, const char *kind, bool shapes, char *buf,
+enum type_args {
+	ARGS_AS_IS,             /* P.<kind>[A,B] */
+	ARGS_SHAPES,            /* P.<kind>[go.shape.A,go.shape.B] */
+	ARGS_SHAPES_PTR_UINT8,  /* the same, a pointer argument as go.shape.*uint8 */
+};
+
+/* "P.node[A,B]" -> "P.<kind>[...]" in buf; its length, 0 if not a node's name or too long. */
+size_t sync_sibling_name(const char *name, const char *kind, enum type_args as, char *buf,
 			 size_t len);
 
 enum sync_start {

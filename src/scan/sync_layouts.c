@@ -55,11 +55,11 @@ static bool append(char *buf, size_t len, size_t *used, const char *src, size_t 
 
 /* A type argument as itself, or as the shape generic code's DWARF names it by. */
 static bool append_arg(char *buf, size_t len, size_t *used, const char *arg, size_t n,
-		       bool shape)
+		       enum type_args as)
 {
-	if (!shape)
+	if (as == ARGS_AS_IS)
 		return append(buf, len, used, arg, n);
-	if (arg[0] == '*') /* all pointers share one shape */
+	if (as == ARGS_SHAPES_PTR_UINT8 && arg[0] == '*')
 		return append(buf, len, used, "go.shape.*uint8", 15);
 	return append(buf, len, used, "go.shape.", 9) && append(buf, len, used, arg, n);
 }
@@ -84,7 +84,7 @@ const char *sync_type_arg(const char *name, unsigned k, size_t *n)
 	return NULL;
 }
 
-size_t sync_sibling_name(const char *name, const char *kind, bool shapes, char *buf,
+size_t sync_sibling_name(const char *name, const char *kind, enum type_args as, char *buf,
 			 size_t len)
 {
 	const char *args = strchr(name, '['), *arg;
@@ -97,7 +97,7 @@ size_t sync_sibling_name(const char *name, const char *kind, bool shapes, char *
 		return 0;
 	for (unsigned k = 0; (arg = sync_type_arg(name, k, &n)); k++)
 		if ((k && !append(buf, len, &used, ",", 1)) ||
-		    !append_arg(buf, len, &used, arg, n, shapes))
+		    !append_arg(buf, len, &used, arg, n, as))
 			return 0;
 	return append(buf, len, &used, "]", 1) ? used : 0;
 }
@@ -106,16 +106,19 @@ size_t sync_sibling_name(const char *name, const char *kind, bool shapes, char *
  * The P.<kind>[A] sibling of a trie's node type P.node[A] (resolved), else its shape
  * instance: Go 1.27 emits an entry[K,V] that only generic code uses in DWARF by its
  * shape alone (entry[go.shape.interface {},go.shape.interface {}]), laid out the same.
+ * A pointer's shape is named for its type (go.shape.*internal/abi.Type in Go 1.26), or
+ * go.shape.*uint8: both are tried.
  */
 static uint32_t find_sibling(const struct hr_scan *s, const char *node_name, const char *kind,
 			     bool *shape)
 {
+	static const enum type_args tries[] = { ARGS_AS_IS, ARGS_SHAPES, ARGS_SHAPES_PTR_UINT8 };
 	char buf[1024];
 	uint32_t id = 0;
 
-	for (int k = 0; k < 2 && !id; k++) {
-		*shape = k;
-		if (sync_sibling_name(node_name, kind, k, buf, sizeof(buf)))
+	for (size_t k = 0; k < sizeof(tries) / sizeof(tries[0]) && !id; k++) {
+		*shape = tries[k] != ARGS_AS_IS;
+		if (sync_sibling_name(node_name, kind, tries[k], buf, sizeof(buf)))
 			id = scan_resolve(s, hr_binary_find_type(s->bin, buf));
 	}
 	return id && hr_binary_type(s->bin, id)->shape == HR_SHAPE_STRUCT ? id : 0;

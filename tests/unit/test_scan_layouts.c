@@ -86,11 +86,11 @@ static void test_type_args(void **state)
 	assert_arg("p.T[]", 0, NULL);
 }
 
-static void assert_sibling(const char *node, const char *kind, bool shapes,
+static void assert_sibling(const char *node, const char *kind, enum type_args as,
 			   const char *expected)
 {
 	char buf[128];
-	size_t n = sync_sibling_name(node, kind, shapes, buf, sizeof(buf));
+	size_t n = sync_sibling_name(node, kind, as, buf, sizeof(buf));
 
 	if (!expected) {
 		assert_int_equal(n, 0);
@@ -105,24 +105,27 @@ static void test_trie_siblings(void **state)
 	const char *node = "internal/sync.node[interface {},interface {}]";
 
 	(void)state;
-	assert_sibling(node, "entry", false, "internal/sync.entry[interface {},interface {}]");
-	assert_sibling(node, "indirect", false,
+	assert_sibling(node, "entry", ARGS_AS_IS, "internal/sync.entry[interface {},interface {}]");
+	assert_sibling(node, "indirect", ARGS_AS_IS,
 		       "internal/sync.indirect[interface {},interface {}]");
-	/* Go 1.27 has the entry by its shape only; a pointer's shape is *uint8 */
-	assert_sibling(node, "entry", true,
+	/* Go 1.27 has the entry by its shape only */
+	assert_sibling(node, "entry", ARGS_SHAPES,
 		       "internal/sync.entry[go.shape.interface {},go.shape.interface {}]");
-	assert_sibling("internal/concurrent.node[*internal/abi.Type,interface {}]", "entry",
-		       true, "internal/concurrent.entry[go.shape.*uint8,go.shape.interface {}]");
-	assert_sibling("unique.node[string]", "indirect", false, "unique.indirect[string]");
+	node = "internal/concurrent.node[*internal/abi.Type,interface {}]";
+	assert_sibling(node, "entry", ARGS_SHAPES,
+		       "internal/concurrent.entry[go.shape.*internal/abi.Type,go.shape.interface {}]");
+	assert_sibling(node, "entry", ARGS_SHAPES_PTR_UINT8,
+		       "internal/concurrent.entry[go.shape.*uint8,go.shape.interface {}]");
+	assert_sibling("unique.node[string]", "indirect", ARGS_AS_IS, "unique.indirect[string]");
 	/* not a node's name */
-	assert_sibling("internal/sync.entry[interface {},interface {}]", "entry", false, NULL);
-	assert_sibling("p.mynode[int]", "entry", false, NULL);
-	assert_sibling("node[int]", "entry", false, NULL);
-	assert_sibling("sync.node", "entry", false, NULL);
+	assert_sibling("internal/sync.entry[interface {},interface {}]", "entry", ARGS_AS_IS, NULL);
+	assert_sibling("p.mynode[int]", "entry", ARGS_AS_IS, NULL);
+	assert_sibling("node[int]", "entry", ARGS_AS_IS, NULL);
+	assert_sibling("sync.node", "entry", ARGS_AS_IS, NULL);
 	/* too long for the buffer */
 	assert_sibling("p.node[aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
-		       "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa]", "indirect", false,
-		       NULL);
+		       "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa]", "indirect",
+		       ARGS_AS_IS, NULL);
 }
 
 int main(void)
