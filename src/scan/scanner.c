@@ -191,9 +191,9 @@ static bool type_inert(struct hr_scan *s, uint8_t *state, uint32_t id, int depth
 }
 
 /*
- * The tables behind scan_resolve(), scan_type_inert() and scan_member_role(): the walk
- * looks a type up for every value it reads. (Types are loaded with the binary, so their
- * entries stay put.)
+ * The tables behind scan_resolve(), scan_type_inert(), scan_type_layout() and
+ * scan_member_role(): the walk looks a type up for every value it reads. (Types are
+ * loaded with the binary, so their entries stay put.)
  */
 static int load_types(struct hr_scan *s)
 {

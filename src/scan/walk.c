@@ -252,7 +252,7 @@ static void follow_word_to(struct hr_scan *s, uint64_t addr, uint32_t type, uint
 
 /* Follows the pointer word at addr of r if the bitmap still has it; ticks it if settled. */
 void follow_word(struct hr_scan *s, uint64_t addr, uint32_t type, uint64_t count,
-			uint8_t mode, uint8_t elem_name, uint32_t aux, bool typed, uint32_t frame)
+		 uint8_t mode, uint8_t elem_name, uint32_t aux, bool typed, uint32_t frame)
 {
 	follow_word_to(s, addr, type, count, mode, elem_name, aux, typed,
 		       &(struct charge_to){ .frame = frame, .name = N_SAME });
@@ -329,8 +329,8 @@ bool follow_root_value(struct hr_scan *s, uint64_t value, uint32_t type, uint8_t
 
 /* Pushes a frame for a value inside frame parent; returns it, or NULL (out of memory). */
 struct vframe *push_child(struct hr_scan *s, uint32_t parent, uint64_t addr, uint32_t type,
-				 uint8_t mode, uint8_t name, uint64_t a, uint32_t name_type,
-				 uint32_t aux)
+			  uint8_t mode, uint8_t name, uint64_t a, uint32_t name_type,
+			  uint32_t aux)
 {
 	/* a child named as its parent has the parent's node, as soon as that exists */
 	uint32_t node = name == N_SAME ? s->frames[parent].node : HR_CHAINS_NONE;
@@ -656,7 +656,7 @@ static bool walk_leaf(struct hr_scan *s, uint32_t parent, uint64_t addr, uint32_
  * pushed, marked as holding one.
  */
 void push_known(struct hr_scan *s, uint32_t parent, uint64_t addr, uint32_t type,
-		       uint8_t mode, uint8_t name, uint64_t a, uint32_t name_type, uint32_t aux)
+		uint8_t mode, uint8_t name, uint64_t a, uint32_t name_type, uint32_t aux)
 {
 	struct vframe *child;
 
