@@ -1,7 +1,8 @@
 /*
  * scan_internal.h - the scanner's private structures, shared by scanner.c (roots, the
  * two passes, accounting), walk.c (the typed walk of one piece of memory and chain
- * names) and go_layouts.c (how Go lays out maps, channels, interfaces and closures).
+ * names), go_layouts.c (how Go lays out maps, channels, interfaces and closures) and
+ * sync_layouts.c (sync.Map, hash-tries, sync.Pool).
  */
 #ifndef HEAPREF_SCAN_INTERNAL_H
 #define HEAPREF_SCAN_INTERNAL_H
@@ -40,6 +41,9 @@ enum walk_mode {
 	M_MAP_DIR,      /* a swiss directory entry: *table */
 	M_CHAN,         /* an hchan<T> */
 	M_CLOSURE,      /* a func value: code pointer, then captured variables */
+	M_SYNC,         /* a sync.Map's storage (sync_layouts.c), charged to the node above */
+	M_TRIE,         /* a hash-trie's storage: its map, indirect and entry nodes */
+	M_POOL,         /* a sync.Pool's storage: per-P locals, dequeues */
 	M_DONE,         /* a frame whose children are already on the stack */
 };
 
@@ -52,6 +56,7 @@ enum name_kind {
 	N_INDEX,        /* "[i]. (T)", "[10+]. (T)": a = index */
 	N_MAPKEY,       /* "$mapkey. (T)" */
 	N_MAPVAL,       /* "$mapval. (T)" */
+	N_POOLED,       /* "$pooled. (T)": a value in a sync.Pool */
 };
 
 /* A heap object waiting for pass 1: the typed view it was first reached by. */
@@ -152,12 +157,47 @@ enum member_role {
 	ROLE_V,         /* sync/atomic.Pointer[T].v */
 };
 
+/* The sync package's containers and their parts, by DWARF type (sync_layouts.c). */
+enum sync_layout {
+	SL_NONE,
+	SL_SYNC_MAP,    /* sync.Map */
+	SL_MAP_ENTRY,   /* sync.entry (Go <= 1.23 sync.Map): p points to a boxed value */
+	SL_ENTRY_REF,   /* *sync.entry: the values of a Go <= 1.23 sync.Map's maps */
+	SL_TRIE_MAP,    /* a struct whose root leads to a hash-trie's indirect node */
+	SL_TRIE_NODE,   /* a hash-trie's node[K,V]: an entry or an indirect by isEntry */
+	SL_POOL,        /* sync.Pool */
+	SL_EFACE,       /* sync.eface{typ, val}: an interface{} in a pool's dequeue */
+};
+
+/*
+ * A hash-trie's types, recognised by name and shape (sync_layouts.c): node[K,V] is
+ * viewed as indirect[K,V] or, by the offsets of entry[K,V], as an entry.
+ */
+struct trie_types {
+	uint32_t node;      /* P.node[A]{isEntry bool} */
+	uint32_t indirect;  /* P.indirect[A]: node at offset 0, parent, children */
+	uint32_t key_type;  /* K */
+	uint32_t value_type;/* V; 0 if entries have no value (unique.canonMap) */
+	uint64_t is_entry;  /* offsets: node.isEntry, and entry's overflow.v, key, value */
+	uint64_t overflow;
+	uint64_t key;
+	uint64_t value;
+};
+
+struct sync_types {
+	struct trie_types *tries;
+	size_t ntries;
+	uint32_t pool_local;    /* sync.poolLocal */
+	uint32_t any;           /* interface {} */
+};
+
 /* A type id as the walk reads it, looked up once per id by hr_scan_new(). */
 struct scan_type {
 	const struct hr_type *t; /* the entry of the resolved type */
 	uint32_t resolved;       /* layout_resolve() of the id */
 	bool inert;              /* no pointer-like kind inside: walking a value of it does
 				  * nothing, whatever its bits (scalars, arrays and structs of them) */
+	uint8_t layout;          /* enum sync_layout */
 };
 
 /*
@@ -235,6 +275,7 @@ struct hr_scan {
 	uint32_t nmembers;
 	struct itab_entry *itabs;  /* sorted by address */
 	size_t nitabs;
+	struct sync_types sync;
 
 	uint32_t *path;            /* scratch for frame_node() */
 	struct hr_frame_vars fv;   /* scratch for frame variables */
@@ -273,6 +314,21 @@ bool follow_value(struct hr_scan *s, uint64_t value, uint32_t type, uint32_t cou
 bool follow_root_value(struct hr_scan *s, uint64_t value, uint32_t type, uint8_t mode);
 bool region_has_ptrs(const struct region *r, uint64_t addr, uint64_t len);
 uint64_t region_word(const struct hr_scan *s, const struct region *r, uint64_t addr);
+/*
+ * Follows the pointer word at addr of the region being walked if its bitmap still has
+ * it, charging what it reaches to frame `frame` and queueing it with the given view.
+ */
+void follow_word(struct hr_scan *s, uint64_t addr, uint32_t type, uint64_t count,
+		 uint8_t mode, uint8_t elem_name, uint32_t aux, bool typed, uint32_t frame);
+/* Pushes a frame for a value inside frame parent, named (name, a, name_type). */
+struct vframe *push_child(struct hr_scan *s, uint32_t parent, uint64_t addr, uint32_t type,
+			  uint8_t mode, uint8_t name, uint64_t a, uint32_t name_type,
+			  uint32_t aux);
+/* push_child() for a value known to hold a pointer word, or its walk at once. */
+void push_known(struct hr_scan *s, uint32_t parent, uint64_t addr, uint32_t type,
+		uint8_t mode, uint8_t name, uint64_t a, uint32_t name_type, uint32_t aux);
+/* Walks frame i as an interface value: type word or itab first, then the data word. */
+void walk_iface(struct hr_scan *s, uint32_t i);
 
 /* --- scanner.c ---------------------------------------------------------------------- */
 /* Whether any of bits [from, to) is set: hr_bit_next() without a call, within a word. */
@@ -308,6 +364,11 @@ static inline const struct hr_type *scan_resolved_type(const struct hr_scan *s, 
 static inline bool scan_type_inert(const struct hr_scan *s, uint32_t id)
 {
 	return s->types[id < s->ntypes ? id : s->ntypes].inert;
+}
+
+static inline uint8_t scan_type_layout(const struct hr_scan *s, uint32_t id)
+{
+	return s->types[id < s->ntypes ? id : s->ntypes].layout;
 }
 
 static inline unsigned scan_member_role(const struct hr_scan *s, uint32_t index)
@@ -354,5 +415,33 @@ uint32_t layout_atomic_pointer(const struct hr_binary *bin, uint32_t struct_id);
 /* The N of a "go1.N" version string, 0 if it has none. */
 unsigned layout_go_minor(const struct hr_bytes *version);
 int layout_load_itabs(struct hr_scan *s);
+
+/* --- sync_layouts.c ----------------------------------------------------------------- */
+/* Recognises the sync package's types: scan_type.layout, scan->sync. 0 or HR_ENOMEM. */
+int sync_load_layouts(struct hr_scan *s);
+/* The trie whose node or indirect type id is, NULL if none. */
+const struct trie_types *sync_trie(const struct hr_scan *s, uint32_t id);
+/* Type argument k of a generic type's name ("T[A,B]": A, B), its length in *n; NULL if none. */
+const char *sync_type_arg(const char *name, unsigned k, size_t *n);
+enum type_args {
+	ARGS_AS_IS,             /* P.<kind>[A,B] */
+	ARGS_SHAPES,            /* P.<kind>[go.shape.A,go.shape.B] */
+	ARGS_SHAPES_PTR_UINT8,  /* the same, a pointer argument as go.shape.*uint8 */
+};
+
+/* "P.node[A,B]" -> "P.<kind>[...]" in buf; its length, 0 if not a node's name or too long. */
+size_t sync_sibling_name(const char *name, const char *kind, enum type_args as, char *buf,
+			 size_t len);
+
+enum sync_start {
+	SYNC_GO_ON,     /* walk the frame on as start_frame() does (it may be retyped) */
+	SYNC_POP,       /* done with the frame */
+	SYNC_KEEP,      /* the frame's children are on the stack */
+};
+
+/* start_frame()'s part for a frame of a type with a sync layout. */
+enum sync_start sync_start_frame(struct hr_scan *s, uint32_t i);
+/* The member `index` of struct frame i in mode M_SYNC, M_TRIE or M_POOL. */
+void sync_next_member(struct hr_scan *s, uint32_t i, uint32_t index);
 
 #endif

@@ -235,9 +235,9 @@ static bool type_inert(struct hr_scan *s, uint8_t *state, uint32_t id, int depth
 }
 
 /*
- * The tables behind scan_resolve(), scan_type_inert() and scan_member_role(): the walk
- * looks a type up for every value it reads. (Types are loaded with the binary, so their
- * entries stay put.)
+ * The tables behind scan_resolve(), scan_type_inert(), scan_type_layout() and
+ * scan_member_role(): the walk looks a type up for every value it reads. (Types are
+ * loaded with the binary, so their entries stay put.)
  */
 static int load_types(struct hr_scan *s)
 {
@@ -253,14 +253,15 @@ static int load_types(struct hr_scan *s)
 	for (uint32_t id = 0; id < n; id++) {
 		uint32_t resolved = layout_resolve(s->bin, id);
 
-		s->types[id] = (struct scan_type){ hr_binary_type(s->bin, resolved), resolved, false };
+		s->types[id] = (struct scan_type){ hr_binary_type(s->bin, resolved), resolved, false,
+						   SL_NONE };
 	}
-	s->types[n] = (struct scan_type){ hr_binary_type(s->bin, n), n, true }; /* void */
+	s->types[n] = (struct scan_type){ hr_binary_type(s->bin, n), n, true, SL_NONE }; /* void */
 	s->ntypes = n;
 	for (uint32_t id = 0; id < n; id++)
 		s->types[id].inert = type_inert(s, state, id, 0);
 	free(state);
-	return load_member_roles(s);
+	return load_member_roles(s) || sync_load_layouts(s) ? HR_ENOMEM : HR_OK;
 }
 
 struct hr_scan *hr_scan_new(const struct hr_dump *dump, struct hr_binary *bin,
@@ -315,6 +316,7 @@ void hr_scan_free(struct hr_scan *s)
 	free(s->itabs);
 	free(s->types);
 	free(s->member_roles);
+	free(s->sync.tries);
 	hr_frame_vars_release(&s->fv);
 	hr_frame_vars_release(&s->closure_fv);
 	free(s);

@@ -104,6 +104,9 @@ static uint32_t named_child(struct hr_scan *s, uint32_t parent, unsigned kind, u
 	case N_MAPVAL:
 		snprintf(buf, len, "$mapval. (%s)", type_name(s, b));
 		break;
+	case N_POOLED:
+		snprintf(buf, len, "$pooled. (%s)", type_name(s, b));
+		break;
 	default:
 		snprintf(buf, len, "$sub_objects$");
 		break;
@@ -304,8 +307,8 @@ static void follow_word_to(struct hr_scan *s, uint64_t addr, uint32_t type, uint
 }
 
 /* Follows the pointer word at addr of r if the bitmap still has it; ticks it if settled. */
-static void follow_word(struct hr_scan *s, uint64_t addr, uint32_t type, uint64_t count,
-			uint8_t mode, uint8_t elem_name, uint32_t aux, bool typed, uint32_t frame)
+void follow_word(struct hr_scan *s, uint64_t addr, uint32_t type, uint64_t count,
+		 uint8_t mode, uint8_t elem_name, uint32_t aux, bool typed, uint32_t frame)
 {
 	follow_word_to(s, addr, type, count, mode, elem_name, aux, typed,
 		       &(struct charge_to){ .frame = frame, .name = N_SAME });
@@ -381,9 +384,9 @@ bool follow_root_value(struct hr_scan *s, uint64_t value, uint32_t type, uint8_t
 }
 
 /* Pushes a frame for a value inside frame parent; returns it, or NULL (out of memory). */
-static struct vframe *push_child(struct hr_scan *s, uint32_t parent, uint64_t addr, uint32_t type,
-				 uint8_t mode, uint8_t name, uint64_t a, uint32_t name_type,
-				 uint32_t aux)
+struct vframe *push_child(struct hr_scan *s, uint32_t parent, uint64_t addr, uint32_t type,
+			  uint8_t mode, uint8_t name, uint64_t a, uint32_t name_type,
+			  uint32_t aux)
 {
 	/* a child named as its parent has the parent's node, as soon as that exists */
 	uint32_t node = name == N_SAME ? s->frames[parent].node : HR_CHAINS_NONE;
@@ -396,9 +399,15 @@ static struct vframe *push_child(struct hr_scan *s, uint32_t parent, uint64_t ad
 	return f;
 }
 
+/* Modes whose values are storage: charged to the node above, elements not named. */
+static bool storage_mode(uint8_t mode)
+{
+	return mode == M_INTERNAL || mode == M_SYNC || mode == M_TRIE || mode == M_POOL;
+}
+
 static uint8_t child_mode(const struct vframe *f)
 {
-	return f->mode == M_INTERNAL ? M_INTERNAL : M_VALUE;
+	return storage_mode(f->mode) ? f->mode : M_VALUE;
 }
 
 /* The key or element type of the map type a map-storage frame carries in aux. */
@@ -407,6 +416,15 @@ static uint32_t map_part(const struct hr_scan *s, uint32_t map_type, bool key)
 	const struct hr_type *t = hr_binary_type(s->bin, map_type);
 
 	return key ? t->key : t->elem;
+}
+
+/*
+ * Whether a map's values are a Go <= 1.23 sync.Map's *entry: its storage, the values
+ * behind them named $mapval (sync_layouts.c).
+ */
+static bool map_values_are_sync(const struct hr_scan *s, uint32_t map_type)
+{
+	return scan_type_layout(s, map_part(s, map_type, false)) == SL_ENTRY_REF;
 }
 
 /* A bucket map's header hash<K,V>, or a swiss map's map<K,V>. */
@@ -497,7 +515,7 @@ static void walk_closure(struct hr_scan *s, uint32_t i)
 }
 
 /* An interface: its dynamic type names it; the data word is that value or points to it. */
-static void walk_iface(struct hr_scan *s, uint32_t i)
+void walk_iface(struct hr_scan *s, uint32_t i)
 {
 	struct vframe *f = &s->frames[i];
 	uint32_t dyn = layout_iface_dynamic(s, s->region, f->addr, f->type);
@@ -558,6 +576,16 @@ static bool start_frame(struct hr_scan *s, uint32_t i)
 		walk_closure(s, i);
 		return true;
 	}
+	if (scan_type_layout(s, f->type)) {
+		enum sync_start next = sync_start_frame(s, i);
+
+		if (next != SYNC_GO_ON)
+			return next == SYNC_KEEP;
+		f = &s->frames[i];
+		id = scan_resolve(s, f->type);
+		t = scan_resolved_type(s, f->type);
+		mode = child_mode(f);
+	}
 	if (!f->has_ptrs && !region_has_ptrs(s->region, f->addr, t->size ? t->size : s->ps))
 		return false;
 	switch (f->mode) {
@@ -592,7 +620,7 @@ static bool start_frame(struct hr_scan *s, uint32_t i)
 		uint64_t cap = region_word(s, s->region, f->addr + 2 * s->ps);
 
 		follow_word(s, f->addr, cap ? t->elem : 0, cap, mode,
-			    mode == M_INTERNAL ? N_SAME : N_INDEX, 0, true, i);
+			    storage_mode(mode) ? N_SAME : N_INDEX, 0, true, i);
 		return false;
 	}
 	case HR_KIND_INTERFACE:
@@ -621,8 +649,12 @@ static bool start_frame(struct hr_scan *s, uint32_t i)
 		/* an array becomes a run of elements, named by index or as map keys/values */
 		f->elem_name = f->mode == M_MAP_KEYS ? N_MAPKEY
 			     : f->mode == M_MAP_VALS ? N_MAPVAL
-			     : f->mode == M_MAP_SLOTS || f->mode == M_INTERNAL ? N_SAME : N_INDEX;
+			     : f->mode == M_MAP_SLOTS || storage_mode(f->mode) ? N_SAME : N_INDEX;
 		f->mode = f->mode == M_MAP_SLOTS ? M_MAP_SLOT : mode;
+		if (f->elem_name == N_MAPVAL && map_values_are_sync(s, f->aux)) {
+			f->elem_name = N_SAME;
+			f->mode = M_SYNC;
+		}
 		f->type = t->elem;
 		f->count = t->count;
 		f->next = 0;
@@ -679,8 +711,8 @@ static bool walk_leaf(struct hr_scan *s, uint32_t parent, uint64_t addr, uint32_
  * A child of frame parent that holds a pointer word: walked at once by walk_leaf(), or
  * pushed, marked as holding one.
  */
-static void push_known(struct hr_scan *s, uint32_t parent, uint64_t addr, uint32_t type,
-		       uint8_t mode, uint8_t name, uint64_t a, uint32_t name_type, uint32_t aux)
+void push_known(struct hr_scan *s, uint32_t parent, uint64_t addr, uint32_t type,
+		uint8_t mode, uint8_t name, uint64_t a, uint32_t name_type, uint32_t aux)
 {
 	struct vframe *child;
 
@@ -720,7 +752,7 @@ static bool next_element(struct hr_scan *s, uint32_t i)
 	 * next lines coming (the queue prefetched only the start of the object) */
 	if (at - r->addr + ELEMENTS_AHEAD < r->len)
 		__builtin_prefetch(r->data + (at - r->addr) + ELEMENTS_AHEAD);
-	if (f->elem_name == N_MAPKEY || f->elem_name == N_MAPVAL)
+	if ((f->elem_name == N_MAPKEY || f->elem_name == N_MAPVAL) && f->aux)
 		name_type = map_part(s, f->aux, f->elem_name == N_MAPKEY);
 	if (at >= f->addr + k * es) { /* the word found lies in it */
 		push_known(s, i, f->addr + k * es, f->type, f->mode, f->elem_name, k,
@@ -783,8 +815,15 @@ static bool next_member(struct hr_scan *s, uint32_t i)
 	case M_MAP_SLOT: /* struct { key K; elem V } */
 		if (role == ROLE_KEY)
 			push_known(s, i, addr, type, M_VALUE, N_MAPKEY, 0, map_part(s, aux, true), 0);
+		else if (role == ROLE_ELEM && map_values_are_sync(s, aux))
+			push_known(s, i, addr, type, M_SYNC, N_SAME, 0, 0, 0);
 		else if (role == ROLE_ELEM)
 			push_known(s, i, addr, type, M_VALUE, N_MAPVAL, 0, map_part(s, aux, false), 0);
+		break;
+	case M_SYNC:
+	case M_TRIE:
+	case M_POOL:
+		sync_next_member(s, i, index);
 		break;
 	default:
 		if (role == ROLE_V && layout_atomic_pointer(s->bin, f->type)) {

@@ -53,6 +53,7 @@ PROGRAMS = [
     "cycle",
     "example",
     "static",
+    "syncmap",
 ]
 
 DUMP_MAGIC = b"go1.7 heap dump\n"

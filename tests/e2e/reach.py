@@ -6,6 +6,8 @@ against the writer in $GOROOT/src/runtime/heapdump.go), not from heapref's C cod
     d = reach.load(path)      # the whole dump, parsed
     r = reach.reachable(d)    # r.objects, r.bytes, r.unreachable_objects,
                               # r.unreachable_bytes, r.addrs (start addresses reached)
+    reach.reachable_from(d, reach.segment_words(d, addr, size))
+                              # the objects one global keeps reachable (indices)
 
     python3 reach.py DUMP     # prints the figures as JSON
 
@@ -388,6 +390,29 @@ def reachable(d):
                     seen[j] = 1
                     work.append(j)
     return Reach(d, seen)
+
+
+def segment_words(d, addr, size):
+    """Values of the data and bss pointer words in [addr, addr+size): a global's."""
+    values = []
+    for seg in d.data + d.bss:
+        if seg.addr < addr + size and addr < seg.addr + seg.size:
+            word = d.word_reader()
+            values += [word(d.buf, seg.pos + o)[0] for o in seg.offsets
+                       if addr <= seg.addr + o < addr + size]
+    return values
+
+
+def reachable_from(d, values):
+    """The indices of the objects the pointer values reach, and everything they reach
+    by their pointer words: what a variable holding those values keeps reachable."""
+    seen, work = set(), list(values)
+    while work:
+        k = d.find(work.pop())
+        if k is not None and k not in seen:
+            seen.add(k)
+            work.extend(d.object_words(k))
+    return seen
 
 
 def main(argv=None):

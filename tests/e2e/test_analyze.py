@@ -874,6 +874,89 @@ class AnalyzeScenarios(AnalyzeTestCase):
             self.assertGreater(float(m.group(1)), 99.0, err)
         self.each_flavor("static", check)
 
+    def test_syncmap(self):
+        """syncmap/main.go: main.items (sync.Map, 100 string keys -> *Item with a
+        1024-byte buf), main.mixed (sync.Map, 3 entries each of Key -> *Item,
+        string -> []byte, string -> string, string -> Pair), main.pool (sync.Pool, 20
+        *Buf with 512-byte data). Keys and values are named under the map as plain maps'
+        are, by their dynamic types, pooled objects as $pooled; each container's own
+        storage (Go <= 1.23: read and dirty maps, entries, boxed values; Go >= 1.24:
+        the hash-trie's nodes; the pool's per-P locals and dequeues) is the variable's
+        own. A string or slice stored in an interface is boxed: its header is an object
+        of its own, charged with its bytes."""
+        def check(c):
+            f, d, p = c.facts, c.d, c.p
+            item = size_class(d, f["sizeof_main.Item"])
+            strbox = size_class(d, f["sizeof_string"])
+            for root in (("main.items",), ("main.mixed",), ("main.pool",)):
+                # everything a container holds is reached by type: nothing by bitmap
+                if any(ch[:1] == root and SUB in ch for ch in p):
+                    self.fail("%s (%s): memory reached by bitmap only:\n%s" % (
+                        root[0], c.flavor, show(p, root)))
+                # and the variable's chains hold exactly what it keeps reachable
+                kept = reach.reachable_from(d, reach.segment_words(
+                    d, f["addr_" + root[0]],
+                    f["sizeof_sync.Pool" if root[0] == "main.pool" else "sizeof_sync.Map"]))
+                self.assertCum(c, root, (len(kept), sum(d.sizes[k] for k in kept)))
+
+            n = f["items"]
+            key = size_class(d, f["item_key_size"])
+            buf = size_class(d, f["item_buf_size"])
+            root = ("main.items",)
+            mk, mv = root + ("$mapkey. (string)",), root + ("$mapval. (*main.Item)",)
+            self.assertChildren(c, root, {mk[-1], mv[-1]})
+            self.assertOwn(c, mk, (2 * n, n * (strbox + key)))
+            self.assertChildren(c, mk, set())
+            self.assertOwn(c, mv, (n, n * item))
+            self.assertChildren(c, mv, {"buf. ([]uint8)"})
+            self.assertOwn(c, mv + ("buf. ([]uint8)",), (n, n * buf))
+            self.assertChildren(c, mv + ("buf. ([]uint8)",), set())
+            # at least one object of the map's own per entry, of three words or more
+            # (Go <= 1.23: the entry and the boxed value; Go >= 1.24: the trie entry)
+            self.assertAtLeast(c, own(p, root), (n, n * 3 * f["pointer_size"]),
+                               "own of main.items (the map's storage)")
+
+            k = f["mixed_per_kind"]
+            mkey = size_class(d, f["mixed_key_size"])
+            small = size_class(d, f["small_buf_size"])
+            slicebox = size_class(d, f["sizeof_slice"])
+            root = ("main.mixed",)
+            named = {
+                "$mapkey. (main.Key)": (k, k * size_class(d, f["sizeof_main.Key"])),
+                "$mapkey. (string)": (2 * 3 * k, 3 * k * (strbox + mkey)),
+                "$mapval. (*main.Item)": (k, k * item),
+                "$mapval. ([]uint8)": (2 * k, k * (slicebox + size_class(d, f["bytes_len"]))),
+                "$mapval. (string)": (2 * k, k * (strbox + size_class(d, f["string_len"]))),
+                "$mapval. (main.Pair)": (k, k * size_class(d, f["sizeof_main.Pair"])),
+            }
+            self.assertChildren(c, root, set(named))
+            for name, value in named.items():
+                self.assertOwn(c, root + (name,), value)
+            self.assertChildren(c, root + ("$mapval. (*main.Item)",), {"buf. ([]uint8)"})
+            self.assertOwn(c, root + ("$mapval. (*main.Item)", "buf. ([]uint8)"), (k, k * small))
+            pair = root + ("$mapval. (main.Pair)",)
+            self.assertChildren(c, pair, {"It. (*main.Item)", "Name. (string)"})
+            self.assertOwn(c, pair + ("It. (*main.Item)",), (k, k * item))
+            self.assertOwn(c, pair + ("It. (*main.Item)", "buf. ([]uint8)"), (k, k * small))
+            self.assertOwn(c, pair + ("Name. (string)",), (k, k * size_class(d, f["name_len"])))
+
+            nb = f["bufs"]
+            root = ("main.pool",)
+            pooled = root + ("$pooled. (*main.Buf)",)
+            self.assertChildren(c, root, {pooled[-1]})
+            self.assertOwn(c, pooled, (nb, nb * size_class(d, f["sizeof_main.Buf"])))
+            self.assertChildren(c, pooled, {"data. ([]uint8)"})
+            self.assertOwn(c, pooled + ("data. ([]uint8)",),
+                           (nb, nb * size_class(d, f["buf_data_size"])))
+            # the per-P locals, [GOMAXPROCS]poolLocal of 128 bytes each, are its own
+            self.assertAtLeast(c, own(p, root), (1, 128 * f["gomaxprocs"]),
+                               "own of main.pool (the pool's storage)")
+            for name in ("main.items", "main.pool"):
+                self.assertAtLeast(c, cum(p, (name,)), (f["kept_objects_" + name],
+                                                       f["kept_bytes_" + name]),
+                                   "cum of " + name)
+        self.each_flavor("syncmap", check)
+
 
 class AnalyzeStrippedBinary(unittest.TestCase):
     """A binary without DWARF (-ldflags=-w) or also without symbols (-s -w) still gives a

@@ -1,7 +1,8 @@
 /*
  * test_scan_layouts.c - the scanner's pure helpers: the Go minor version of a dump's
- * build version string (which decides malloc headers), and the "any pointer word left
- * in this range" test that lets the typed walk skip pointer-free values.
+ * build version string (which decides malloc headers), the "any pointer word left
+ * in this range" test that lets the typed walk skip pointer-free values, and the names
+ * of a hash-trie's types derived from its node's (sync_layouts.c).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -54,11 +55,86 @@ static void test_region_has_ptrs(void **state)
 	assert_false(region_has_ptrs(&r, 0x1000, sizeof(mem)));
 }
 
+static void assert_arg(const char *name, unsigned k, const char *expected)
+{
+	size_t n = 0;
+	const char *arg = sync_type_arg(name, k, &n);
+
+	if (!expected) {
+		assert_null(arg);
+		return;
+	}
+	assert_non_null(arg);
+	assert_int_equal(n, strlen(expected));
+	assert_memory_equal(arg, expected, n);
+}
+
+static void test_type_args(void **state)
+{
+	(void)state;
+	assert_arg("internal/sync.node[interface {},interface {}]", 0, "interface {}");
+	assert_arg("internal/sync.node[interface {},interface {}]", 1, "interface {}");
+	assert_arg("internal/sync.node[interface {},interface {}]", 2, NULL);
+	/* commas inside brackets, braces and parentheses belong to the argument */
+	assert_arg("p.T[map[string]int,func(int, string) error]", 0, "map[string]int");
+	assert_arg("p.T[map[string]int,func(int, string) error]", 1, "func(int, string) error");
+	assert_arg("p.T[struct { a int; b [2]string },*internal/abi.Type]", 1,
+		   "*internal/abi.Type");
+	assert_arg("unique.node[string]", 0, "string");
+	assert_arg("unique.node[string]", 1, NULL);
+	assert_arg("sync.Map", 0, NULL);
+	assert_arg("p.T[]", 0, NULL);
+}
+
+static void assert_sibling(const char *node, const char *kind, enum type_args as,
+			   const char *expected)
+{
+	char buf[128];
+	size_t n = sync_sibling_name(node, kind, as, buf, sizeof(buf));
+
+	if (!expected) {
+		assert_int_equal(n, 0);
+		return;
+	}
+	assert_int_equal(n, strlen(expected));
+	assert_string_equal(buf, expected);
+}
+
+static void test_trie_siblings(void **state)
+{
+	const char *node = "internal/sync.node[interface {},interface {}]";
+
+	(void)state;
+	assert_sibling(node, "entry", ARGS_AS_IS, "internal/sync.entry[interface {},interface {}]");
+	assert_sibling(node, "indirect", ARGS_AS_IS,
+		       "internal/sync.indirect[interface {},interface {}]");
+	/* Go 1.27 has the entry by its shape only */
+	assert_sibling(node, "entry", ARGS_SHAPES,
+		       "internal/sync.entry[go.shape.interface {},go.shape.interface {}]");
+	node = "internal/concurrent.node[*internal/abi.Type,interface {}]";
+	assert_sibling(node, "entry", ARGS_SHAPES,
+		       "internal/concurrent.entry[go.shape.*internal/abi.Type,go.shape.interface {}]");
+	assert_sibling(node, "entry", ARGS_SHAPES_PTR_UINT8,
+		       "internal/concurrent.entry[go.shape.*uint8,go.shape.interface {}]");
+	assert_sibling("unique.node[string]", "indirect", ARGS_AS_IS, "unique.indirect[string]");
+	/* not a node's name */
+	assert_sibling("internal/sync.entry[interface {},interface {}]", "entry", ARGS_AS_IS, NULL);
+	assert_sibling("p.mynode[int]", "entry", ARGS_AS_IS, NULL);
+	assert_sibling("node[int]", "entry", ARGS_AS_IS, NULL);
+	assert_sibling("sync.node", "entry", ARGS_AS_IS, NULL);
+	/* too long for the buffer */
+	assert_sibling("p.node[aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+		       "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa]", "indirect",
+		       ARGS_AS_IS, NULL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_go_minor),
 		cmocka_unit_test(test_region_has_ptrs),
+		cmocka_unit_test(test_type_args),
+		cmocka_unit_test(test_trie_siblings),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -42,12 +42,23 @@ func Path(args []string) string {
 // swept and objects with finalizers have been queued) and writes the heap
 // dump to path, creating or truncating it. It exits with status 1 on error.
 func Write(path string) {
+	WriteAfter(path, nil)
+}
+
+// WriteAfter is Write with then (if not nil) run after the two collections,
+// right before the dump, with the collector off: every collection empties a
+// sync.Pool, so a program fills its pools in then.
+func WriteAfter(path string, then func()) {
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
 	if err != nil {
 		Fail(err)
 	}
 	runtime.GC()
 	runtime.GC()
+	if then != nil {
+		defer debug.SetGCPercent(debug.SetGCPercent(-1))
+		then()
+	}
 	debug.WriteHeapDump(f.Fd())
 	if err := f.Close(); err != nil {
 		Fail(err)
