@@ -42,6 +42,14 @@ int hr_write_object_at(FILE *out, const struct hr_dump *dump, uint64_t addr,
 int hr_write_pprof(FILE *out, const struct hr_chains *tree, struct hr_error *err);
 
 /*
+ * The same for the difference of two trees: new_tree's samples as they are and
+ * old_tree's negated, as `go tool pprof -diff_base OLD NEW` shows them; pprof adds the
+ * samples of each chain, so a chain's value is its growth.
+ */
+int hr_write_pprof_diff(FILE *out, const struct hr_chains *old_tree,
+			const struct hr_chains *new_tree, struct hr_error *err);
+
+/*
  * Writes the chain tree as a text report to out: a header, then one line per chain shown,
  * root first and indented by depth, with its cumulative bytes, share of all reachable
  * bytes and cumulative objects. Siblings come biggest first. A chain with less than

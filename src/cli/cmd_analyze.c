@@ -307,10 +307,17 @@ static int write_report(FILE *out, const struct analyze_args *a, const struct hr
 	return rc;
 }
 
-static int write_output(FILE *out, const struct analyze_args *a, const struct hr_chains *tree,
-			struct hr_error *err)
+struct profile_output {
+	const struct analyze_args *a;
+	const struct hr_chains *tree;
+};
+
+static int write_output(FILE *out, void *ctx, struct hr_error *err)
 {
-	return a->text ? write_report(out, a, tree, err) : hr_write_pprof(out, tree, err);
+	const struct profile_output *o = ctx;
+
+	return o->a->text ? write_report(out, o->a, o->tree, err)
+			  : hr_write_pprof(out, o->tree, err);
 }
 
 /*
@@ -321,14 +328,21 @@ static int write_output(FILE *out, const struct analyze_args *a, const struct hr
 static int write_profile(const struct analyze_args *a, const struct hr_chains *tree,
 			 struct hr_error *err)
 {
-	const char *path = a->output;
+	struct profile_output o = { a, tree };
+
+	return write_output_file(a->output, write_output, &o, err);
+}
+
+int write_output_file(const char *path, int (*write)(FILE *out, void *ctx, struct hr_error *err),
+		      void *ctx, struct hr_error *err)
+{
 	size_t len = strlen(path);
 	char *tmp;
 	FILE *out;
 	int fd, rc;
 
 	if (!strcmp(path, "-")) {
-		rc = write_output(stdout, a, tree, err);
+		rc = write(stdout, ctx, err);
 		if (rc)
 			return name_output(err, "standard output");
 		if (fflush(stdout))
@@ -350,7 +364,7 @@ static int write_profile(const struct analyze_args *a, const struct hr_chains *t
 		free(tmp);
 		return rc;
 	}
-	rc = write_output(out, a, tree, err);
+	rc = write(out, ctx, err);
 	if (rc)
 		name_output(err, path);
 	if (fclose(out) && !rc)

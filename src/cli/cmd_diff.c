@@ -15,16 +15,20 @@
 enum { ST_OK = 0, ST_USAGE = 2, ST_RESOURCES = 3, ST_HELP = -1 };
 
 static const char diff_usage[] =
-	"usage: heapref diff --text [--by-index] [--full-chains] [--max-depth N] [--stats]\n"
-	"                    [--force] OLD_BINARY OLD_DUMP NEW_BINARY NEW_DUMP\n"
+	"usage: heapref diff [-o FILE | --text [--by-index]] [--full-chains] [--max-depth N]\n"
+	"                    [--stats] [--force] OLD_BINARY OLD_DUMP NEW_BINARY NEW_DUMP\n"
 	"  how each chain grew from the old dump to the new one (the binaries may be one\n"
-	"  file), biggest growth first, in bytes and objects, cumulative, with new and gone\n"
-	"  chains marked; a table on standard output. Options as for analyze; --by-index\n"
-	"  keeps the elements [0] to [9] and [10+] apart as analyze --text does. For the\n"
-	"  same in pprof: go tool pprof -diff_base OLD.pb.gz NEW.pb.gz, on analyze's profiles.\n";
+	"  file). By default a pprof profile (-o FILE, default heapref-diff.pb.gz; - for\n"
+	"  standard output) holding the new dump's chains and the old one's negated, as\n"
+	"  go tool pprof -diff_base OLD.pb.gz NEW.pb.gz does: go tool pprof -top shows the\n"
+	"  growth. --text: a table on standard output, biggest growth first, in bytes and\n"
+	"  objects, cumulative, with new and gone chains marked; --by-index keeps the\n"
+	"  elements [0] to [9] and [10+] apart as analyze --text does. Options as for\n"
+	"  analyze.\n";
 
 struct diff_args {
 	const char *paths[4]; /* OLD_BINARY OLD_DUMP NEW_BINARY NEW_DUMP */
+	const char *output;   /* -o, the profile without --text */
 	struct analysis_options opts;
 	bool text;
 	bool by_index;
@@ -62,6 +66,10 @@ static int parse_args(int argc, char **argv, struct diff_args *a)
 		} else if (!strcmp(argv[i], "--max-depth")) {
 			if (++i >= argc || !parse_depth(argv[i], &a->opts.max_depth))
 				return usage_error("--max-depth takes a number");
+		} else if (!strcmp(argv[i], "-o") || !strcmp(argv[i], "--output")) {
+			if (++i >= argc || !argv[i][0])
+				return usage_error("-o takes a file name");
+			a->output = argv[i];
 		} else if (!strcmp(argv[i], "--text")) {
 			a->text = true;
 		} else if (!strcmp(argv[i], "--by-index")) {
@@ -82,10 +90,12 @@ static int parse_args(int argc, char **argv, struct diff_args *a)
 	}
 	if (npos != 4)
 		return usage_error("diff takes two binaries and two heap dumps");
-	/* Without --text stays free for a diff profile; pprof makes one from two already. */
-	if (!a->text)
-		return usage_error("diff writes a text table (--text); for pprof, run go tool pprof "
-				   "-diff_base OLD.pb.gz NEW.pb.gz on analyze's profiles");
+	if (a->text && a->output)
+		return usage_error("--text writes to standard output: no -o");
+	if (a->by_index && !a->text)
+		return usage_error("--by-index is for the text table (--text)");
+	if (!a->output)
+		a->output = "heapref-diff.pb.gz";
 	return ST_OK;
 }
 
@@ -116,6 +126,31 @@ static struct hr_chains *for_table(const struct diff_args *a, struct hr_chains *
 	return folded;
 }
 
+struct diff_trees {
+	const struct hr_chains *old, *new;
+};
+
+static int write_diff_profile(FILE *out, void *ctx, struct hr_error *err)
+{
+	const struct diff_trees *t = ctx;
+
+	return hr_write_pprof_diff(out, t->old, t->new, err);
+}
+
+/* The diff as a pprof profile, into a->output. */
+static int write_profile(const struct diff_args *a, const struct hr_chains *old,
+			 const struct hr_chains *new)
+{
+	struct hr_error err = { 0 };
+	struct diff_trees t = { old, new };
+
+	if (write_output_file(a->output, write_diff_profile, &t, &err)) {
+		fprintf(stderr, "heapref: %s\n", err.msg);
+		return ST_RESOURCES;
+	}
+	return ST_OK;
+}
+
 static int write_diff(const struct hr_chains *old, const struct hr_chains *new)
 {
 	struct hr_error err = { 0 };
@@ -142,13 +177,15 @@ int cmd_diff(int argc, char **argv)
 	a.opts.stats = a.stats ? stats_start() : NULL;
 	if ((old = analyse(a.paths[0], a.paths[1], &a.opts, &st)) &&
 	    (new = analyse(a.paths[2], a.paths[3], &a.opts, &st))) {
-		old = for_table(&a, old);
-		new = for_table(&a, new);
+		if (a.text) {
+			old = for_table(&a, old);
+			new = for_table(&a, new);
+		}
 		if (!old || !new) {
 			fputs("heapref: out of memory for the diff\n", stderr);
 			st = ST_RESOURCES;
 		} else {
-			st = write_diff(old, new);
+			st = a.text ? write_diff(old, new) : write_profile(&a, old, new);
 			stats_mark(a.opts.stats, "output", stderr);
 		}
 	}

@@ -9,12 +9,14 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "stats.h"
 
 struct hr_binary;
 struct hr_chains;
 struct hr_dump;
+struct hr_error;
 struct hr_scan;
 
 /* heapref types [--summary | --rtype ADDR] BINARY [PATTERN] (cmd_binary.c) */
@@ -66,6 +68,14 @@ bool inputs_swapped(const char *command, const char *binary, const char *dump);
  * with analysis_release()), or the exit status of the failure, having printed its one
  * line and left *an empty.
  */
+/*
+ * Writes a file the way analyze writes its profile: through write(out, ctx, err) into a
+ * temporary file next to path, renamed into place when complete (so a failure leaves
+ * no half-written file); "-" is standard output. 0, or the failure with err naming path.
+ */
+int write_output_file(const char *path, int (*write)(FILE *out, void *ctx, struct hr_error *err),
+		      void *ctx, struct hr_error *err);
+
 int analysis_run(const char *binary, const char *dump, const struct analysis_options *o,
 		 struct analysis *an);
 void analysis_release(struct analysis *an);

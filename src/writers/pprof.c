@@ -6,12 +6,20 @@
  * a string) is packed on its own by protobuf-c, framed with its tag and length, and fed
  * to zlib as it is made. Memory stays proportional to the deepest chain, not the tree.
  *
- * Layout: string_table = "", the four sample-type strings, then one string per chain
- * name (name id n is string 5 + n). Function n + 1 is named by name id n. Location k is
- * chain node k, with one line calling its function. A node with an own value is a sample
- * whose stack is the node and its ancestors, leaf first, as pprof expects.
+ * Layout: string_table = "", the fixed strings (sample types, label keys), then one
+ * string per chain name (name id n is string STR_FIRST_NAME + n). Function n + 1 is
+ * named by name id n. Location k is chain node k, with one line calling its function.
+ * A node with an own value is a sample whose stack is the node and its ancestors, leaf
+ * first, as pprof expects; if the tree keeps example objects, the sample has a label
+ * "examples" with their addresses (strings after the names).
+ *
+ * A diff profile (hr_write_pprof_diff()) holds two trees, each a "part": the new one's
+ * samples as they are, the old one's negated, as `go tool pprof -diff_base` does. The
+ * second part's strings, functions and locations follow the first's (its ids shifted).
  */
 #include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
@@ -19,8 +27,21 @@
 #include "heapref/writers.h"
 #include "profile.pb-c.h"
 
-#define STR_FIRST_NAME 5
-enum { STR_EMPTY, STR_INUSE_OBJECTS, STR_COUNT, STR_INUSE_SPACE, STR_BYTES };
+enum { STR_EMPTY, STR_INUSE_OBJECTS, STR_COUNT, STR_INUSE_SPACE, STR_BYTES, STR_EXAMPLES,
+       STR_FIRST_NAME };
+
+/* One chain tree of the profile, with where its ids start. */
+struct part {
+	const struct hr_chains *tree;
+	int64_t sign;          /* -1: a diff's base, negated */
+	uint64_t str_base;     /* its name id n is string str_base + n */
+	uint64_t fn_base;      /* its name id n is function fn_base + n + 1 */
+	uint64_t loc_base;     /* its node k is location loc_base + k */
+	uint64_t examples_base; /* its k-th examples label value is string examples_base + k */
+	char *examples;        /* those values, each NUL-terminated, in order */
+	size_t examples_len, examples_cap;
+	uint64_t nexamples;
+};
 
 enum profile_field {
 	F_SAMPLE_TYPE = 1,
@@ -116,85 +137,132 @@ static void put_sample_types(struct gz_sink *s)
 	put_varint(s, STR_INUSE_SPACE);
 }
 
-static void put_strings(struct gz_sink *s, const struct hr_chains *tree)
+static void put_fixed_strings(struct gz_sink *s)
 {
-	static const char *const fixed[] = { "", "inuse_objects", "count", "inuse_space", "bytes" };
-	size_t i, n = hr_chains_name_count(tree);
+	static const char *const fixed[] = { "", "inuse_objects", "count", "inuse_space", "bytes",
+					     "examples" };
 
-	for (i = 0; i < STR_FIRST_NAME; i++)
+	for (size_t i = 0; i < STR_FIRST_NAME; i++)
 		put_string(s, fixed[i]);
-	for (i = 0; i < n; i++)
-		put_string(s, hr_chains_name(tree, (uint32_t)i));
 }
 
-static void put_functions(struct gz_sink *s, const struct hr_chains *tree)
+/* A part's names, then its examples label values. */
+static void put_strings(struct gz_sink *s, const struct part *p)
+{
+	size_t i, n = hr_chains_name_count(p->tree);
+
+	for (i = 0; i < n; i++)
+		put_string(s, hr_chains_name(p->tree, (uint32_t)i));
+	for (i = 0; i < p->examples_len; i += strlen(p->examples + i) + 1)
+		put_string(s, p->examples + i);
+}
+
+static void put_functions(struct gz_sink *s, const struct part *p)
 {
 	Perftools__Profiles__Function fn = PERFTOOLS__PROFILES__FUNCTION__INIT;
-	size_t i, n = hr_chains_name_count(tree);
+	size_t i, n = hr_chains_name_count(p->tree);
 
 	for (i = 0; i < n; i++) {
-		fn.id = i + 1;
+		fn.id = p->fn_base + i + 1;
 		/*
 		 * No system_name: pprof "demangles" a function whose name equals its system
 		 * name, and its C++ heuristic would cut "buf. ([]uint8)" down to "buf. ".
 		 */
-		fn.name = (int64_t)(STR_FIRST_NAME + i);
+		fn.name = (int64_t)(p->str_base + i);
 		put_message(s, F_FUNCTION, &fn.base);
 	}
 }
 
-static void put_locations(struct gz_sink *s, const struct hr_chains *tree)
+static void put_locations(struct gz_sink *s, const struct part *p)
 {
 	Perftools__Profiles__Location loc = PERFTOOLS__PROFILES__LOCATION__INIT;
 	Perftools__Profiles__Line line = PERFTOOLS__PROFILES__LINE__INIT;
 	Perftools__Profiles__Line *lines[1] = { &line };
-	size_t id, n = hr_chains_count(tree);
+	size_t id, n = hr_chains_count(p->tree);
 
 	loc.n_line = 1;
 	loc.line = lines;
 	for (id = 1; id < n; id++) {
-		loc.id = id;
-		line.function_id = (uint64_t)hr_chains_node(tree, (uint32_t)id)->name + 1;
+		loc.id = p->loc_base + id;
+		line.function_id = p->fn_base + hr_chains_node(p->tree, (uint32_t)id)->name + 1;
 		put_message(s, F_LOCATION, &loc.base);
 	}
 }
 
-static int put_samples(struct gz_sink *s, const struct hr_chains *tree)
+/*
+ * The value of node's "examples" label, "0xc000180000 0xc000190000", kept in the part
+ * to be written with its strings; its string id, or 0 when the node has no examples.
+ */
+static uint64_t examples_label(struct part *p, uint32_t node)
+{
+	size_t n;
+	const struct hr_chain_example *ex = hr_chains_examples(p->tree, node, &n);
+	char one[24];
+
+	if (!n)
+		return 0;
+	for (size_t k = 0; k < n; k++) {
+		int len = snprintf(one, sizeof(one), "%s0x%" PRIx64, k ? " " : "", ex[k].addr);
+
+		if (hr_array_reserve((void **)&p->examples, &p->examples_cap,
+				     p->examples_len + (size_t)len + 1, 1))
+			return UINT64_MAX;
+		memcpy(p->examples + p->examples_len, one, (size_t)len);
+		p->examples_len += (size_t)len;
+	}
+	p->examples[p->examples_len++] = '\0';
+	return p->examples_base + p->nexamples++;
+}
+
+static int put_samples(struct gz_sink *s, struct part *p)
 {
 	Perftools__Profiles__Sample sample = PERFTOOLS__PROFILES__SAMPLE__INIT;
-	size_t id, n = hr_chains_count(tree), cap = 0;
+	Perftools__Profiles__Label label = PERFTOOLS__PROFILES__LABEL__INIT;
+	Perftools__Profiles__Label *labels[1] = { &label };
+	size_t id, n = hr_chains_count(p->tree), cap = 0;
 	uint64_t *stack = NULL;
 	int64_t values[2];
 
 	sample.value = values;
 	sample.n_value = 2;
+	label.key = STR_EXAMPLES;
 	for (id = 1; id < n && !s->failed; id++) {
-		const struct hr_chain_node *node = hr_chains_node(tree, (uint32_t)id);
+		const struct hr_chain_node *node = hr_chains_node(p->tree, (uint32_t)id);
 		uint32_t at = (uint32_t)id;
 		size_t depth = 0;
+		uint64_t str;
 
 		if (!node->objects && !node->bytes)
 			continue;
-		if (hr_array_reserve((void **)&stack, &cap, node->depth, sizeof(*stack))) {
+		if (hr_array_reserve((void **)&stack, &cap, node->depth, sizeof(*stack)) ||
+		    (str = examples_label(p, (uint32_t)id)) == UINT64_MAX) {
 			free(stack);
 			return HR_ENOMEM;
 		}
-		for (; at != HR_CHAINS_TOP; at = hr_chains_node(tree, at)->parent)
-			stack[depth++] = at; /* leaf first */
+		for (; at != HR_CHAINS_TOP; at = hr_chains_node(p->tree, at)->parent)
+			stack[depth++] = p->loc_base + at; /* leaf first */
 		sample.location_id = stack;
 		sample.n_location_id = depth;
-		values[0] = (int64_t)node->objects;
-		values[1] = (int64_t)node->bytes;
+		values[0] = p->sign * (int64_t)node->objects;
+		values[1] = p->sign * (int64_t)node->bytes;
+		label.str = (int64_t)str;
+		sample.n_label = str ? 1 : 0;
+		sample.label = labels;
 		put_message(s, F_SAMPLE, &sample.base);
 	}
 	free(stack);
 	return HR_OK;
 }
 
-int hr_write_pprof(FILE *out, const struct hr_chains *tree, struct hr_error *err)
+/*
+ * Writes the parts as one profile: samples first (which decides the examples strings),
+ * then locations, functions and the string table, each part's after the one before.
+ */
+static int write_parts(FILE *out, struct part *parts, size_t nparts, struct hr_error *err)
 {
 	struct gz_sink *s = calloc(1, sizeof(*s));
-	int rc, write_errno = 0;
+	int rc = HR_OK, write_errno = 0;
+	uint64_t str = STR_FIRST_NAME, fn = 0, loc = 0;
 
 	if (!s)
 		return hr_error_set(err, HR_ENOMEM, "out of memory writing the profile");
@@ -207,10 +275,25 @@ int hr_write_pprof(FILE *out, const struct hr_chains *tree, struct hr_error *err
 		return hr_error_set(err, HR_ENOMEM, "cannot start gzip compression");
 	}
 	put_sample_types(s);
-	rc = put_samples(s, tree);
-	put_locations(s, tree);
-	put_functions(s, tree);
-	put_strings(s, tree);
+	for (size_t i = 0; i < nparts && !rc; i++) { /* each part's ids after the last's */
+		struct part *p = &parts[i];
+
+		p->str_base = str;
+		p->fn_base = fn;
+		p->loc_base = loc;
+		p->examples_base = str + hr_chains_name_count(p->tree);
+		rc = put_samples(s, p);
+		str = p->examples_base + p->nexamples;
+		fn += hr_chains_name_count(p->tree);
+		loc += hr_chains_count(p->tree);
+	}
+	for (size_t i = 0; i < nparts && !rc; i++)
+		put_locations(s, &parts[i]);
+	for (size_t i = 0; i < nparts && !rc; i++)
+		put_functions(s, &parts[i]);
+	put_fixed_strings(s);
+	for (size_t i = 0; i < nparts && !rc; i++)
+		put_strings(s, &parts[i]);
 	s->zs.next_in = NULL;
 	s->zs.avail_in = 0;
 	sink_flush(s, Z_FINISH);
@@ -220,10 +303,27 @@ int hr_write_pprof(FILE *out, const struct hr_chains *tree, struct hr_error *err
 		write_errno = s->write_errno ? s->write_errno : errno;
 	}
 	free(s);
+	for (size_t i = 0; i < nparts; i++)
+		free(parts[i].examples);
 	if (rc == HR_ENOMEM)
 		return hr_error_set(err, rc, "out of memory writing the profile");
 	if (rc)
 		return hr_error_set(err, rc, "cannot write the profile: %s",
 				    write_errno ? strerror(write_errno) : "I/O error");
 	return HR_OK;
+}
+
+int hr_write_pprof(FILE *out, const struct hr_chains *tree, struct hr_error *err)
+{
+	struct part p = { .tree = tree, .sign = 1 };
+
+	return write_parts(out, &p, 1, err);
+}
+
+int hr_write_pprof_diff(FILE *out, const struct hr_chains *old_tree,
+			const struct hr_chains *new_tree, struct hr_error *err)
+{
+	struct part parts[2] = { { .tree = new_tree, .sign = 1 }, { .tree = old_tree, .sign = -1 } };
+
+	return write_parts(out, parts, 2, err);
 }

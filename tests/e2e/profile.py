@@ -4,6 +4,7 @@
     profile.totals(p)        # (objects, bytes) over all chains
     profile.cum(p, prefix)   # (objects, bytes) over chains starting with prefix
     profile.children(p, prefix)  # names one step below prefix
+    profile.parse_raw.labels     # {chain: {key: value}}: the string labels of the last read
 
 A chain's value is its node's own value: the sum of the samples whose stack is
 exactly that chain. `-raw` prints every sample's values as exact integers and its
@@ -27,6 +28,8 @@ _SAMPLE = re.compile(r"^\s*(-?\d+(?:\s+-?\d+)*):((?:\s+\d+)*)\s*$")
 # of the same location inlined further out starts with blanks instead of "<id>: ...".
 _LOCATION = re.compile(r"^\s*(\d+): 0x[0-9a-f]+ (?:M=\d+ )?(?:\[F\] )?(.*)$")
 _INLINED = re.compile(r"^ {13}(\S.*)$")
+# A sample's string label, on a line of its own below it: "    key:[value]".
+_LABEL = re.compile(r"^\s+([A-Za-z_][\w.]*):\[(.*)\]$")
 # <rest> is "<function> <file>:<line>:<column> s=<start line>[(<system name>)]",
 # or "??" without a function. The file name heapref writes is empty.
 _LINE = re.compile(r"^(.*) (\S*):(-?\d+):(-?\d+) s=-?\d+(?:\(.*\))?$")
@@ -43,7 +46,7 @@ def pprof_raw(path, go=GO):
 
 def parse_raw(text):
     """The {chain: [objects, bytes]} of `go tool pprof -raw` output."""
-    section, types, samples, names, loc = None, None, [], {}, None
+    section, types, samples, names, loc, labels = None, None, [], {}, None, {}
     for line in text.splitlines():
         if line in ("Samples:", "Locations", "Mappings"):
             section = line
@@ -64,14 +67,20 @@ def parse_raw(text):
             elif _INLINED.match(line) and loc is not None:
                 # Line[0] is the innermost function, as the stack is leaf first
                 names[loc].append(_function(_INLINED.match(line).group(1)))
+        if section == "Samples:" and samples and _LABEL.match(line):
+            k, v = _LABEL.match(line).groups()
+            labels.setdefault(len(samples) - 1, {})[k] = v
+    parse_raw.labels = {}   # {chain: {key: value}} of the last text parsed
     if types is None or "inuse_objects" not in types or "inuse_space" not in types:
         raise AssertionError("profile has sample types %r, not inuse_objects and "
                              "inuse_space" % types)
     io, isp = types.index("inuse_objects"), types.index("inuse_space")
     chains = {}
-    for values, locs in samples:
+    for i, (values, locs) in enumerate(samples):
         stack = [name for l in locs for name in names[l]]
         chain = tuple(reversed(stack))   # pprof lists leaf first
+        if i in labels:
+            parse_raw.labels.setdefault(chain, {}).update(labels[i])
         v = chains.setdefault(chain, [0, 0])
         v[0] += values[io]
         v[1] += values[isp]

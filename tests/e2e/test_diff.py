@@ -243,9 +243,28 @@ class Diff(unittest.TestCase):
                 self.assertIn(said, first)
                 if status != 2:   # usage errors add the usage text
                     self.assertEqual(len(err.splitlines()), 1, err)
-        code, out, err = heapref("diff", b, o, b, n)
-        self.assertEqual((code, out), (2, ""), err)
-        self.assertIn("-diff_base", err.splitlines()[0])
+        for args, said in ((["-o", "x.pb.gz", "--text"], "no -o"), (["--by-index"], "--text")):
+            code, out, err = heapref("diff", *(args + [b, o, b, n]))
+            self.assertEqual((code, out), (2, ""), err)
+            self.assertIn(said, err.splitlines()[0])
+
+    def test_profile_is_what_diff_base_gives(self):
+        """Without --text, diff writes the new dump's chains and the old one's negated:
+        pprof's view of it is its own -diff_base of analyze's two profiles, chain by
+        chain, and -top ranks main.cache's growth as the table does."""
+        ours = os.path.join(self.tmp.name, "diff.pb.gz")
+        code, _, err = heapref("diff", "-o", ours, self.binary, self.old, self.binary,
+                               self.new)
+        self.assertEqual(code, 0, err)
+        mine = profile.read(ours)
+        old_pb, new_pb = self.profile_of(self.old), self.profile_of(self.new)
+        base = profile.parse_raw(pprof("-raw", "-diff_base", old_pb, new_pb))
+        prefixes = {c[:k] for p in (mine, base) for c in p for k in range(1, len(c) + 1)}
+        for chain in prefixes:
+            self.assertEqual(profile.cum(mine, chain), profile.cum(base, chain), chain)
+        _, lines = self.diff("--by-index")[1]
+        cache = {ln.chain: ln for ln in lines}[("main.cache",)]
+        self.assertEqual(profile.cum(mine, ("main.cache",)), cache.growth)
 
 
 if __name__ == "__main__":

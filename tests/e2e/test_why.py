@@ -350,6 +350,16 @@ class WhyFromExamples(unittest.TestCase):
             for addr, size in ex:
                 i = d.find(addr)
                 self.assertEqual((d.addrs[i], d.sizes[i]), (addr, size))
+        # the profile carries the same examples as a label of each chain's sample
+        with tempfile.TemporaryDirectory() as tmp:
+            pb = os.path.join(tmp, "p.pb.gz")
+            code, _, err = heapref("analyze", "--examples", "3", "-o", pb, binary, dump)
+            self.assertEqual(code, 0, err)
+            profile.read(pb)
+        labels = profile.parse_raw.labels
+        for chain in (item, item + ("buf. ([]uint8)",), ("main.target", "data. ([]uint8)")):
+            self.assertEqual(labels[chain]["examples"],
+                             " ".join("0x%x" % a for a, _ in examples[chain]), chain)
         addr = examples[item + ("buf. ([]uint8)",)][0][0]
         code, out, err = heapref("why", binary, dump, "%#x" % addr)
         self.assertEqual(code, 0, err)
