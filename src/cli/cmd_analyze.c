@@ -10,8 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include "args.h"
 #include "commands.h"
 #include "heapref/binary.h"
 #include "heapref/chains.h"
@@ -21,33 +23,7 @@
 #include "stats.h"
 
 enum { ST_OK = 0, ST_INPUT = 1, ST_USAGE = 2, ST_RESOURCES = 3, ST_MISMATCH = 4,
-       ST_HELP = -1 /* parse_args(): the usage was asked for and shown */ };
-
-static const char analyze_usage[] =
-	"usage: heapref analyze [-o FILE] [--text [--cutoff PCT] [--by-index]] [--full-chains]\n"
-	"                       [--max-depth N] [--stats] [--force] BINARY DUMP\n"
-	"  -o FILE         where to write (default heapref.pb.gz, or standard output with\n"
-	"                  --text; - for standard output)\n"
-	"  --text          a condensed text report of the chains instead of a pprof profile\n"
-	"  --cutoff PCT    --text: merge chains under PCT%% of the reachable bytes into\n"
-	"                  <other> (default 1; 0 shows every chain)\n"
-	"  --by-index      --text: keep elements [0] to [9] and [10+] apart (default: one\n"
-	"                  [*] chain for the elements of each array, slice or channel)\n"
-	"  --full-chains   do not fold recursion: each link of a list or tree of T is a\n"
-	"                  chain of its own (by default a T reached through a T is charged\n"
-	"                  to the first T on the chain)\n"
-	"  --max-depth N   cut chains after N named nodes, charging the rest to the last\n"
-	"                  (default 256; 0 for no limit)\n"
-	"  --stats         time, CPU and peak memory of each phase, on stderr\n"
-	"  --force         analyse even when the dump does not look written by the binary\n"
-	"                  (different Go version, data or bss layout): the chains may be wrong\n";
-
-static const char why_usage[] =
-	"usage: heapref why [--full-chains] [--max-depth N] [--stats] [--force] BINARY DUMP\n"
-	"                   ADDRESS...\n"
-	"  for each address, the heap object holding it and why it is alive: the chain it\n"
-	"  is charged to and the objects through which a root reaches it (8 more bytes of\n"
-	"  memory per heap object than analyze); options as for analyze\n";
+       ST_HELP = CLI_HELP /* parse_args(): the usage was asked for and shown */ };
 
 struct analyze_args {
 	bool why;             /* heapref why: addresses after BINARY DUMP */
@@ -59,7 +35,6 @@ struct analyze_args {
 	uint32_t max_depth;
 	double cutoff_percent;
 	bool text;
-	bool cutoff_given;
 	bool by_index;
 	bool full_chains;
 	bool stats;
@@ -68,8 +43,7 @@ struct analyze_args {
 
 static int usage_error(const struct analyze_args *a, const char *what)
 {
-	fprintf(stderr, "heapref: %s\n%s", what, a->why ? why_usage : analyze_usage);
-	return ST_USAGE;
+	return cli_usage_error(a->why ? "why" : "analyze", "%s", what);
 }
 
 static int status_of(const struct hr_error *err)
@@ -105,74 +79,72 @@ static bool parse_address(const char *text, uint64_t *addr)
 	return !errno && end != text && !*end && text[0] != '-';
 }
 
-/* The arguments of analyze, or of why (then positionals after BINARY DUMP are addresses). */
+static bool parse_max_depth(const char *text, uint32_t *out)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(text, &end, 10);
+	if (errno || end == text || *end || v > UINT32_MAX || text[0] == '-')
+		return false;
+	*out = (uint32_t)v;
+	return true;
+}
+
+/* The options' values, checked; then what goes with what. */
+static int check_options(struct analyze_args *a, const char *max_depth, const char *cutoff)
+{
+	if (a->output && !a->output[0])
+		return usage_error(a, "-o takes a file name");
+	if (max_depth && !parse_max_depth(max_depth, &a->max_depth))
+		return cli_usage_error(a->why ? "why" : "analyze",
+				       "--max-depth takes a number, not %s", max_depth);
+	if (cutoff && !parse_percent(cutoff, &a->cutoff_percent))
+		return cli_usage_error("analyze", "--cutoff takes a percentage, 0 to 100, not %s",
+				       cutoff);
+	if ((cutoff || a->by_index) && !a->text)
+		return usage_error(a, "--cutoff and --by-index are for the text report (--text)");
+	return ST_OK;
+}
+
+/*
+ * The arguments of analyze, or of why (then the operands after BINARY DUMP are
+ * addresses). Options may come anywhere; why takes only the first four.
+ */
 static int parse_args(int argc, char **argv, bool why, struct analyze_args *a)
 {
-	const char *pos[2];
-	int npos = 0;
+	const char *max_depth = NULL, *cutoff = NULL;
+	const struct cli_opt opts[] = {
+		{ "--full-chains", NULL, &a->full_chains, NULL },
+		{ "--max-depth", NULL, NULL, &max_depth },
+		{ "--stats", NULL, &a->stats, NULL },
+		{ "--force", NULL, &a->force, NULL },
+		{ "--output", "-o", NULL, &a->output },
+		{ "--text", NULL, &a->text, NULL },
+		{ "--cutoff", NULL, NULL, &cutoff },
+		{ "--by-index", NULL, &a->by_index, NULL },
+	};
+	int n, rc;
 	uint64_t addr;
 
-	*a = (struct analyze_args){ .why = why, .max_depth = 256, .cutoff_percent = 1.0,
-				    .addresses = argv + argc };
-	for (int i = 0; i < argc; i++) {
-		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-			fputs(why ? why_usage : analyze_usage, stdout);
-			return ST_HELP;
-		} else if (!strcmp(argv[i], "-o") || !strcmp(argv[i], "--output")) {
-			if (++i >= argc || !argv[i][0])
-				return usage_error(a, "-o takes a file name");
-			a->output = argv[i];
-		} else if (!strcmp(argv[i], "--max-depth")) {
-			char *end;
-			unsigned long v;
-
-			if (++i >= argc)
-				return usage_error(a, "--max-depth takes a number");
-			errno = 0;
-			v = strtoul(argv[i], &end, 10);
-			if (errno || end == argv[i] || *end || v > UINT32_MAX || argv[i][0] == '-')
-				return usage_error(a, "--max-depth takes a number");
-			a->max_depth = (uint32_t)v;
-		} else if (!strcmp(argv[i], "--text")) {
-			a->text = true;
-		} else if (!strcmp(argv[i], "--cutoff")) {
-			if (++i >= argc || !parse_percent(argv[i], &a->cutoff_percent))
-				return usage_error(a, "--cutoff takes a percentage, 0 to 100");
-			a->cutoff_given = true;
-		} else if (!strcmp(argv[i], "--full-chains")) {
-			a->full_chains = true;
-		} else if (!strcmp(argv[i], "--by-index")) {
-			a->by_index = true;
-		} else if (!strcmp(argv[i], "--stats")) {
-			a->stats = true;
-		} else if (!strcmp(argv[i], "--force")) {
-			a->force = true;
-		} else if (argv[i][0] == '-' && argv[i][1]) {
-			return usage_error(a, "unknown option");
-		} else if (npos < 2) {
-			pos[npos++] = argv[i];
-		} else if (why) {
-			if (!parse_address(argv[i], &addr))
-				return usage_error(a, "addresses are numbers, like 0xc000012340");
-			if (!a->naddresses++)
-				a->addresses = argv + i;
-			else if (a->addresses + a->naddresses - 1 != argv + i)
-				return usage_error(a, "options go before BINARY DUMP ADDRESS...");
-		} else {
-			return usage_error(a, "analyze takes a binary and a heap dump");
-		}
-	}
-	if (npos != 2 || (why && !a->naddresses))
+	*a = (struct analyze_args){ .why = why, .max_depth = 256, .cutoff_percent = 1.0 };
+	rc = cli_parse(why ? "why" : "analyze", argc, argv, opts, why ? 4 : 8, &n);
+	if (rc || (rc = check_options(a, max_depth, cutoff)))
+		return rc;
+	if (n < 2 || (why && n == 2) || (!why && n > 2))
 		return usage_error(a, why ? "why takes a binary, a heap dump and addresses"
 					  : "analyze takes a binary and a heap dump");
-	if ((a->cutoff_given || a->by_index) && !a->text)
-		return usage_error(a, "--cutoff and --by-index are for the text report (--text)");
-	if (why && (a->text || a->output))
-		return usage_error(a, "why writes its answer to standard output: no -o or --text");
+	for (int i = 2; i < n; i++)
+		if (!parse_address(argv[i], &addr))
+			return cli_usage_error("why", "not an address: %s (addresses are numbers, "
+					       "like 0xc000012340)", argv[i]);
 	if (!a->output)
 		a->output = a->text ? "-" : "heapref.pb.gz";
-	a->binary = pos[0];
-	a->dump = pos[1];
+	a->binary = argv[0];
+	a->dump = argv[1];
+	a->addresses = argv + 2;
+	a->naddresses = n - 2;
 	return ST_OK;
 }
 
@@ -244,6 +216,18 @@ static int write_output(FILE *out, const struct analyze_args *a, const struct hr
 }
 
 /*
+ * The mode a new file gets from open(2) with 0666, as other tools create their output:
+ * mkstemp() makes the temporary file 0600, which would stay so after the rename.
+ */
+static mode_t creation_mode(void)
+{
+	mode_t mask = umask(0); /* the only way to read it; set back at once */
+
+	umask(mask);
+	return 0666 & ~mask;
+}
+
+/*
  * Writes the profile or report to a temporary file next to path and renames it into place, so
  * a failure leaves no partial file and an existing file untouched. Any failure here is
  * an output failure (exit status 3), whatever err->code says.
@@ -271,7 +255,7 @@ static int write_profile(const struct analyze_args *a, const struct hr_chains *t
 	memcpy(tmp, path, len);
 	memcpy(tmp + len, ".tmp.XXXXXX", sizeof(".tmp.XXXXXX"));
 	fd = mkstemp(tmp);
-	if (fd < 0 || !(out = fdopen(fd, "wb"))) {
+	if (fd < 0 || fchmod(fd, creation_mode()) || !(out = fdopen(fd, "wb"))) {
 		rc = hr_error_set(err, HR_EIO, "%s: cannot create: %s", path, strerror(errno));
 		if (fd >= 0) {
 			close(fd);
