@@ -135,7 +135,7 @@ class Program:
     def __init__(self):
         self.binary, self.dump, facts = progs.prepare("cycle", WORK)
         self.third_node = facts["ptr_c"]
-        nm = subprocess.run(["go", "tool", "nm", self.binary], capture_output=True,
+        nm = subprocess.run([progs.GO, "tool", "nm", self.binary], capture_output=True,
                             text=True, check=True).stdout
         self.main_pc = next(int(line.split()[0], 16) for line in nm.splitlines()
                             if line.split()[-1] == "main.main")
