@@ -28,3 +28,7 @@ echo
 build/heapref analyze --text "$work/example" "$work/example.hdump" 2>/dev/null
 echo
 echo "next: go tool pprof -traces $work/example.pb.gz (whole chains), or -http=localhost:8080 (flame graph)"
+echo
+echo "heapref is build/heapref. To run it as \`heapref\`, install it:"
+echo "  cmake --install build --prefix ~/.local   # ~/.local/bin/heapref (~/.local/bin must be on PATH)"
+echo "  sudo cmake --install build                # /usr/local/bin/heapref"

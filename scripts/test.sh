@@ -4,22 +4,61 @@
 # UndefinedBehaviorSanitizer. Unit tests (cmocka) and end-to-end tests (real Go
 # programs, real dumps, the real heapref binary) all run under ctest. Then each fuzz
 # target runs for a minute (scripts/fuzz.sh, clang).
+# The last line says what ran and the verdict, whatever failed on the way:
+#   heapref tests: 67 passed, 0 failed, 1 skipped (ctest in build build-asan); fuzzing passed
+# and the exit status is non-zero if anything failed (a test, a build, the fuzzing).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+passed=0 failed=0 skipped=0
+builds=() broken=()    # the ctest builds that ran; the steps that failed outright
+fuzzing="not run" stage="installing the test dependencies"
+
+verdict() {
+  local rc=$? line
+  [ $rc -eq 0 ] || [ ${#broken[@]} -gt 0 ] || broken+=("$stage (exit $rc)")
+  line="heapref tests: $passed passed, $failed failed, $skipped skipped"
+  line+=" (ctest in ${builds[*]:-no build}); fuzzing $fuzzing"
+  if [ $failed -gt 0 ] || [ ${#broken[@]} -gt 0 ]; then
+    [ ${#broken[@]} -eq 0 ] || line+="; FAILED: $(IFS=,; echo "${broken[*]}" | sed 's/,/, /g')"
+    echo "$line"
+    exit 1
+  fi
+  echo "$line"
+  exit 0
+}
+trap verdict EXIT
 
 bash scripts/install-deps.sh --tests
 jobs=$(nproc)
 work="$PWD/build-e2e-work"   # built Go programs and their dumps, shared by both builds
 
+# Adds one ctest run's counts (its log: one line per test, then "... out of N").
+count_tests() { # log
+  local total p s
+  total=$(sed -n 's/.*tests failed out of \([0-9]*\)$/\1/p' "$1" | tail -1)
+  if [ -z "$total" ]; then return 1; fi
+  p=$(grep -cE 'Test +#[0-9]+: .* Passed' "$1" || true)
+  s=$(grep -cE 'Test +#[0-9]+: .*\*\*\*Skipped' "$1" || true)
+  passed=$((passed + p)) skipped=$((skipped + s)) failed=$((failed + total - p - s))
+}
+
 run_suite() { # build-dir, extra cmake args...
   local dir=$1; shift
-  echo "=== $dir: configure and build"
+  stage="$dir: configure and build"
+  echo "=== $stage"
   # Tests on explicitly: the quick start configures build/ without them, and a cached
   # HEAPREF_TESTS=OFF would otherwise leave ctest nothing to run.
-  cmake -S . -B "$dir" -DHEAPREF_TESTS=ON -DHEAPREF_WERROR=ON -DHEAPREF_E2E_WORK="$work" "$@" >/dev/null
-  cmake --build "$dir" -j"$jobs" >/dev/null
-  echo "=== $dir: ctest"
-  (cd "$dir" && ctest --output-on-failure --no-tests=error -j"$jobs")
+  if ! { cmake -S . -B "$dir" -DHEAPREF_TESTS=ON -DHEAPREF_WERROR=ON -DHEAPREF_E2E_WORK="$work" "$@" >/dev/null &&
+         cmake --build "$dir" -j"$jobs" >/dev/null; }; then
+    broken+=("$dir build")
+    return 0
+  fi
+  stage="$dir: ctest"
+  echo "=== $stage"
+  builds+=("$dir")
+  (cd "$dir" && ctest --output-on-failure --no-tests=error -j"$jobs") 2>&1 | tee "$dir/ctest.log" || true
+  count_tests "$dir/ctest.log" || broken+=("$dir ctest (no summary)")
 }
 
 run_suite build -DCMAKE_BUILD_TYPE=RelWithDebInfo
@@ -29,6 +68,14 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:ha
 # Fuzzing for a bounded time: each libFuzzer target for FUZZ_SECONDS (60 by default) on
 # a scratch copy of its seeds (tests/fuzz/README.md). FUZZ_SECONDS=0 skips it.
 if [ "${FUZZ_SECONDS:-60}" != 0 ]; then
+  stage="fuzzing"
   echo "=== fuzzing, ${FUZZ_SECONDS:-60} s per target"
-  bash scripts/fuzz.sh
+  if bash scripts/fuzz.sh; then
+    fuzzing="passed"
+  else
+    fuzzing="failed"
+    broken+=("fuzzing")
+  fi
+else
+  fuzzing="skipped (FUZZ_SECONDS=0)"
 fi

@@ -12,8 +12,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include "args.h"
 #include "commands.h"
 #include "heapref/binary.h"
 #include "heapref/chains.h"
@@ -23,55 +25,7 @@
 #include "stats.h"
 
 enum { ST_OK = 0, ST_INPUT = 1, ST_USAGE = 2, ST_RESOURCES = 3, ST_MISMATCH = 4,
-       ST_HELP = -1 /* parse_args(): the usage was asked for and shown */ };
-
-static const char analyze_usage[] =
-	"usage: heapref analyze [-o FILE] [--text [--cutoff PCT] [--by-index]] [--full-chains]\n"
-	"                       [--max-depth N] [--stats] [--force] BINARY DUMP\n"
-	"  -o FILE         where to write (default heapref.pb.gz, or standard output with\n"
-	"                  --text; - for standard output)\n"
-	"  --text          a condensed text report of the chains instead of a pprof profile\n"
-	"  --cutoff PCT    --text: merge chains under PCT%% of the reachable bytes into\n"
-	"                  <other> (default 1; 0 shows every chain)\n"
-	"  --by-index      --text: keep elements [0] to [9] and [10+] apart (default: one\n"
-	"                  [*] chain for the elements of each array, slice or channel)\n"
-	"  --full-chains   do not fold recursion: each link of a list or tree of T is a\n"
-	"                  chain of its own (by default a T reached through a T is charged\n"
-	"                  to the first T on the chain)\n"
-	"  --max-depth N   cut chains after N named nodes, charging the rest to the last\n"
-	"                  (default 256; 0 for no limit)\n"
-	"  --stats         time, CPU and peak memory of each phase, on stderr\n"
-	"  --force         analyse even when the dump does not look written by the binary\n"
-	"                  (different Go version, data or bss layout): the chains may be wrong\n"
-	"  --examples N    the N biggest objects charged to each chain, their addresses for\n"
-	"                  heapref object / why: below each chain of --text, and as the\n"
-	"                  label \"examples\" of each sample of the profile (up to 16)\n"
-	"  --attribution first|dominator\n"
-	"                  charge each object to the first chain that reaches it (default),\n"
-	"                  or under its immediate dominator's chain, so that a node's\n"
-	"                  cumulative value is what would be freed with it; what several\n"
-	"                  roots share goes under \"$shared by several roots\"\n";
-
-static const char why_usage[] =
-	"usage: heapref why [-n K] [--full-chains] [--max-depth N] [--stats] [--force]\n"
-	"                   BINARY DUMP ADDRESS|TYPE...\n"
-	"  for each address, the heap object holding it and why it is alive: the chain it\n"
-	"  is charged to and the objects through which a root reaches it (8 more bytes of\n"
-	"  memory per heap object than analyze); for a type (main.Item), the biggest\n"
-	"  reachable objects charged to a chain of that type, one path each\n"
-	"  -n K            up to K paths, each through none of the objects of the paths\n"
-	"                  before (default 1); with a type, the K biggest objects\n"
-	"  other options as for analyze; exit status 1 when an address is in no heap\n"
-	"  object or no root reaches it, or no object has the type\n";
-
-static const char retained_usage[] =
-	"usage: heapref retained [--format text|tsv] [-n N] [--full-chains] [--max-depth N]\n"
-	"                        [--stats] [--force] BINARY DUMP\n"
-	"  the root variables and the heap objects by retained size: what would be freed\n"
-	"  if each let go (the dominator tree of the object graph)\n"
-	"  --format tsv    a header row and tab-separated rows, for scripts (default text)\n"
-	"  -n N            rows of each list (default 20; 0 for all)\n"
-	"  other options as for analyze\n";
+       ST_HELP = CLI_HELP /* parse_args(): the usage was asked for and shown */ };
 
 /* The commands that run the analysis: what they add to it. */
 enum mode { MODE_ANALYZE, MODE_WHY, MODE_RETAINED };
@@ -89,7 +43,6 @@ struct analyze_args {
 	uint32_t max_depth;
 	double cutoff_percent;
 	bool text;
-	bool cutoff_given;
 	bool by_index;
 	bool full_chains;
 	bool stats;
@@ -100,16 +53,11 @@ struct analyze_args {
 	struct hr_retained_options retained;
 };
 
-static const char *usage_of(enum mode mode)
-{
-	return mode == MODE_WHY ? why_usage : mode == MODE_RETAINED ? retained_usage
-								      : analyze_usage;
-}
+
 
 static int usage_error(const struct analyze_args *a, const char *what)
 {
-	fprintf(stderr, "heapref: %s\n%s", what, usage_of(a->mode));
-	return ST_USAGE;
+	return cli_usage_error(mode_names[a->mode], "%s", what);
 }
 
 static int status_of(const struct hr_error *err)
@@ -145,104 +93,122 @@ static bool parse_address(const char *text, uint64_t *addr)
 	return !errno && end != text && !*end && text[0] != '-';
 }
 
-/* The arguments of analyze, or of why (then positionals after BINARY DUMP are addresses). */
-static int parse_args(int argc, char **argv, enum mode mode, struct analyze_args *a)
+static bool parse_number(const char *text, unsigned long max, unsigned long *out)
 {
-	bool why = mode == MODE_WHY;
-	const char *pos[2];
-	int npos = 0;
+	char *end;
+
+	errno = 0;
+	*out = strtoul(text, &end, 10);
+	return !errno && end != text && !*end && text[0] != '-' && *out <= max;
+}
+
+/* The values of the options that take one, as cli_parse() found them (NULL: not given). */
+struct option_values {
+	const char *max_depth, *cutoff, *n, *format, *examples, *attribution;
+};
+
+/* The options' values, checked; then what goes with what. */
+static int check_options(struct analyze_args *a, const struct option_values *v)
+{
+	const char *cmd = mode_names[a->mode];
+	unsigned long n;
+
+	if (a->output && !a->output[0])
+		return usage_error(a, "-o takes a file name");
+	if (v->max_depth && !parse_number(v->max_depth, UINT32_MAX, &n))
+		return cli_usage_error(cmd, "--max-depth takes a number, not %s", v->max_depth);
+	a->max_depth = v->max_depth ? (uint32_t)n : a->max_depth;
+	if (v->cutoff && !parse_percent(v->cutoff, &a->cutoff_percent))
+		return cli_usage_error(cmd, "--cutoff takes a percentage, 0 to 100, not %s",
+				       v->cutoff);
+	if ((v->cutoff || a->by_index) && !a->text)
+		return usage_error(a, "--cutoff and --by-index are for the text report (--text)");
+	if (v->n && !parse_number(v->n, 1000000000, &n))
+		return cli_usage_error(cmd, "-n takes a number, not %s", v->n);
+	if (v->n) {
+		a->retained.top = n;
+		a->paths = n > 1000 ? 1000 : (unsigned)n;
+	}
+	if (v->format && strcmp(v->format, "text") && strcmp(v->format, "tsv"))
+		return cli_usage_error(cmd, "--format takes text or tsv, not %s", v->format);
+	a->retained.tsv = v->format && !strcmp(v->format, "tsv");
+	if (v->examples && !parse_number(v->examples, HR_CHAINS_EXAMPLES_MAX, &n))
+		return cli_usage_error(cmd, "--examples takes a number, 0 to 16, not %s",
+				       v->examples);
+	a->examples = v->examples ? (unsigned)n : 0;
+	if (v->attribution && strcmp(v->attribution, "first") && strcmp(v->attribution, "dominator"))
+		return cli_usage_error(cmd, "--attribution takes first or dominator, not %s",
+				       v->attribution);
+	a->by_dominator = v->attribution && !strcmp(v->attribution, "dominator");
+	return ST_OK;
+}
+
+/* The operands after BINARY DUMP: why's addresses or type names. */
+static int check_operands(struct analyze_args *a, int n, char **argv)
+{
 	uint64_t addr;
 
-	*a = (struct analyze_args){ .mode = mode, .why = why, .max_depth = 256,
-				    .cutoff_percent = 1.0, .addresses = argv + argc,
-				    .retained = { .top = 20 }, .paths = 1 };
-	for (int i = 0; i < argc; i++) {
-		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-			fputs(usage_of(mode), stdout);
-			return ST_HELP;
-		} else if (!strcmp(argv[i], "-o") || !strcmp(argv[i], "--output")) {
-			if (++i >= argc || !argv[i][0])
-				return usage_error(a, "-o takes a file name");
-			a->output = argv[i];
-		} else if (!strcmp(argv[i], "--max-depth")) {
-			char *end;
-			unsigned long v;
+	if (n < 2 || (a->mode == MODE_WHY && n == 2) || (a->mode != MODE_WHY && n > 2))
+		return a->mode == MODE_WHY
+			       ? usage_error(a, "why takes a binary, a heap dump and addresses or types")
+			       : cli_usage_error(mode_names[a->mode], "%s takes a binary and a heap dump",
+						 mode_names[a->mode]);
+	/* an address, or a type name (which never starts with a digit) */
+	for (int i = 2; i < n; i++)
+		if (isdigit((unsigned char)argv[i][0]) && !parse_address(argv[i], &addr))
+			return cli_usage_error("why", "not an address: %s (addresses are numbers, "
+					       "like 0xc000012340)", argv[i]);
+	a->binary = argv[0];
+	a->dump = argv[1];
+	a->addresses = argv + 2;
+	a->naddresses = n - 2;
+	return ST_OK;
+}
 
-			if (++i >= argc)
-				return usage_error(a, "--max-depth takes a number");
-			errno = 0;
-			v = strtoul(argv[i], &end, 10);
-			if (errno || end == argv[i] || *end || v > UINT32_MAX || argv[i][0] == '-')
-				return usage_error(a, "--max-depth takes a number");
-			a->max_depth = (uint32_t)v;
-		} else if (mode == MODE_RETAINED && !strcmp(argv[i], "--format")) {
-			if (++i >= argc || (strcmp(argv[i], "text") && strcmp(argv[i], "tsv")))
-				return usage_error(a, "--format takes text or tsv");
-			a->retained.tsv = !strcmp(argv[i], "tsv");
-		} else if (mode != MODE_ANALYZE && !strcmp(argv[i], "-n")) {
-			char *end;
-			unsigned long v;
+/*
+ * The arguments of analyze, why (then the operands after BINARY DUMP are addresses or
+ * types) or retained. Options may come anywhere; each command takes its own.
+ */
+static int parse_args(int argc, char **argv, enum mode mode, struct analyze_args *a)
+{
+	struct option_values v = { 0 };
+	const struct cli_opt common[] = {
+		{ "--full-chains", NULL, &a->full_chains, NULL },
+		{ "--max-depth", NULL, NULL, &v.max_depth },
+		{ "--stats", NULL, &a->stats, NULL },
+		{ "--force", NULL, &a->force, NULL },
+	};
+	const struct cli_opt analyze_only[] = {
+		{ "--output", "-o", NULL, &a->output },
+		{ "--text", NULL, &a->text, NULL },
+		{ "--cutoff", NULL, NULL, &v.cutoff },
+		{ "--by-index", NULL, &a->by_index, NULL },
+		{ "--examples", NULL, NULL, &v.examples },
+		{ "--attribution", NULL, NULL, &v.attribution },
+	};
+	const struct cli_opt why_only[] = { { "-n", NULL, NULL, &v.n } };
+	const struct cli_opt retained_only[] = { { "-n", NULL, NULL, &v.n },
+						 { "--format", NULL, NULL, &v.format } };
+	struct cli_opt opts[10];
+	int nopts = 4, n, rc;
 
-			errno = 0;
-			if (++i >= argc || (v = strtoul(argv[i], &end, 10), errno) || end == argv[i] ||
-			    *end || argv[i][0] == '-')
-				return usage_error(a, "-n takes a number");
-			a->retained.top = v;
-			a->paths = v > 1000 ? 1000 : (unsigned)v;
-		} else if (mode == MODE_ANALYZE && !strcmp(argv[i], "--examples")) {
-			char *end;
-			unsigned long v;
-
-			errno = 0;
-			if (++i >= argc || (v = strtoul(argv[i], &end, 10), errno) || end == argv[i] ||
-			    *end || argv[i][0] == '-' || v > HR_CHAINS_EXAMPLES_MAX)
-				return usage_error(a, "--examples takes a number, 0 to 16");
-			a->examples = (unsigned)v;
-		} else if (mode == MODE_ANALYZE && !strcmp(argv[i], "--attribution")) {
-			if (++i >= argc || (strcmp(argv[i], "first") && strcmp(argv[i], "dominator")))
-				return usage_error(a, "--attribution takes first or dominator");
-			a->by_dominator = !strcmp(argv[i], "dominator");
-		} else if (!strcmp(argv[i], "--text")) {
-			a->text = true;
-		} else if (!strcmp(argv[i], "--cutoff")) {
-			if (++i >= argc || !parse_percent(argv[i], &a->cutoff_percent))
-				return usage_error(a, "--cutoff takes a percentage, 0 to 100");
-			a->cutoff_given = true;
-		} else if (!strcmp(argv[i], "--full-chains")) {
-			a->full_chains = true;
-		} else if (!strcmp(argv[i], "--by-index")) {
-			a->by_index = true;
-		} else if (!strcmp(argv[i], "--stats")) {
-			a->stats = true;
-		} else if (!strcmp(argv[i], "--force")) {
-			a->force = true;
-		} else if (argv[i][0] == '-' && argv[i][1]) {
-			return usage_error(a, "unknown option");
-		} else if (npos < 2) {
-			pos[npos++] = argv[i];
-		} else if (why) {
-			/* an address, or a type name (which never starts with a digit) */
-			if (isdigit((unsigned char)argv[i][0]) && !parse_address(argv[i], &addr))
-				return usage_error(a, "addresses are numbers, like 0xc000012340");
-			if (!a->naddresses++)
-				a->addresses = argv + i;
-			else if (a->addresses + a->naddresses - 1 != argv + i)
-				return usage_error(a, "options go before BINARY DUMP ADDRESS...");
-		} else {
-			return usage_error(a, "analyze takes a binary and a heap dump");
-		}
+	*a = (struct analyze_args){ .mode = mode, .why = mode == MODE_WHY, .max_depth = 256,
+				    .cutoff_percent = 1.0, .retained = { .top = 20 }, .paths = 1 };
+	memcpy(opts, common, sizeof(common));
+	if (mode == MODE_ANALYZE) {
+		memcpy(opts + nopts, analyze_only, sizeof(analyze_only));
+		nopts += 6;
+	} else if (mode == MODE_WHY) {
+		opts[nopts++] = why_only[0];
+	} else {
+		memcpy(opts + nopts, retained_only, sizeof(retained_only));
+		nopts += 2;
 	}
-	if (npos != 2 || (why && !a->naddresses))
-		return usage_error(a, why ? "why takes a binary, a heap dump and addresses"
-					  : "analyze takes a binary and a heap dump");
-	if ((a->cutoff_given || a->by_index) && !a->text)
-		return usage_error(a, "--cutoff and --by-index are for the text report (--text)");
-	if (mode != MODE_ANALYZE && (a->text || a->output))
-		return usage_error(a, "the answer goes to standard output: no -o or --text");
+	rc = cli_parse(mode_names[mode], argc, argv, opts, nopts, &n);
+	if (rc || (rc = check_options(a, &v)) || (rc = check_operands(a, n, argv)))
+		return rc;
 	if (!a->output)
 		a->output = a->text ? "-" : "heapref.pb.gz";
-	a->binary = pos[0];
-	a->dump = pos[1];
 	return ST_OK;
 }
 
@@ -333,6 +299,18 @@ static int write_profile(const struct analyze_args *a, const struct hr_chains *t
 	return write_output_file(a->output, write_output, &o, err);
 }
 
+/*
+ * The mode a new file gets from open(2) with 0666, as other tools create their output:
+ * mkstemp() makes the temporary file 0600, which would stay so after the rename.
+ */
+static mode_t creation_mode(void)
+{
+	mode_t mask = umask(0); /* the only way to read it; set back at once */
+
+	umask(mask);
+	return 0666 & ~mask;
+}
+
 int write_output_file(const char *path, int (*write)(FILE *out, void *ctx, struct hr_error *err),
 		      void *ctx, struct hr_error *err)
 {
@@ -355,7 +333,7 @@ int write_output_file(const char *path, int (*write)(FILE *out, void *ctx, struc
 	memcpy(tmp, path, len);
 	memcpy(tmp + len, ".tmp.XXXXXX", sizeof(".tmp.XXXXXX"));
 	fd = mkstemp(tmp);
-	if (fd < 0 || !(out = fdopen(fd, "wb"))) {
+	if (fd < 0 || fchmod(fd, creation_mode()) || !(out = fdopen(fd, "wb"))) {
 		rc = hr_error_set(err, HR_EIO, "%s: cannot create: %s", path, strerror(errno));
 		if (fd >= 0) {
 			close(fd);

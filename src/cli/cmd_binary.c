@@ -2,15 +2,16 @@
  * cmd_binary.c - the subcommands that show what the binary reader finds in a Go
  * executable:
  *
- *   heapref types [--summary] BINARY [PATTERN]
+ *   heapref types [--summary | --rtype TYPE] BINARY [PATTERN]
  *       the DWARF types whose name matches PATTERN (contains it, or matches it as a
  *       glob: Go names hold * and [ themselves, so both are tried), with kind, size, runtime type offset, members, targets;
  *       --summary prints only the table sizes (a load-only mode for benchmarks);
- *       --rtype ADDR the type whose runtime type is at ADDR (an interface type word).
+ *       --rtype TYPE the type whose runtime type is TYPE: a run-time address (an
+ *       interface's type word) or the offset from runtime.types that types prints.
  *   heapref vars [--pc PC | --dump DUMP] BINARY [PATTERN]
  *       the globals and functions matching PATTERN, each function with its parameters
  *       and locals and their locations (location lists in full); with --pc only the
- *       function at PC, its variables evaluated there; with --dump the frames of the
+ *       function at PC, its variables (those matching PATTERN) evaluated there; with --dump the frames of the
  *       dump's goroutines, each variable's location evaluated at the frame's PC and
  *       turned into an address with CFA = sp + frame size, and the first words of
  *       frame memory it holds.
@@ -24,21 +25,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "args.h"
 #include "commands.h"
 #include "heapref/binary.h"
 #include "heapref/dump.h"
 
 enum { ST_OK = 0, ST_INPUT = 1, ST_USAGE = 2, ST_RESOURCES = 3 };
-
-static const char types_usage[] =
-	"usage: heapref types [--summary | --rtype ADDR] BINARY [PATTERN]\n";
-static const char vars_usage[] = "usage: heapref vars [--pc PC | --dump DUMP] BINARY [PATTERN]\n";
-
-static int usage(const char *what, const char *text)
-{
-	fprintf(stderr, "heapref: %s\n%s", what, text);
-	return ST_USAGE;
-}
 
 static int report(const struct hr_error *err)
 {
@@ -143,14 +135,34 @@ static bool parse_addr(const char *text, uint64_t *out)
 	return !errno && end && end != text && !*end;
 }
 
-/* The type whose runtime type is at addr (an interface's type word). */
-static int print_runtime_type(const struct hr_binary *bin, uint64_t addr)
+/* The type whose runtime_type offset (from runtime.types, as print_type shows it) is off. */
+static uint32_t type_by_runtime_offset(const struct hr_binary *bin, uint64_t off)
 {
-	uint32_t id = hr_binary_type_by_runtime_addr(bin, addr);
+	for (uint32_t id = 1; id < hr_binary_type_count(bin); id++) {
+		const struct hr_type *t = hr_binary_type(bin, id);
 
+		if ((t->flags & HR_TYPE_HAS_RUNTIME_TYPE) && t->runtime_type == off)
+			return id;
+	}
+	return 0;
+}
+
+/*
+ * The type whose runtime type is at run-time address rtype (an interface's type word),
+ * or else at offset rtype from runtime.types. An address is tried first; the two do not
+ * meet in practice, as runtime.types follows the text segment, which is larger than any
+ * offset into the types.
+ */
+static int print_runtime_type(const struct hr_binary *bin, uint64_t rtype)
+{
+	uint32_t id = hr_binary_type_by_runtime_addr(bin, rtype);
+
+	if (!id)
+		id = type_by_runtime_offset(bin, rtype);
 	if (!id) {
-		fprintf(stderr, "heapref: %s: no type has its runtime type at 0x%" PRIx64 "\n",
-			hr_binary_path(bin), addr);
+		fprintf(stderr, "heapref: %s: no type has its runtime type at 0x%" PRIx64
+			" (a run-time address or an offset from runtime.types)\n",
+			hr_binary_path(bin), rtype);
 		return ST_INPUT;
 	}
 	print_type(bin, id);
@@ -161,25 +173,21 @@ int cmd_types(int argc, char **argv)
 {
 	bool summary = false;
 	const char *rtype = NULL;
+	const struct cli_opt opts[] = { { "--summary", NULL, &summary, NULL },
+					{ "--rtype", NULL, NULL, &rtype } };
 	uint64_t addr = 0;
 	struct hr_binary *bin;
-	int status = ST_OK;
+	int status = cli_parse("types", argc, argv, opts, 2, &argc);
 
-	while (argc > 0 && argv[0][0] == '-') {
-		if (!strcmp(argv[0], "--summary")) {
-			summary = true;
-			argc--;
-			argv++;
-		} else if (!strcmp(argv[0], "--rtype") && argc > 1) {
-			rtype = argv[1];
-			argc -= 2;
-			argv += 2;
-		} else {
-			return usage("unknown option or missing value", types_usage);
-		}
-	}
-	if (argc < 1 || argc > 2 || (rtype && !parse_addr(rtype, &addr)))
-		return usage("types takes a binary and an optional pattern", types_usage);
+	if (status)
+		return status == CLI_HELP ? ST_OK : status;
+	if (argc < 1 || argc > 2)
+		return cli_usage_error("types", "types takes a binary and an optional pattern");
+	if (rtype && !parse_addr(rtype, &addr))
+		return cli_usage_error("types", "--rtype takes a number, like 0x4c4240, not %s",
+				       rtype);
+	if (summary && rtype)
+		return cli_usage_error("types", "--summary or --rtype, not both");
 	bin = open_with_dwarf(argv[0], &status);
 	if (!bin)
 		return status;
@@ -280,16 +288,20 @@ static void frame_words(const struct hr_dump *dump, const struct hr_frame *f, ui
 	}
 }
 
-/* The in-scope variables as evaluated; with a frame, their addresses and first words. */
+/*
+ * The in-scope variables (those pattern names, NULL for all) as evaluated; with a frame,
+ * their addresses and first words.
+ */
 static void print_vars_at(const struct hr_binary *bin, const struct hr_frame_vars *fv,
-			  uint64_t cfa, const struct hr_dump *dump, const struct hr_frame *f)
+			  const char *pattern, uint64_t cfa, const struct hr_dump *dump,
+			  const struct hr_frame *f)
 {
 	for (size_t i = 0; i < fv->count; i++) {
 		const struct hr_var *v = &fv->vars[i];
 		const struct hr_loc_piece *p = &fv->pieces[v->first_piece];
 		char loc[1024], addrs[1024];
 
-		if (!v->in_scope)
+		if (!v->in_scope || !matches(pattern, v->name))
 			continue;
 		hr_loc_format(p, v->piece_count, loc, sizeof(loc));
 		printf("\t%s\t%s\ttype=%s\tloc=%s", v->is_param ? "param" : "local", v->name,
@@ -310,7 +322,7 @@ static void print_vars_at(const struct hr_binary *bin, const struct hr_frame_var
 	}
 }
 
-static int vars_at_pc(struct hr_binary *bin, const char *text)
+static int vars_at_pc(struct hr_binary *bin, const char *text, const char *pattern)
 {
 	struct hr_frame_vars fv = { 0 };
 	struct hr_error err = { 0 };
@@ -319,7 +331,8 @@ static int vars_at_pc(struct hr_binary *bin, const char *text)
 	int rc;
 
 	if (!parse_addr(text, &pc))
-		return usage("--pc takes an address such as 0x4c4240", vars_usage);
+		return cli_usage_error("vars", "--pc takes an address such as 0x4c4240, not %s",
+				       text);
 	index = hr_binary_func_at(bin, pc);
 	if (index < 0) {
 		fprintf(stderr, "heapref: %s: no function contains pc 0x%" PRIx64 "\n",
@@ -332,7 +345,7 @@ static int vars_at_pc(struct hr_binary *bin, const char *text)
 		return report(&err);
 	}
 	print_func_header(hr_binary_func(bin, (size_t)index));
-	print_vars_at(bin, &fv, 0, NULL, NULL);
+	print_vars_at(bin, &fv, pattern, 0, NULL, NULL);
 	hr_frame_vars_release(&fv);
 	return ST_OK;
 }
@@ -356,7 +369,7 @@ static int print_frame(struct hr_binary *bin, const struct hr_dump *dump,
 	rc = hr_binary_func_vars(bin, (size_t)index, pc, fv, &err);
 	if (rc)
 		return report(&err);
-	print_vars_at(bin, fv, cfa, dump, f);
+	print_vars_at(bin, fv, NULL, cfa, dump, f);
 	return ST_OK;
 }
 
@@ -413,26 +426,22 @@ static int list_vars(struct hr_binary *bin, const char *pattern)
 int cmd_vars(int argc, char **argv)
 {
 	const char *pc = NULL, *dump = NULL;
+	const struct cli_opt opts[] = { { "--pc", NULL, NULL, &pc },
+					{ "--dump", NULL, NULL, &dump } };
 	struct hr_binary *bin;
-	int status = ST_OK;
+	int status = cli_parse("vars", argc, argv, opts, 2, &argc);
 
-	while (argc > 0 && argv[0][0] == '-') {
-		if (argc < 2 || (strcmp(argv[0], "--pc") && strcmp(argv[0], "--dump")))
-			return usage("unknown option or missing value", vars_usage);
-		if (!strcmp(argv[0], "--pc"))
-			pc = argv[1];
-		else
-			dump = argv[1];
-		argc -= 2;
-		argv += 2;
-	}
-	if (argc < 1 || argc > 2 || (pc && dump) || (pc && argc > 1))
-		return usage("vars takes a binary and an optional pattern", vars_usage);
+	if (status)
+		return status == CLI_HELP ? ST_OK : status;
+	if (argc < 1 || argc > 2)
+		return cli_usage_error("vars", "vars takes a binary and an optional pattern");
+	if (pc && dump)
+		return cli_usage_error("vars", "--pc or --dump, not both");
 	bin = open_with_dwarf(argv[0], &status);
 	if (!bin)
 		return status;
 	if (pc)
-		status = vars_at_pc(bin, pc);
+		status = vars_at_pc(bin, pc, argc > 1 ? argv[1] : NULL);
 	else if (dump)
 		status = vars_in_dump(bin, dump, argc > 1 ? argv[1] : NULL);
 	else

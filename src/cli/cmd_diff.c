@@ -8,23 +8,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "args.h"
 #include "commands.h"
 #include "heapref/chains.h"
 #include "heapref/writers.h"
 
-enum { ST_OK = 0, ST_USAGE = 2, ST_RESOURCES = 3, ST_HELP = -1 };
-
-static const char diff_usage[] =
-	"usage: heapref diff [-o FILE | --text [--by-index]] [--full-chains] [--max-depth N]\n"
-	"                    [--stats] [--force] OLD_BINARY OLD_DUMP NEW_BINARY NEW_DUMP\n"
-	"  how each chain grew from the old dump to the new one (the binaries may be one\n"
-	"  file). By default a pprof profile (-o FILE, default heapref-diff.pb.gz; - for\n"
-	"  standard output) holding the new dump's chains and the old one's negated, as\n"
-	"  go tool pprof -diff_base OLD.pb.gz NEW.pb.gz does: go tool pprof -top shows the\n"
-	"  growth. --text: a table on standard output, biggest growth first, in bytes and\n"
-	"  objects, cumulative, with new and gone chains marked; --by-index keeps the\n"
-	"  elements [0] to [9] and [10+] apart as analyze --text does. Options as for\n"
-	"  analyze.\n";
+enum { ST_OK = 0, ST_USAGE = 2, ST_RESOURCES = 3, ST_HELP = CLI_HELP };
 
 struct diff_args {
 	const char *paths[4]; /* OLD_BINARY OLD_DUMP NEW_BINARY NEW_DUMP */
@@ -34,12 +23,6 @@ struct diff_args {
 	bool by_index;
 	bool stats;
 };
-
-static int usage_error(const char *what)
-{
-	fprintf(stderr, "heapref: %s\n%s", what, diff_usage);
-	return ST_USAGE;
-}
 
 static bool parse_depth(const char *text, uint32_t *out)
 {
@@ -54,46 +37,36 @@ static bool parse_depth(const char *text, uint32_t *out)
 	return true;
 }
 
+/* The arguments of diff: options anywhere, four operands. */
 static int parse_args(int argc, char **argv, struct diff_args *a)
 {
-	int npos = 0;
+	const char *max_depth = NULL;
+	const struct cli_opt opts[] = {
+		{ "--output", "-o", NULL, &a->output },
+		{ "--text", NULL, &a->text, NULL },
+		{ "--by-index", NULL, &a->by_index, NULL },
+		{ "--full-chains", NULL, &a->opts.full_chains, NULL },
+		{ "--max-depth", NULL, NULL, &max_depth },
+		{ "--stats", NULL, &a->stats, NULL },
+		{ "--force", NULL, &a->opts.force, NULL },
+	};
+	int n, rc;
 
 	*a = (struct diff_args){ .opts = { .max_depth = 256 } };
-	for (int i = 0; i < argc; i++) {
-		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-			fputs(diff_usage, stdout);
-			return ST_HELP;
-		} else if (!strcmp(argv[i], "--max-depth")) {
-			if (++i >= argc || !parse_depth(argv[i], &a->opts.max_depth))
-				return usage_error("--max-depth takes a number");
-		} else if (!strcmp(argv[i], "-o") || !strcmp(argv[i], "--output")) {
-			if (++i >= argc || !argv[i][0])
-				return usage_error("-o takes a file name");
-			a->output = argv[i];
-		} else if (!strcmp(argv[i], "--text")) {
-			a->text = true;
-		} else if (!strcmp(argv[i], "--by-index")) {
-			a->by_index = true;
-		} else if (!strcmp(argv[i], "--full-chains")) {
-			a->opts.full_chains = true;
-		} else if (!strcmp(argv[i], "--stats")) {
-			a->stats = true;
-		} else if (!strcmp(argv[i], "--force")) {
-			a->opts.force = true;
-		} else if (argv[i][0] == '-' && argv[i][1]) {
-			return usage_error("unknown option");
-		} else if (npos < 4) {
-			a->paths[npos++] = argv[i];
-		} else {
-			return usage_error("diff takes two binaries and two heap dumps");
-		}
-	}
-	if (npos != 4)
-		return usage_error("diff takes two binaries and two heap dumps");
+	if ((rc = cli_parse("diff", argc, argv, opts, (int)(sizeof(opts) / sizeof(opts[0])), &n)))
+		return rc;
+	if (max_depth && !parse_depth(max_depth, &a->opts.max_depth))
+		return cli_usage_error("diff", "--max-depth takes a number, not %s", max_depth);
+	if (a->output && !a->output[0])
+		return cli_usage_error("diff", "-o takes a file name");
+	if (n != 4)
+		return cli_usage_error("diff", "diff takes two binaries and two heap dumps");
 	if (a->text && a->output)
-		return usage_error("--text writes to standard output: no -o");
+		return cli_usage_error("diff", "--text writes to standard output: no -o");
 	if (a->by_index && !a->text)
-		return usage_error("--by-index is for the text table (--text)");
+		return cli_usage_error("diff", "--by-index is for the text table (--text)");
+	for (int i = 0; i < 4; i++)
+		a->paths[i] = argv[i];
 	if (!a->output)
 		a->output = "heapref-diff.pb.gz";
 	return ST_OK;

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "args.h"
 #include "commands.h"
 #include "heapref/dump.h"
 #include "heapref/writers.h"
@@ -20,46 +21,6 @@
 
 enum exit_status { EXIT_OK = 0, EXIT_BAD_INPUT = 1, EXIT_USAGE = 2, EXIT_RESOURCES = 3,
 		   EXIT_MISMATCH = 4 };
-
-static const char usage[] =
-	"usage: heapref <command> [arguments]\n"
-	"\n"
-	"Find out which variables keep a Go program's memory alive, from a heap dump\n"
-	"(runtime/debug.WriteHeapDump) and the binary that wrote it.\n"
-	"\n"
-	"commands:\n"
-	"  analyze [-o FILE] [--text] [--full-chains] [--max-depth N] [--stats] [--force]\n"
-	"          BINARY DUMP\n"
-	"                write a pprof profile (default heapref.pb.gz) whose stacks are\n"
-	"                reference chains from root variables to the memory they keep\n"
-	"                alive; view it with go tool pprof -top / -traces / -http=:8080;\n"
-	"                --text: the chains as a condensed report (analyze --help)\n"
-	"  why [-n K] [--full-chains] [--max-depth N] [--force] BINARY DUMP ADDRESS|TYPE...\n"
-	"                why the heap object at each address (or the biggest of a type)\n"
-	"                is alive: its chain and up to K independent paths from roots\n"
-	"  retained [--format text|tsv] [-n N] [--force] BINARY DUMP\n"
-	"                the root variables and objects by retained size: what would be\n"
-	"                freed if each let go (the dominator tree of the object graph)\n"
-	"  diff [-o FILE | --text] [options of analyze] OLD_BINARY OLD_DUMP NEW_BINARY NEW_DUMP\n"
-	"                how each chain grew between two dumps: a pprof profile (as\n"
-	"                -diff_base makes) or a table, biggest growth first (diff --help)\n"
-	"  info [--stats] DUMP\n"
-	"                summarise a heap dump: Go version, records, objects by size,\n"
-	"                goroutines by state, segments, finalizers, memstats;\n"
-	"                --stats adds the time and memory reading it took, on stderr\n"
-	"  object DUMP ADDRESS...\n"
-	"                show the heap object containing each address (interior\n"
-	"                pointers too) and where its pointer words point\n"
-	"  types BINARY [PATTERN]\n"
-	"                the DWARF types of a Go binary (--summary: table sizes only)\n"
-	"  vars BINARY [PATTERN]\n"
-	"                its globals and functions' variables with their locations\n"
-	"                (--pc PC: evaluated at PC; --dump DUMP: in the dump's frames)\n"
-	"  help          show this text\n"
-	"  version       show heapref's version\n"
-	"\n"
-	"exit status: 0 success, 1 bad input, 2 usage error, 3 out of memory or output error,\n"
-	"  4 the dump was not written by the binary (--force goes on)\n";
 
 static int exit_status_of(const struct hr_error *err)
 {
@@ -80,11 +41,6 @@ static int report(const struct hr_error *err)
 	return exit_status_of(err);
 }
 
-static int usage_error(const char *what)
-{
-	fprintf(stderr, "heapref: %s\n%s", what, usage);
-	return EXIT_USAGE;
-}
 
 /* Opens a dump; with stats, reports how long reading and indexing took and what it holds. */
 static struct hr_dump *open_dump(const char *path, struct stats *stats, struct hr_error *err)
@@ -108,17 +64,16 @@ static int cmd_info(int argc, char **argv)
 	struct hr_error err = { 0 };
 	struct stats *stats = NULL;
 	struct hr_dump *dump;
-	int rc;
+	bool want_stats = false;
+	const struct cli_opt opts[] = { { "--stats", NULL, &want_stats, NULL } };
+	int rc = cli_parse("info", argc, argv, opts, 1, &argc);
 
-	if (argc > 0 && !strcmp(argv[0], "--stats")) {
+	if (rc)
+		return rc == CLI_HELP ? EXIT_OK : rc;
+	if (argc != 1)
+		return cli_usage_error("info", "info takes one argument: the heap dump file");
+	if (want_stats)
 		stats = stats_start();
-		argc--;
-		argv++;
-	}
-	if (argc != 1) {
-		stats_stop(stats);
-		return usage_error("info takes one argument: the heap dump file");
-	}
 	dump = open_dump(argv[0], stats, &err);
 	if (!dump) {
 		stats_stop(stats);
@@ -149,13 +104,17 @@ static int cmd_object(int argc, char **argv)
 	struct hr_error err = { 0 };
 	struct hr_dump *dump;
 	uint64_t addr;
-	int i, rc = 0;
+	int i, rc = cli_parse("object", argc, argv, NULL, 0, &argc);
 
+	if (rc)
+		return rc == CLI_HELP ? EXIT_OK : rc;
 	if (argc < 2)
-		return usage_error("object takes a heap dump file and one or more addresses");
+		return cli_usage_error("object", "object takes a heap dump file and one or more "
+				       "addresses");
 	for (i = 1; i < argc; i++)
 		if (parse_address(argv[i], &addr))
-			return usage_error("object: addresses are numbers, like 0xc000012340");
+			return cli_usage_error("object", "not an address: %s (addresses are numbers, "
+					       "like 0xc000012340)", argv[i]);
 	dump = hr_dump_open(argv[0], &err);
 	if (!dump)
 		return report(&err);
@@ -171,35 +130,59 @@ static int cmd_object(int argc, char **argv)
 	return EXIT_OK;
 }
 
+/* heapref help [COMMAND], heapref --help */
+static int cmd_help(int argc, char **argv)
+{
+	int rc = cli_parse("help", argc, argv, NULL, 0, &argc);
+
+	if (rc)
+		return rc == CLI_HELP ? EXIT_OK : rc;
+	if (argc > 1)
+		return cli_usage_error("help", "help takes one command");
+	if (argc == 1 && !cli_usage(argv[0]))
+		return cli_usage_error(NULL, "unknown command %s", argv[0]);
+	fputs(cli_usage(argc ? argv[0] : NULL), stdout);
+	return EXIT_OK;
+}
+
+static int cmd_version(int argc, char **argv)
+{
+	int rc = cli_parse("version", argc, argv, NULL, 0, &argc);
+
+	if (rc)
+		return rc == CLI_HELP ? EXIT_OK : rc;
+	if (argc)
+		return cli_usage_error("version", "version takes no arguments");
+	puts("heapref " HEAPREF_VERSION);
+	return EXIT_OK;
+}
+
+static const struct {
+	const char *name;
+	int (*run)(int argc, char **argv);
+} commands[] = {
+	{ "analyze", cmd_analyze }, { "why", cmd_why },	    { "retained", cmd_retained },
+	{ "diff", cmd_diff },	    { "info", cmd_info },
+	{ "object", cmd_object },   { "types", cmd_types }, { "vars", cmd_vars },
+	{ "help", cmd_help },	    { "version", cmd_version },
+};
+
 int main(int argc, char **argv)
 {
 	const char *cmd = argc > 1 ? argv[1] : NULL;
 
-	if (!cmd)
-		return usage_error("no command given");
-	if (!strcmp(cmd, "analyze"))
-		return cmd_analyze(argc - 2, argv + 2);
-	if (!strcmp(cmd, "why"))
-		return cmd_why(argc - 2, argv + 2);
-	if (!strcmp(cmd, "retained"))
-		return cmd_retained(argc - 2, argv + 2);
-	if (!strcmp(cmd, "diff"))
-		return cmd_diff(argc - 2, argv + 2);
-	if (!strcmp(cmd, "info"))
-		return cmd_info(argc - 2, argv + 2);
-	if (!strcmp(cmd, "object"))
-		return cmd_object(argc - 2, argv + 2);
-	if (!strcmp(cmd, "types"))
-		return cmd_types(argc - 2, argv + 2);
-	if (!strcmp(cmd, "vars"))
-		return cmd_vars(argc - 2, argv + 2);
-	if (!strcmp(cmd, "help") || !strcmp(cmd, "--help") || !strcmp(cmd, "-h")) {
-		fputs(usage, stdout);
-		return EXIT_OK;
+	if (!cmd) {
+		fprintf(stderr, "heapref: no command given\n%s", cli_usage(NULL));
+		return EXIT_USAGE;
 	}
-	if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
-		puts("heapref " HEAPREF_VERSION);
-		return EXIT_OK;
-	}
-	return usage_error("unknown command");
+	if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h"))
+		return cmd_help(argc - 2, argv + 2);
+	if (!strcmp(cmd, "--version"))
+		return cmd_version(argc - 2, argv + 2);
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (!strcmp(cmd, commands[i].name))
+			return commands[i].run(argc - 2, argv + 2);
+	if (cmd[0] == '-')
+		return cli_usage_error(NULL, "unknown option %s", cmd);
+	return cli_usage_error(NULL, "unknown command %s", cmd);
 }

@@ -197,6 +197,19 @@ static int get_bool(struct cursor *c, bool *v, const char *what)
 	return HR_OK;
 }
 
+/*
+ * A length field at `at` claims more bytes than the file has left: a dump cut short,
+ * said so ("truncated: the object record at byte M needs 32768 bytes of contents, 8625
+ * are left"), as the record's start is where a reader looks first.
+ */
+static int fail_short(struct cursor *c, const uint8_t *at, uint64_t len, const char *what)
+{
+	return hr_error_set(c->err, HR_EINPUT, "%s: byte %" PRIu64 ": truncated: the %s record at "
+			    "byte %" PRIu64 " needs %" PRIu64 " bytes of %s, %" PRIu64 " are left",
+			    c->d->path, file_offset(c, at), hr_record_kind_name(c->kind),
+			    file_offset(c, c->rec), len, what, (uint64_t)(c->end - c->pos));
+}
+
 static int get_bytes(struct cursor *c, struct hr_bytes *out, const char *what)
 {
 	const uint8_t *at = c->pos;
@@ -206,9 +219,7 @@ static int get_bytes(struct cursor *c, struct hr_bytes *out, const char *what)
 	if (rc)
 		return rc;
 	if (len > (uint64_t)(c->end - c->pos))
-		return fail_at(c, at, "%s length %" PRIu64 " runs past the end of the file (%" PRIu64
-				      " bytes left)",
-			       what, len, (uint64_t)(c->end - c->pos));
+		return fail_short(c, at, len, what);
 	out->ptr = c->pos;
 	out->len = len;
 	c->pos += len;

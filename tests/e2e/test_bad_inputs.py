@@ -701,6 +701,33 @@ class Cases:
                 1, numbers_as_n(first), probs,
                 "every cut refused naming the record cut (kind, byte) and a byte inside it")
 
+        self.real_cut_in_object_contents()
+
+    def real_cut_in_object_contents(self):
+        """The usual truncated dump (a copy cut short, a disk that filled up): the file
+        ends inside an object's contents. The line says so in words: what the record
+        needs, and what is left (counted from the record, not from heapref)."""
+        lab = self.lab
+        r = max((r for r in self.recs if r.kind == reach.OBJECT), key=lambda r: r.size)
+        _, length_at = dumpfmt.uvarint(self.buf, r.start + 1)   # after kind and address
+        left = r.size // 3
+        name = self.cut(r.contents + left)
+        want = ("heapref: %s: byte %d: truncated: the object record at byte %d needs %d bytes "
+                "of contents, %d are left" % (name, length_at, r.start, r.size, left))
+        probs, first = [], None
+        for args in (("info", name), ("analyze", "-o", "out.pb.gz", self.bin, name)):
+            res = lab.run(*args)
+            probs += lab.refusal(res, 1, [name], length_at)
+            if res.lines[:1] != [want]:
+                probs.append("said %r, want %r" % (res.lines[:1], want))
+            first = first or (res.lines[:1] or [""])[0]
+        lab.add("real dump cut inside the contents of its largest object",
+                "%s, %s" % (cmd("info", "cut.dump"),
+                            cmd("analyze -o out.pb.gz", self.bin, "cut.dump")),
+                1, numbers_as_n(first), probs,
+                "refused: the dump is said to be truncated, with the bytes the record "
+                "needs and those left")
+
     def inside_record_problems(self, res, name, r, cut):
         """A cut inside record r: refused, naming the kind of r and its start, and a
         byte offset between the record's start and the end of the file."""
@@ -1016,14 +1043,17 @@ def _object_first(w):
 
 
 HUGE_CASES = (
-    ("object whose contents length says 2^40", _obj_huge_length, ("len", "1099511627776")),
+    ("object whose contents length says 2^40", _obj_huge_length,
+     ("len", "truncated: the object record at byte 47 needs 1099511627776 bytes")),
     ("a varint of 11 bytes (object address)", _long_varint, ("len", "longer than 10 bytes")),
     ("a varint of 10 bytes that overflows 64 bits", _overflowing_varint, ("len", "overflows")),
     ("memory profile record claiming 2^62 frames (3 present)", _memprof_frames,
      ("len", "memory profile record")),
     ("200000 stack frames in one goroutine, not touching each other", _many_frames, None),
-    ("data segment whose contents length says 2^50", _data_huge, ("len", "contents length")),
-    ("wait reason whose length says 2^63", _string_huge, ("len", "wait reason length")),
+    ("data segment whose contents length says 2^50", _data_huge,
+     ("len", "needs 1125899906842624 bytes of contents")),
+    ("wait reason whose length says 2^63", _string_huge,
+     ("len", "bytes of wait reason, 12 are left")),
     ("params: heap range the whole address space, objects at both ends", _address_space,
      None),
     ("object at 2^64-8 of 16 bytes, heap range the whole address space", _wrapping_object,

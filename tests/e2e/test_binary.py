@@ -170,9 +170,13 @@ class BinaryReaderTest(unittest.TestCase):
                     _, attrs = fields(out.splitlines()[0])
                     self.assertEqual(int(attrs["runtime_type"], 16),
                                      word - v.nm["runtime.types"])
-                rc, _, err = run("types", "--rtype", "0x10", v.binary)
+                    # the offset types prints names the same type
+                    rc, out, err = run("types", "--rtype", attrs["runtime_type"], v.binary)
+                    self.assertEqual((rc, out.split("\t", 1)[0]), (0, name), err)
+                # runtime types are aligned: 0x7 is neither an address nor an offset of one
+                rc, _, err = run("types", "--rtype", "0x7", v.binary)
                 self.assertEqual(rc, 1)
-                self.assertIn("no type has its runtime type at 0x10", err)
+                self.assertIn("no type has its runtime type at 0x7", err)
 
     def test_local_at_known_pc(self):
         """At main.probe's entry PC (from nm) its local buf lives at a fixed CFA offset."""
@@ -188,6 +192,11 @@ class BinaryReaderTest(unittest.TestCase):
                 _, attrs = fields(local[0].strip())
                 self.assertEqual(attrs["type"], "[4]uintptr")
                 self.assertRegex(attrs["loc"], r"^cfa-\d+$")
+                # a PATTERN keeps only the variables it names, as docs/cli.md says
+                self.assertGreater(len(lines), 2, "main.probe has more than buf")
+                rc, out, err = run("vars", "--pc", hex(entry), v.binary, "buf")
+                self.assertEqual(rc, 0, err)
+                self.assertEqual(out.splitlines(), [lines[0], local[0]])
 
     def test_local_address_in_dump_frame(self):
         """In the dump, main.probe's frame holds buf's values where heapref places it.

@@ -1,0 +1,178 @@
+/*
+ * usage.c - the --help text of heapref and of each command, in one place. docs/cli.md
+ * quotes each verbatim; tests/e2e/test_cli.py checks that they agree.
+ */
+#include <string.h>
+
+#include "args.h"
+
+static const char heapref_usage[] =
+	"usage: heapref <command> [options] [arguments]\n"
+	"\n"
+	"Find out which variables keep a Go program's memory alive, from a heap dump\n"
+	"(runtime/debug.WriteHeapDump) and the binary that wrote it. Options may come\n"
+	"before or after the arguments; heapref help COMMAND (or heapref COMMAND --help)\n"
+	"explains a command's options.\n"
+	"\n"
+	"commands:\n"
+	"  analyze [-o FILE] [--text [--cutoff PCT] [--by-index]] [--full-chains]\n"
+	"          [--max-depth N] [--stats] [--force] [--examples N]\n"
+	"          [--attribution first|dominator] BINARY DUMP\n"
+	"                write a pprof profile (default heapref.pb.gz) whose stacks are\n"
+	"                reference chains from root variables to the memory they keep\n"
+	"                alive; view it with go tool pprof -top / -traces / -http=:8080;\n"
+	"                --text: the chains as a condensed text report instead\n"
+	"  why [-n K] [--full-chains] [--max-depth N] [--stats] [--force] BINARY DUMP\n"
+	"          ADDRESS|TYPE...\n"
+	"                why the heap object at each address (or the biggest of a type)\n"
+	"                is alive: its chain and up to K independent paths from roots\n"
+	"  retained [--format text|tsv] [-n N] [--full-chains] [--max-depth N] [--stats]\n"
+	"          [--force] BINARY DUMP\n"
+	"                the root variables and objects by retained size: what would be\n"
+	"                freed if each let go (the dominator tree of the object graph)\n"
+	"  diff [-o FILE | --text [--by-index]] [--full-chains] [--max-depth N] [--stats]\n"
+	"          [--force] OLD_BINARY OLD_DUMP NEW_BINARY NEW_DUMP\n"
+	"                how each chain grew between two dumps: a pprof profile (as\n"
+	"                pprof -diff_base makes) or a table, biggest growth first\n"
+	"  info [--stats] DUMP\n"
+	"                summarise a heap dump: Go version, records, objects by size,\n"
+	"                goroutines by state, segments, finalizers, memstats\n"
+	"  object DUMP ADDRESS...\n"
+	"                the heap object containing each address (interior pointers\n"
+	"                too) and where its pointer words point\n"
+	"  types [--summary | --rtype TYPE] BINARY [PATTERN]\n"
+	"                the DWARF types of a Go binary\n"
+	"  vars [--pc PC | --dump DUMP] BINARY [PATTERN]\n"
+	"                its globals and functions' variables with their locations\n"
+	"  help [COMMAND]\n"
+	"                this text, or a command's options\n"
+	"  version       heapref's version\n"
+	"\n"
+	"exit status: 0 success, 1 bad input, 2 usage error, 3 out of memory or output error,\n"
+	"  4 the dump was not written by the binary (--force goes on)\n";
+
+static const char analyze_usage[] =
+	"usage: heapref analyze [-o FILE] [--text [--cutoff PCT] [--by-index]] [--full-chains]\n"
+	"                       [--max-depth N] [--stats] [--force] [--examples N]\n"
+	"                       [--attribution first|dominator] BINARY DUMP\n"
+	"  -o FILE         where to write (default heapref.pb.gz, or standard output with\n"
+	"                  --text; - for standard output)\n"
+	"  --text          a condensed text report of the chains instead of a pprof profile\n"
+	"  --cutoff PCT    --text: merge chains under PCT% of the reachable bytes into\n"
+	"                  <other> (default 1; 0 shows every chain)\n"
+	"  --by-index      --text: keep elements [0] to [9] and [10+] apart (default: one\n"
+	"                  [*] chain for the elements of each array, slice or channel)\n"
+	"  --full-chains   do not fold recursion: each link of a list or tree of T is a\n"
+	"                  chain of its own (by default a T reached through a T is charged\n"
+	"                  to the first T on the chain)\n"
+	"  --max-depth N   cut chains after N named nodes, charging the rest to the last\n"
+	"                  (default 256; 0 for no limit)\n"
+	"  --stats         time, CPU and peak memory of each phase, on stderr\n"
+	"  --force         analyse even when the dump does not look written by the binary\n"
+	"                  (different Go version, data or bss layout): the chains may be wrong\n"
+	"  --examples N    the N biggest objects charged to each chain (at most 16), their\n"
+	"                  addresses for heapref object / why: below each chain of --text,\n"
+	"                  and as the label \"examples\" of each sample of the profile\n"
+	"  --attribution first|dominator\n"
+	"                  charge each object to the first chain that reaches it (default),\n"
+	"                  or under its immediate dominator's chain, so that a chain's\n"
+	"                  cumulative value is what would be freed with it; what several\n"
+	"                  roots share goes under \"$shared by several roots\"\n";
+
+static const char why_usage[] =
+	"usage: heapref why [-n K] [--full-chains] [--max-depth N] [--stats] [--force]\n"
+	"                   BINARY DUMP ADDRESS|TYPE...\n"
+	"  for each address, the heap object holding it and why it is alive: the chain it\n"
+	"  is charged to and the objects through which a root reaches it (8 more bytes of\n"
+	"  memory per heap object than analyze); for a type (main.Item), the biggest\n"
+	"  reachable objects charged to a chain of that type, one path each; exit status 1\n"
+	"  when an address is in no heap object or no root reaches it, or no object has\n"
+	"  the type\n"
+	"  -n K            up to K paths, each through none of the root variables and objects\n"
+	"                  of the paths before (default 1); with a type, the K biggest objects\n"
+	"  --full-chains   do not fold recursion (as analyze)\n"
+	"  --max-depth N   cut chains after N named nodes (default 256; 0 for no limit)\n"
+	"  --stats         time, CPU and peak memory of each phase, on stderr\n"
+	"  --force         analyse even when the dump does not look written by the binary\n";
+
+static const char retained_usage[] =
+	"usage: heapref retained [--format text|tsv] [-n N] [--full-chains] [--max-depth N]\n"
+	"                        [--stats] [--force] BINARY DUMP\n"
+	"  the root variables and the heap objects by retained size: what would be freed\n"
+	"  if each let go (the dominator tree of the object graph)\n"
+	"  --format tsv    a header row and tab-separated rows, for scripts (default text)\n"
+	"  -n N            rows of each list (default 20; 0 for all)\n"
+	"  --full-chains   do not fold recursion (as analyze)\n"
+	"  --max-depth N   cut chains after N named nodes (default 256; 0 for no limit)\n"
+	"  --stats         time, CPU and peak memory of each phase, on stderr\n"
+	"  --force         analyse even when the dump does not look written by the binary\n";
+
+static const char diff_usage[] =
+	"usage: heapref diff [-o FILE | --text [--by-index]] [--full-chains] [--max-depth N]\n"
+	"                    [--stats] [--force] OLD_BINARY OLD_DUMP NEW_BINARY NEW_DUMP\n"
+	"  how each chain grew from the old dump to the new one (the binaries may be one\n"
+	"  file)\n"
+	"  -o FILE         the pprof profile to write (default heapref-diff.pb.gz; - for\n"
+	"                  standard output): the new dump's chains and the old one's negated,\n"
+	"                  as go tool pprof -diff_base OLD.pb.gz NEW.pb.gz makes them\n"
+	"  --text          a table on standard output instead: biggest growth first, in\n"
+	"                  bytes and objects, cumulative, new and gone chains marked\n"
+	"  --by-index      --text: keep elements [0] to [9] and [10+] apart\n"
+	"  --full-chains   do not fold recursion (as analyze)\n"
+	"  --max-depth N   cut chains after N named nodes (default 256; 0 for no limit)\n"
+	"  --stats         time, CPU and peak memory of each phase, on stderr\n"
+	"  --force         analyse even when a dump does not look written by its binary\n";
+
+static const char info_usage[] =
+	"usage: heapref info [--stats] DUMP\n"
+	"  a summary of a heap dump: Go version, records, objects by size, goroutines by\n"
+	"  state, segments, finalizers, memstats\n"
+	"  --stats         time, CPU and peak memory of reading the dump, on stderr\n";
+
+static const char object_usage[] =
+	"usage: heapref object DUMP ADDRESS...\n"
+	"  for each address (decimal or 0x hex), the heap object containing it (interior\n"
+	"  pointers too) and where its pointer words point\n";
+
+static const char types_usage[] =
+	"usage: heapref types [--summary | --rtype TYPE] BINARY [PATTERN]\n"
+	"  the DWARF types whose name contains PATTERN or matches it as a glob: kind, size,\n"
+	"  runtime type offset, members, key and element\n"
+	"  --summary       only the sizes of the binary reader's tables\n"
+	"  --rtype TYPE    the type whose runtime type is TYPE: a type word of the dump (a\n"
+	"                  run-time address) or the runtime_type offset types prints\n";
+
+static const char vars_usage[] =
+	"usage: heapref vars [--pc PC | --dump DUMP] BINARY [PATTERN]\n"
+	"  the globals and functions whose name contains PATTERN or matches it as a glob,\n"
+	"  each function with its parameters and locals and their locations\n"
+	"  --pc PC         only the function at PC, its variables (those PATTERN names)\n"
+	"                  evaluated there\n"
+	"  --dump DUMP     the frames of the dump's goroutines (those of functions PATTERN\n"
+	"                  names), each variable at its address in the frame\n";
+
+static const char help_usage[] =
+	"usage: heapref help [COMMAND]\n"
+	"  heapref's commands, or the options of one (as heapref COMMAND --help)\n";
+
+static const char version_usage[] = "usage: heapref version\n";
+
+static const struct {
+	const char *cmd;
+	const char *text;
+} usages[] = {
+	{ "analyze", analyze_usage }, { "why", why_usage },	{ "retained", retained_usage },
+	{ "diff", diff_usage },	      { "info", info_usage },
+	{ "object", object_usage },   { "types", types_usage }, { "vars", vars_usage },
+	{ "help", help_usage },	      { "version", version_usage },
+};
+
+const char *cli_usage(const char *cmd)
+{
+	if (!cmd)
+		return heapref_usage;
+	for (size_t i = 0; i < sizeof(usages) / sizeof(usages[0]); i++)
+		if (!strcmp(usages[i].cmd, cmd))
+			return usages[i].text;
+	return NULL;
+}
