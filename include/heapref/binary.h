@@ -195,6 +195,8 @@ const char *hr_binary_limits(const struct hr_binary *bin);
 /* Highest DWARF version among the compilation units (4 or 5), 0 without DWARF. */
 unsigned hr_binary_dwarf_version(const struct hr_binary *bin);
 unsigned hr_binary_ptr_size(const struct hr_binary *bin);
+/* The Go build ID (as `go tool buildid` prints it), "" when the binary has none. */
+const char *hr_binary_build_id(const struct hr_binary *bin);
 /* The Go release that built the binary ("go1.26.8"), from .go.buildinfo; "" when unknown. */
 const char *hr_binary_go_version(const struct hr_binary *bin);
 /* Whether a Go linker wrote the file (it has .gopclntab or .go.buildinfo). */

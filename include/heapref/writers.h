@@ -32,14 +32,24 @@ int hr_write_dump_info(FILE *out, const struct hr_dump *dump, struct hr_error *e
 int hr_write_object_at(FILE *out, const struct hr_dump *dump, uint64_t addr,
 		       unsigned max_ptrs, struct hr_error *err);
 
+/* What a profile says of the binary: mapping 1's file name and build ID (NULL: none). */
+struct hr_pprof_options {
+	const char *binary;
+	const char *build_id;
+};
+
 /*
  * Writes the chain tree as a gzipped pprof profile to out: sample types
  * inuse_objects/count and inuse_space/bytes (the default), one sample per node with an
  * own value, its stack the chain from that node up to its root (leaf first), so pprof's
- * cumulative figure for a node is everything reached through it. Returns 0, HR_EIO
- * when writing fails or HR_ENOMEM; err says which.
+ * cumulative figure for a node is everything reached through it; each sample labelled
+ * "root" with its chain's root variable (so `go tool pprof -tags` ranks the roots and
+ * -tagfocus=root=NAME keeps one), and "examples" with the addresses of the node's
+ * example objects if the tree keeps any. opt (may be NULL) names the binary in the
+ * profile's mapping. Returns 0, HR_EIO when writing fails or HR_ENOMEM; err says which.
  */
-int hr_write_pprof(FILE *out, const struct hr_chains *tree, struct hr_error *err);
+int hr_write_pprof(FILE *out, const struct hr_chains *tree, const struct hr_pprof_options *opt,
+		   struct hr_error *err);
 
 /*
  * The same for the difference of two trees: new_tree's samples as they are and
@@ -47,7 +57,8 @@ int hr_write_pprof(FILE *out, const struct hr_chains *tree, struct hr_error *err
  * samples of each chain, so a chain's value is its growth.
  */
 int hr_write_pprof_diff(FILE *out, const struct hr_chains *old_tree,
-			const struct hr_chains *new_tree, struct hr_error *err);
+			const struct hr_chains *new_tree, const struct hr_pprof_options *opt,
+			struct hr_error *err);
 
 /*
  * Writes the chain tree as a text report to out: a header, then one line per chain shown,

@@ -245,6 +245,40 @@ static void read_go_version(struct hr_binary *bin)
 	bin->go_version[len] = 0;
 }
 
+/*
+ * The Go linker writes the build ID (what `go tool buildid` prints) as an ELF note in
+ * .note.go.buildid: name size, description size and type 4 (words in the file's byte
+ * order), the name "Go\0\0", then the ID. Left empty if anything is off.
+ */
+static void read_build_id(struct hr_binary *bin)
+{
+	const struct section *s = section_named(bin, ".note.go.buildid");
+	Elf_Data *d = s && s->type != SHT_NOBITS ? elf_getdata(s->scn, NULL) : NULL;
+	const uint8_t *p = d ? d->d_buf : NULL;
+	uint32_t w[3];
+
+	if (!p || d->d_size < 16)
+		return;
+	for (int k = 0; k < 3; k++)
+		w[k] = bin->big_endian ? (uint32_t)p[4 * k] << 24 | (uint32_t)p[4 * k + 1] << 16 |
+					       (uint32_t)p[4 * k + 2] << 8 | p[4 * k + 3]
+				       : (uint32_t)p[4 * k + 3] << 24 | (uint32_t)p[4 * k + 2] << 16 |
+					       (uint32_t)p[4 * k + 1] << 8 | p[4 * k];
+	if (w[0] != 4 || w[2] != 4 || memcmp(p + 12, "Go\0\0", 4) || w[1] == 0 ||
+	    w[1] >= sizeof(bin->build_id) || w[1] > d->d_size - 16)
+		return;
+	for (uint32_t k = 0; k < w[1]; k++)
+		if (p[16 + k] < 0x20 || p[16 + k] > 0x7e)
+			return;
+	memcpy(bin->build_id, p + 16, w[1]);
+	bin->build_id[w[1]] = 0;
+}
+
+const char *hr_binary_build_id(const struct hr_binary *bin)
+{
+	return bin->build_id;
+}
+
 const char *hr_binary_go_version(const struct hr_binary *bin)
 {
 	return bin->go_version;
@@ -298,8 +332,10 @@ int binary_elf_open(struct hr_binary *bin, struct hr_error *err)
 	rc = check_header(bin, err);
 	if (!rc)
 		rc = read_sections(bin, err);
-	if (!rc)
+	if (!rc) {
 		read_go_version(bin);
+		read_build_id(bin);
+	}
 	return rc;
 }
 

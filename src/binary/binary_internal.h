@@ -106,6 +106,7 @@ struct hr_binary {
 	VEC(struct section, sections);  /* allocated sections sorted by address */
 	uint64_t data_addr;             /* ELF address of .data */
 	char go_version[64];            /* from .go.buildinfo, "" when unknown */
+	char build_id[128];             /* from .note.go.buildid, "" when absent */
 	uint64_t debug_info_size;       /* uncompressed; 0 without DWARF */
 
 	VEC(struct hr_symbol, symbols);  /* sorted by address; run-time addresses (bias added) */

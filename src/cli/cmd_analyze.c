@@ -276,6 +276,7 @@ static int write_report(FILE *out, const struct analyze_args *a, const struct hr
 struct profile_output {
 	const struct analyze_args *a;
 	const struct hr_chains *tree;
+	const struct hr_pprof_options *pprof;
 };
 
 static int write_output(FILE *out, void *ctx, struct hr_error *err)
@@ -283,7 +284,7 @@ static int write_output(FILE *out, void *ctx, struct hr_error *err)
 	const struct profile_output *o = ctx;
 
 	return o->a->text ? write_report(out, o->a, o->tree, err)
-			  : hr_write_pprof(out, o->tree, err);
+			  : hr_write_pprof(out, o->tree, o->pprof, err);
 }
 
 /*
@@ -292,9 +293,9 @@ static int write_output(FILE *out, void *ctx, struct hr_error *err)
  * an output failure (exit status 3), whatever err->code says.
  */
 static int write_profile(const struct analyze_args *a, const struct hr_chains *tree,
-			 struct hr_error *err)
+			 const struct hr_pprof_options *pprof, struct hr_error *err)
 {
-	struct profile_output o = { a, tree };
+	struct profile_output o = { a, tree, pprof };
 
 	return write_output_file(a->output, write_output, &o, err);
 }
@@ -644,7 +645,9 @@ static int write_answer(const struct analyze_args *a, struct analysis *an, struc
 	if (a->by_dominator && attribute_by_dominator(a, an, stats, err))
 		return status_of(err);
 	/* the output, not the input: status 3 */
-	return write_profile(a, an->by_dominator ? an->by_dominator : an->tree, err)
+	return write_profile(a, an->by_dominator ? an->by_dominator : an->tree,
+			     &(struct hr_pprof_options){ a->binary, hr_binary_build_id(an->bin) },
+			     err)
 		       ? ST_RESOURCES : ST_OK;
 }
 

@@ -10,6 +10,7 @@
 
 #include "args.h"
 #include "commands.h"
+#include "heapref/binary.h"
 #include "heapref/chains.h"
 #include "heapref/writers.h"
 
@@ -72,15 +73,19 @@ static int parse_args(int argc, char **argv, struct diff_args *a)
 	return ST_OK;
 }
 
-/* The chain tree of one pair, the rest of its analysis freed at once; NULL on failure. */
+/*
+ * The chain tree of one pair, the rest of its analysis freed at once (the binary's build
+ * ID copied to build_id first); NULL on failure.
+ */
 static struct hr_chains *analyse(const char *binary, const char *dump,
-				 const struct analysis_options *o, int *st)
+				 const struct analysis_options *o, char build_id[128], int *st)
 {
 	struct analysis an;
 	struct hr_chains *tree;
 
 	if ((*st = analysis_run(binary, dump, o, &an)) != ST_OK)
 		return NULL;
+	snprintf(build_id, 128, "%s", hr_binary_build_id(an.bin));
 	tree = an.tree;
 	an.tree = NULL;
 	analysis_release(&an);
@@ -101,21 +106,22 @@ static struct hr_chains *for_table(const struct diff_args *a, struct hr_chains *
 
 struct diff_trees {
 	const struct hr_chains *old, *new;
+	struct hr_pprof_options pprof;
 };
 
 static int write_diff_profile(FILE *out, void *ctx, struct hr_error *err)
 {
 	const struct diff_trees *t = ctx;
 
-	return hr_write_pprof_diff(out, t->old, t->new, err);
+	return hr_write_pprof_diff(out, t->old, t->new, &t->pprof, err);
 }
 
 /* The diff as a pprof profile, into a->output. */
 static int write_profile(const struct diff_args *a, const struct hr_chains *old,
-			 const struct hr_chains *new)
+			 const struct hr_chains *new, const char *build_id)
 {
 	struct hr_error err = { 0 };
-	struct diff_trees t = { old, new };
+	struct diff_trees t = { old, new, { a->paths[2], build_id } };
 
 	if (write_output_file(a->output, write_diff_profile, &t, &err)) {
 		fprintf(stderr, "heapref: %s\n", err.msg);
@@ -140,6 +146,7 @@ int cmd_diff(int argc, char **argv)
 {
 	struct diff_args a;
 	struct hr_chains *old = NULL, *new = NULL;
+	char build_id[128]; /* the new binary's, for the profile */
 	int st = parse_args(argc, argv, &a);
 
 	if (st)
@@ -148,8 +155,8 @@ int cmd_diff(int argc, char **argv)
 	    inputs_swapped("diff", a.paths[2], a.paths[3]))
 		return ST_USAGE;
 	a.opts.stats = a.stats ? stats_start() : NULL;
-	if ((old = analyse(a.paths[0], a.paths[1], &a.opts, &st)) &&
-	    (new = analyse(a.paths[2], a.paths[3], &a.opts, &st))) {
+	if ((old = analyse(a.paths[0], a.paths[1], &a.opts, build_id, &st)) &&
+	    (new = analyse(a.paths[2], a.paths[3], &a.opts, build_id, &st))) {
 		if (a.text) {
 			old = for_table(&a, old);
 			new = for_table(&a, new);
@@ -158,7 +165,7 @@ int cmd_diff(int argc, char **argv)
 			fputs("heapref: out of memory for the diff\n", stderr);
 			st = ST_RESOURCES;
 		} else {
-			st = a.text ? write_diff(old, new) : write_profile(&a, old, new);
+			st = a.text ? write_diff(old, new) : write_profile(&a, old, new, build_id);
 			stats_mark(a.opts.stats, "output", stderr);
 		}
 	}

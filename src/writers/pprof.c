@@ -10,8 +10,10 @@
  * string per chain name (name id n is string STR_FIRST_NAME + n). Function n + 1 is
  * named by name id n. Location k is chain node k, with one line calling its function.
  * A node with an own value is a sample whose stack is the node and its ancestors, leaf
- * first, as pprof expects; if the tree keeps example objects, the sample has a label
- * "examples" with their addresses (strings after the names).
+ * first, as pprof expects, with a label "root" naming its chain's root variable (the
+ * string of that name) and, if the tree keeps example objects, a label "examples" with
+ * their addresses (strings after the names). Mapping 1 names the binary (file name and
+ * build ID, strings after all others), and every location is in it.
  *
  * A diff profile (hr_write_pprof_diff()) holds two trees, each a "part": the new one's
  * samples as they are, the old one's negated, as `go tool pprof -diff_base` does. The
@@ -28,7 +30,7 @@
 #include "profile.pb-c.h"
 
 enum { STR_EMPTY, STR_INUSE_OBJECTS, STR_COUNT, STR_INUSE_SPACE, STR_BYTES, STR_EXAMPLES,
-       STR_FIRST_NAME };
+       STR_ROOT, STR_FIRST_NAME };
 
 /* One chain tree of the profile, with where its ids start. */
 struct part {
@@ -46,6 +48,7 @@ struct part {
 enum profile_field {
 	F_SAMPLE_TYPE = 1,
 	F_SAMPLE = 2,
+	F_MAPPING = 3,
 	F_LOCATION = 4,
 	F_FUNCTION = 5,
 	F_STRING_TABLE = 6,
@@ -140,7 +143,7 @@ static void put_sample_types(struct gz_sink *s)
 static void put_fixed_strings(struct gz_sink *s)
 {
 	static const char *const fixed[] = { "", "inuse_objects", "count", "inuse_space", "bytes",
-					     "examples" };
+					     "examples", "root" };
 
 	for (size_t i = 0; i < STR_FIRST_NAME; i++)
 		put_string(s, fixed[i]);
@@ -182,6 +185,7 @@ static void put_locations(struct gz_sink *s, const struct part *p)
 
 	loc.n_line = 1;
 	loc.line = lines;
+	loc.mapping_id = 1;
 	for (id = 1; id < n; id++) {
 		loc.id = p->loc_base + id;
 		line.function_id = p->fn_base + hr_chains_node(p->tree, (uint32_t)id)->name + 1;
@@ -217,15 +221,18 @@ static uint64_t examples_label(struct part *p, uint32_t node)
 static int put_samples(struct gz_sink *s, struct part *p)
 {
 	Perftools__Profiles__Sample sample = PERFTOOLS__PROFILES__SAMPLE__INIT;
-	Perftools__Profiles__Label label = PERFTOOLS__PROFILES__LABEL__INIT;
-	Perftools__Profiles__Label *labels[1] = { &label };
+	Perftools__Profiles__Label root = PERFTOOLS__PROFILES__LABEL__INIT;
+	Perftools__Profiles__Label examples = PERFTOOLS__PROFILES__LABEL__INIT;
+	Perftools__Profiles__Label *labels[2] = { &root, &examples };
 	size_t id, n = hr_chains_count(p->tree), cap = 0;
 	uint64_t *stack = NULL;
 	int64_t values[2];
 
 	sample.value = values;
 	sample.n_value = 2;
-	label.key = STR_EXAMPLES;
+	root.key = STR_ROOT;
+	examples.key = STR_EXAMPLES;
+	sample.label = labels;
 	for (id = 1; id < n && !s->failed; id++) {
 		const struct hr_chain_node *node = hr_chains_node(p->tree, (uint32_t)id);
 		uint32_t at = (uint32_t)id;
@@ -241,13 +248,15 @@ static int put_samples(struct gz_sink *s, struct part *p)
 		}
 		for (; at != HR_CHAINS_TOP; at = hr_chains_node(p->tree, at)->parent)
 			stack[depth++] = p->loc_base + at; /* leaf first */
+		root.str = (int64_t)(p->str_base +
+				     hr_chains_node(p->tree, (uint32_t)stack[depth - 1] -
+							       (uint32_t)p->loc_base)->name);
 		sample.location_id = stack;
 		sample.n_location_id = depth;
 		values[0] = p->sign * (int64_t)node->objects;
 		values[1] = p->sign * (int64_t)node->bytes;
-		label.str = (int64_t)str;
-		sample.n_label = str ? 1 : 0;
-		sample.label = labels;
+		examples.str = (int64_t)str;
+		sample.n_label = str ? 2 : 1;
 		put_message(s, F_SAMPLE, &sample.base);
 	}
 	free(stack);
@@ -258,7 +267,21 @@ static int put_samples(struct gz_sink *s, struct part *p)
  * Writes the parts as one profile: samples first (which decides the examples strings),
  * then locations, functions and the string table, each part's after the one before.
  */
-static int write_parts(FILE *out, struct part *parts, size_t nparts, struct hr_error *err)
+/* Mapping 1, the binary: its file name and build ID are the strings str and str + 1. */
+static void put_mapping(struct gz_sink *s, const struct hr_pprof_options *opt, uint64_t str)
+{
+	Perftools__Profiles__Mapping m = PERFTOOLS__PROFILES__MAPPING__INIT;
+
+	m.id = 1;
+	m.filename = opt && opt->binary ? (int64_t)str : 0;
+	m.build_id = opt && opt->build_id && opt->build_id[0] ? (int64_t)str + 1 : 0;
+	/* names come with the locations: there is nothing for pprof to symbolize */
+	m.has_functions = 1;
+	put_message(s, F_MAPPING, &m.base);
+}
+
+static int write_parts(FILE *out, struct part *parts, size_t nparts,
+		       const struct hr_pprof_options *opt, struct hr_error *err)
 {
 	struct gz_sink *s = calloc(1, sizeof(*s));
 	int rc = HR_OK, write_errno = 0;
@@ -287,6 +310,7 @@ static int write_parts(FILE *out, struct part *parts, size_t nparts, struct hr_e
 		fn += hr_chains_name_count(p->tree);
 		loc += hr_chains_count(p->tree);
 	}
+	put_mapping(s, opt, str);
 	for (size_t i = 0; i < nparts && !rc; i++)
 		put_locations(s, &parts[i]);
 	for (size_t i = 0; i < nparts && !rc; i++)
@@ -294,6 +318,8 @@ static int write_parts(FILE *out, struct part *parts, size_t nparts, struct hr_e
 	put_fixed_strings(s);
 	for (size_t i = 0; i < nparts && !rc; i++)
 		put_strings(s, &parts[i]);
+	put_string(s, opt && opt->binary ? opt->binary : "");
+	put_string(s, opt && opt->build_id ? opt->build_id : "");
 	s->zs.next_in = NULL;
 	s->zs.avail_in = 0;
 	sink_flush(s, Z_FINISH);
@@ -313,17 +339,19 @@ static int write_parts(FILE *out, struct part *parts, size_t nparts, struct hr_e
 	return HR_OK;
 }
 
-int hr_write_pprof(FILE *out, const struct hr_chains *tree, struct hr_error *err)
+int hr_write_pprof(FILE *out, const struct hr_chains *tree, const struct hr_pprof_options *opt,
+		   struct hr_error *err)
 {
 	struct part p = { .tree = tree, .sign = 1 };
 
-	return write_parts(out, &p, 1, err);
+	return write_parts(out, &p, 1, opt, err);
 }
 
 int hr_write_pprof_diff(FILE *out, const struct hr_chains *old_tree,
-			const struct hr_chains *new_tree, struct hr_error *err)
+			const struct hr_chains *new_tree, const struct hr_pprof_options *opt,
+			struct hr_error *err)
 {
 	struct part parts[2] = { { .tree = new_tree, .sign = 1 }, { .tree = old_tree, .sign = -1 } };
 
-	return write_parts(out, parts, 2, err);
+	return write_parts(out, parts, 2, opt, err);
 }

@@ -197,7 +197,7 @@ static void analyze(const struct hr_dump *dump)
 	check_reachable(dump, hr_scan_summary(scan));
 	out = fopen("/dev/null", "wb");
 	FUZZ_CHECK(out, "cannot open /dev/null");
-	FUZZ_CHECK(hr_write_pprof(out, tree, &err) == 0, "pprof: %s", err.msg);
+	FUZZ_CHECK(hr_write_pprof(out, tree, NULL, &err) == 0, "pprof: %s", err.msg);
 	write_report(out, tree);
 	fclose(out);
 	hr_scan_free(scan);

@@ -32,7 +32,7 @@ int main(int argc, char **argv)
 	hr_chains_charge(t, val, 100, 3200);
 	hr_chains_charge(t, child(t, val, "buf. ([]uint8)"), 100, 102400);
 	hr_chains_charge(t, child(t, HR_CHAINS_TOP, "main.worker.buf"), 1, 1048576);
-	rc = hr_write_pprof(f, t, &err);
+	rc = hr_write_pprof(f, t, NULL, &err);
 	if (fclose(f) != 0 || rc) {
 		fprintf(stderr, "pprof_fixture: %s\n", err.msg);
 		return 1;

@@ -84,7 +84,7 @@ static void test_profile_round_trip(void **state)
 	hr_chains_charge(t, cache, 1, 4864);
 	hr_chains_charge(t, val, 100, 3200);
 	hr_chains_charge(t, buf, 100, 102400);
-	assert_int_equal(hr_write_pprof(f, t, &err), 0);
+	assert_int_equal(hr_write_pprof(f, t, NULL, &err), 0);
 
 	uint8_t *raw = gunzip_file(f, &len);
 	Perftools__Profiles__Profile *p = perftools__profiles__profile__unpack(NULL, len, raw);
