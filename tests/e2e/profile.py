@@ -28,8 +28,18 @@ _SAMPLE = re.compile(r"^\s*(-?\d+(?:\s+-?\d+)*):((?:\s+\d+)*)\s*$")
 # of the same location inlined further out starts with blanks instead of "<id>: ...".
 _LOCATION = re.compile(r"^\s*(\d+): 0x[0-9a-f]+ (?:M=\d+ )?(?:\[F\] )?(.*)$")
 _INLINED = re.compile(r"^ {13}(\S.*)$")
-# A sample's string label, on a line of its own below it: "    key:[value]".
-_LABEL = re.compile(r"^\s+([A-Za-z_][\w.]*):\[(.*)\]$")
+# A sample's string labels, on a line of their own below it: "    key:[value] key2:[v2]"
+# (values may hold brackets and blanks: a value ends where "] key:[" or the line does).
+_LABEL = re.compile(r"^\s+[A-Za-z_][\w.]*:\[.*\]$")
+_LABEL_SPLIT = re.compile(r"\] (?=[A-Za-z_][\w.]*:\[)")
+
+
+def _labels_of(line):
+    out = {}
+    for part in _LABEL_SPLIT.split(line.strip()[:-1]):
+        key, value = part.split(":[", 1)
+        out[key] = value
+    return out
 # <rest> is "<function> <file>:<line>:<column> s=<start line>[(<system name>)]",
 # or "??" without a function. The file name heapref writes is empty.
 _LINE = re.compile(r"^(.*) (\S*):(-?\d+):(-?\d+) s=-?\d+(?:\(.*\))?$")
@@ -68,8 +78,7 @@ def parse_raw(text):
                 # Line[0] is the innermost function, as the stack is leaf first
                 names[loc].append(_function(_INLINED.match(line).group(1)))
         if section == "Samples:" and samples and _LABEL.match(line):
-            k, v = _LABEL.match(line).groups()
-            labels.setdefault(len(samples) - 1, {})[k] = v
+            labels.setdefault(len(samples) - 1, {}).update(_labels_of(line))
     parse_raw.labels = {}   # {chain: {key: value}} of the last text parsed
     if types is None or "inuse_objects" not in types or "inuse_space" not in types:
         raise AssertionError("profile has sample types %r, not inuse_objects and "
