@@ -277,6 +277,14 @@ struct hr_scan {
 	size_t nitabs;
 	struct sync_types sync;
 
+	struct piece_scratch {     /* walk_pieces(): a variable in pieces, put together */
+		uint8_t *mem;
+		size_t mem_cap;
+		uint64_t *bits;
+		size_t bits_cap;
+		uint64_t *frame_word; /* per word of the value: its word in the frame, or UINT64_MAX */
+		size_t frame_word_cap;
+	} pieces;
 	uint32_t *path;            /* scratch for frame_node() */
 	struct hr_frame_vars fv;   /* scratch for frame variables */
 	struct hr_frame_vars closure_fv; /* scratch for a closure's captured variables */

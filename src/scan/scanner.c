@@ -304,6 +304,9 @@ void hr_scan_free(struct hr_scan *s)
 	free(s->visited);
 	free(s->paths);
 	free(s->root_edges);
+	free(s->pieces.mem);
+	free(s->pieces.bits);
+	free(s->pieces.frame_word);
 	queue_release(&s->queue);
 	free(s->frames);
 	free(s->path);
@@ -517,6 +520,99 @@ static int build_stack(const struct hr_scan *s, const struct hr_frame *f, size_t
 	return HR_OK;
 }
 
+/*
+ * Lays out a variable located in pieces (DW_OP_piece: optimised code keeps a slice's
+ * pointer in a stack slot and its length and capacity in registers, or nowhere) as one
+ * value in s->pieces: the pieces in the frame copied with their pointer bits, constants
+ * written, the rest zero, except an unknown slice capacity, which is set to the most
+ * there can be (the walk then views the backing array as far as its object goes).
+ * Returns how many words of the value are in the frame, 0 if none (or if a piece is
+ * not where a frame's word is).
+ */
+static size_t assemble_pieces(struct hr_scan *s, const struct region *r, uint64_t cfa,
+			      const struct hr_var *v, uint64_t size, bool slice)
+{
+	struct piece_scratch *ps = &s->pieces;
+	uint64_t nwords = (size + s->ps - 1) / s->ps, at = 0;
+	size_t known = 0;
+
+	if (!nwords || nwords > 64 || /* a huge value in pieces: not worth it */
+	    hr_array_reserve((void **)&ps->mem, &ps->mem_cap, nwords * s->ps, 1) ||
+	    hr_array_reserve((void **)&ps->bits, &ps->bits_cap, 2, sizeof(uint64_t)) ||
+	    hr_array_reserve((void **)&ps->frame_word, &ps->frame_word_cap, nwords,
+			     sizeof(uint64_t)))
+		return 0;
+	memset(ps->mem, 0, nwords * s->ps);
+	ps->bits[0] = ps->bits[1] = 0;
+	for (uint64_t w = 0; w < nwords; w++)
+		ps->frame_word[w] = UINT64_MAX;
+	if (slice) /* unknown until a piece says otherwise */
+		memset(ps->mem + 2 * s->ps, 0xff, s->ps);
+	for (uint32_t k = 0; k < v->piece_count; k++) {
+		const struct hr_loc_piece *p = &s->fv.pieces[v->first_piece + k];
+		uint64_t len = p->size, addr = cfa + (uint64_t)p->offset;
+
+		if (!len || at + len > nwords * s->ps)
+			return 0;
+		if (p->kind == HR_LOC_VALUE && len == s->ps && at % s->ps == 0) {
+			for (unsigned b = 0; b < s->ps; b++) /* little-endian dumps only */
+				ps->mem[at + b] = (uint8_t)((uint64_t)p->offset >> (8 * b));
+		} else if (p->kind == HR_LOC_CFA) {
+			if (at % s->ps || len % s->ps || addr < r->addr || (addr - r->addr) % s->ps ||
+			    addr - r->addr > r->len || r->len - (addr - r->addr) < len)
+				return 0;
+			memcpy(ps->mem + at, r->data + (addr - r->addr), len);
+			for (uint64_t w = 0; w < len / s->ps; w++) {
+				uint64_t fw = (addr - r->addr) / s->ps + w;
+
+				ps->frame_word[at / s->ps + w] = fw;
+				if (hr_bit_get(r->bits, fw))
+					hr_bit_set(ps->bits, at / s->ps + w);
+				known++;
+			}
+		}
+		at += len;
+	}
+	return known;
+}
+
+/*
+ * Walks variable v, located in pieces, by its type (assemble_pieces()); the frame's
+ * words it settles are ticked in r. A pointer word of a piece the typed walk could not
+ * read (an interface whose type word is in no piece) is followed all the same, the
+ * object it leads to charged to the variable and its contents left to pass 2. Returns
+ * false when no piece is in the frame.
+ */
+static bool walk_pieces(struct hr_scan *s, struct region *r, uint64_t cfa,
+			const struct hr_var *v, uint64_t size)
+{
+	const struct hr_type *t = hr_binary_type(s->bin, layout_resolve(s->bin, v->type));
+	struct piece_scratch *ps = &s->pieces;
+	struct region value;
+	uint64_t nwords = (size + s->ps - 1) / s->ps;
+
+	if (!assemble_pieces(s, r, cfa, v, size, t->kind == HR_KIND_SLICE))
+		return false;
+	if (!bits_any(ps->bits, 0, nwords))
+		return true; /* in the frame, but nothing there leads anywhere */
+	s->sum.roots[HR_ROOT_FRAME_VAR]++;
+	value = (struct region){ .addr = 0x1000, .len = nwords * s->ps, .data = ps->mem,
+				 .bits = ps->bits, .nwords = nwords, .ps = s->ps };
+	walk_value(s, &value, value.addr, v->type, 0, M_VALUE, N_SAME, 0, N_ROOT, HR_CHAINS_NONE);
+	for (uint64_t w = 0; w < nwords && !s->status; w++) {
+		uint64_t fw = ps->frame_word[w];
+
+		if (fw == UINT64_MAX || !hr_bit_get(r->bits, fw))
+			continue;
+		if (hr_bit_get(ps->bits, w) &&
+		    !follow_root_value(s, region_word(s, &value, value.addr + w * s->ps), 0,
+				       M_VALUE))
+			continue;
+		hr_bit_clear(r->bits, fw); /* settled: read by type, or followed untyped */
+	}
+	return true;
+}
+
 /* The variables DWARF places in frame f, walked as roots "pkg.Func.var". */
 static int walk_frame_vars(struct hr_scan *s, const struct hr_frame *f, struct region *r)
 {
@@ -536,7 +632,14 @@ static int walk_frame_vars(struct hr_scan *s, const struct hr_frame *f, struct r
 		if (!v->in_scope || !v->piece_count || p->kind == HR_LOC_NONE ||
 		    p->kind == HR_LOC_VALUE)
 			continue;
-		if (v->piece_count != 1 || p->kind != HR_LOC_CFA) {
+		if (v->piece_count > 1) {
+			set_root_name(s, name, sizeof(name), "%s.%s",
+				      hr_binary_func(s->bin, (size_t)fn)->name, v->name);
+			if (!walk_pieces(s, r, cfa, v, size))
+				s->sum.skipped_vars++;
+			continue;
+		}
+		if (p->kind != HR_LOC_CFA) {
 			s->sum.skipped_vars++;
 			continue;
 		}

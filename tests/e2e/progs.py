@@ -54,6 +54,7 @@ PROGRAMS = [
     "example",
     "static",
     "syncmap",
+    "server",
 ]
 
 DUMP_MAGIC = b"go1.7 heap dump\n"

@@ -957,6 +957,21 @@ class AnalyzeScenarios(AnalyzeTestCase):
                                    "cum of " + name)
         self.each_flavor("syncmap", check)
 
+    def test_server(self):
+        """server/main.go: a net/http server whose 20 handlers (main.upload) are blocked,
+        each holding a 64 KiB buf local. An optimised build keeps buf in pieces (its
+        pointer in a stack slot, length and capacity nowhere): the buffers are still
+        charged to the variable, main.upload.buf, not to the function main.upload."""
+        def check(c):
+            f, d, p = c.facts, c.d, c.p
+            buf = size_class(d, f["buf_size"])
+            root = (f["handler_function"] + ".buf",)
+            self.assertEqual({size_at(d, a) for a in f["ptr_bufs"]}, {buf})
+            self.assertOwn(c, root, (f["handlers"], f["handlers"] * buf))
+            self.assertLess(cum(p, (f["handler_function"],))[1], buf,
+                            "a buffer charged to the function, not to buf")
+        self.each_flavor("server", check)
+
 
 class AnalyzeStrippedBinary(unittest.TestCase):
     """A binary without DWARF (-ldflags=-w) or also without symbols (-s -w) still gives a

@@ -38,7 +38,9 @@ class PprofClientReadsTheProfile(unittest.TestCase):
         out = pprof("-traces", "-sample_index=inuse_space", self.profile)
         traces = {}
         for block in out.split("-----------+-------------------------------------------------------"):
-            lines = [l.strip() for l in block.strip().splitlines() if l.strip()]
+            # a sample's labels ("      root:  main.cache") come first, a line each
+            lines = [l.strip() for l in block.strip().splitlines()
+                     if l.strip() and not re.match(r"^\s*[A-Za-z_][\w.]*:\s", l)]
             if not lines or not re.match(r"^\d", lines[0]):
                 continue
             value, leaf = lines[0].split(None, 1)
@@ -47,6 +49,15 @@ class PprofClientReadsTheProfile(unittest.TestCase):
         self.assertEqual(traces[("buf. ([]uint8)", "$mapval. (*main.Entry)", "main.cache")], "100kB")
         self.assertEqual(traces[("main.worker.buf",)], "1MB")
         self.assertEqual(traces[("main.cache",)], "4.75kB")
+
+    def test_every_sample_names_its_root(self):
+        """The label "root" of each sample is the first name of its chain: -tags sums
+        the samples per root variable."""
+        out = pprof("-tags", "-sample_index=inuse_objects", self.profile)
+        section = out.split(" root: ", 1)[1]
+        counts = dict((m.group(2), int(m.group(1))) for m in
+                      re.finditer(r"^\s+(\d+) \(\s*[0-9.]+%\): (\S+)$", section, re.M))
+        self.assertEqual(counts["main.cache"], 201)
 
     def test_top_cumulative_objects(self):
         out = pprof("-top", "-cum", "-sample_index=inuse_objects", self.profile)
