@@ -552,7 +552,7 @@ static size_t assemble_pieces(struct hr_scan *s, const struct region *r, uint64_
 		const struct hr_loc_piece *p = &s->fv.pieces[v->first_piece + k];
 		uint64_t len = p->size, addr = cfa + (uint64_t)p->offset;
 
-		if (!len || at + len > nwords * s->ps)
+		if (!len || len > nwords * s->ps - at) /* at <= nwords * ps: no overflow */
 			return 0;
 		if (p->kind == HR_LOC_VALUE && len == s->ps && at % s->ps == 0) {
 			for (unsigned b = 0; b < s->ps; b++) /* little-endian dumps only */
