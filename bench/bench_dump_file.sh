@@ -1,4 +1,4 @@
-# Sourced by the benchmarks (bash). Two functions:
+# Sourced by the benchmarks (bash). Its functions:
 #
 #   bench_build                     builds heapref in build-bench (Release, no tests)
 #   bench_dump SHAPE OBJECTS BYTES  makes sure bench/work/ holds the dump testprogs/gen
@@ -7,6 +7,7 @@
 #                                   if missing. Sets $dump, $gen (the binary that wrote the
 #                                   dump: heapref needs that very binary), $facts (gen's
 #                                   JSON facts) and $size (the dump's bytes).
+#   set_args SET                    "shape objects bytes" of a named set (mixed-1g, ...)
 #
 # Each dump keeps its own copy of the gen binary ($dump.gen), so rebuilding gen after a
 # change never pairs an old dump with a new binary. A dump is written under a temporary
@@ -49,6 +50,18 @@ bench_dump() {
     mv "$dump.tmp" "$dump"
   fi
   size=$(stat -c %s "$dump")
+}
+
+# set_args SET: "shape objects bytes" of a named dump set (mixed-1g, list-10m, ...);
+# an unknown set is an error (status 1, a message naming it).
+set_args() {
+  case $1 in
+    mixed-1g) echo "mixed 10000000 1073741824" ;;
+    mixed-4g) echo "mixed 40000000 4294967296" ;;
+    list-1m|map-1m|slice-1m) echo "${1%-1m} 1000000 0" ;;
+    list-10m|map-10m|slice-10m) echo "${1%-10m} 10000000 0" ;;
+    *) echo "$(basename "$0"): unknown set $1" >&2; return 1 ;;
+  esac
 }
 
 # fact KEY: a number from $facts (gen prints one flat JSON object).

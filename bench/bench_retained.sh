@@ -18,15 +18,6 @@ cd "$(dirname "$0")/.."
 
 sets=("$@")
 [ ${#sets[@]} -gt 0 ] || sets=(mixed-1g mixed-4g)
-set_args() {
-  case $1 in
-    mixed-1g) echo "mixed 10000000 1073741824" ;;
-    mixed-4g) echo "mixed 40000000 4294967296" ;;
-    list-1m|map-1m|slice-1m) echo "${1%-1m} 1000000 0" ;;
-    list-10m|map-10m|slice-10m) echo "${1%-10m} 10000000 0" ;;
-    *) echo "bench_retained.sh: unknown set $1" >&2; return 1 ;;
-  esac
-}
 for s in "${sets[@]}"; do set_args "$s" > /dev/null || exit 2; done
 
 bench_build
