@@ -115,7 +115,7 @@ func main() {
 	for i, a := range bufs {
 		addrs[i] = int64(a)
 	}
-	facts["ptr_bufs"] = addrs
+	facts["buf_addrs"] = addrs
 	facts["kept_objects"] = int64(handlers)
 	facts["kept_bytes"] = int64(handlers * bufSize)
 

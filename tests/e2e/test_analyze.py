@@ -966,7 +966,7 @@ class AnalyzeScenarios(AnalyzeTestCase):
             f, d, p = c.facts, c.d, c.p
             buf = size_class(d, f["buf_size"])
             root = (f["handler_function"] + ".buf",)
-            self.assertEqual({size_at(d, a) for a in f["ptr_bufs"]}, {buf})
+            self.assertEqual({size_at(d, a) for a in f["buf_addrs"]}, {buf})
             self.assertOwn(c, root, (f["handlers"], f["handlers"] * buf))
             self.assertLess(cum(p, (f["handler_function"],))[1], buf,
                             "a buffer charged to the function, not to buf")
