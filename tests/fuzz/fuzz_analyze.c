@@ -16,6 +16,7 @@
 #include "fuzz_target.h"
 #include "heapref/binary.h"
 #include "heapref/chains.h"
+#include "heapref/dominators.h"
 #include "heapref/dump.h"
 #include "heapref/scan.h"
 #include "heapref/writers.h"
@@ -169,6 +170,53 @@ static void write_report(FILE *out, const struct hr_chains *tree)
 	hr_chains_free(folded);
 }
 
+/*
+ * The dominator tree (heapref retained, --attribution dominator) over what the scan
+ * reached: the virtual root retains exactly what the passes reached, the tree by
+ * dominator holds it all, and the retained list, the examples and why's paths write.
+ */
+static void check_dominators(const struct hr_dump *dump, struct hr_chains *tree,
+			     const struct hr_scan *scan, FILE *out)
+{
+	const struct hr_scan_summary *s = hr_scan_summary(scan);
+	struct hr_error err = { 0 };
+	struct hr_heap_dominators *hd = hr_heap_dominators_new(dump, tree, scan, &err);
+	struct hr_dom_node all;
+	struct hr_chains *by_dom;
+	uint64_t objects, bytes;
+	bool found;
+
+	FUZZ_CHECK(hd, "dominators: %s", err.msg);
+	all = hr_heap_dom_node(hd, 0);
+	FUZZ_CHECK(all.retained_objects == s->typed_objects + s->fallback_objects &&
+			   all.retained_bytes == s->typed_bytes + s->fallback_bytes,
+		   "the virtual root retains %llu objects, %llu bytes; the passes reached %llu",
+		   (unsigned long long)all.retained_objects, (unsigned long long)all.retained_bytes,
+		   (unsigned long long)(s->typed_objects + s->fallback_objects));
+	by_dom = hr_heap_dom_chains(hd, tree, scan, MAX_DEPTH, true, &err);
+	FUZZ_CHECK(by_dom, "chains by dominator: %s", err.msg);
+	hr_chains_totals(by_dom, &objects, &bytes);
+	FUZZ_CHECK(objects == all.retained_objects && bytes == all.retained_bytes,
+		   "the tree by dominator holds %llu objects", (unsigned long long)objects);
+	FUZZ_CHECK(hr_write_retained(out, dump, tree, scan, hd,
+				     &(struct hr_retained_options){ .top = 5, .tsv = true },
+				     &err) == 0, "retained: %s", err.msg);
+	hr_chains_free(by_dom);
+	hr_heap_dominators_free(hd);
+	if (hr_dump_object_count(dump)) {
+		struct hr_heap_graph *g = hr_heap_graph_new(dump, tree, scan, &err);
+		uint64_t addr = hr_dump_object(dump, hr_dump_object_count(dump) / 2).addr;
+
+		FUZZ_CHECK(g, "graph: %s", err.msg);
+		FUZZ_CHECK(hr_write_path(out, dump, tree, scan,
+					 &(struct hr_path_options){ .paths = 3, .graph = g }, addr,
+					 &found, &err) == 0, "why: %s", err.msg);
+		hr_heap_graph_free(g);
+	}
+	hr_chains_keep_examples(tree, 2);
+	FUZZ_CHECK(hr_scan_offer_examples(scan, tree, &err) == 0, "examples: %s", err.msg);
+}
+
 static void analyze(const struct hr_dump *dump)
 {
 	struct hr_error err = { 0 };
@@ -188,6 +236,8 @@ static void analyze(const struct hr_dump *dump)
 		hr_chains_free(tree);
 		return;
 	}
+	FUZZ_CHECK(hr_scan_keep_paths(scan, &err) == 0 && hr_scan_keep_root_edges(scan, &err) == 0,
+		   "keeping paths: %s", err.msg);
 	(void)hr_scan_pair_matches(dump, fixed_binary, why, sizeof(why)); /* --force */
 	(void)hr_scan_go_version_known((const char *)hr_dump_params(dump)->go_version.ptr,
 				       hr_dump_params(dump)->go_version.len, why, sizeof(why));
@@ -197,6 +247,7 @@ static void analyze(const struct hr_dump *dump)
 	check_reachable(dump, hr_scan_summary(scan));
 	out = fopen("/dev/null", "wb");
 	FUZZ_CHECK(out, "cannot open /dev/null");
+	check_dominators(dump, tree, scan, out);
 	FUZZ_CHECK(hr_write_pprof(out, tree, NULL, &err) == 0, "pprof: %s", err.msg);
 	write_report(out, tree);
 	fclose(out);
