@@ -61,6 +61,17 @@ int hr_write_pprof_diff(FILE *out, const struct hr_chains *old_tree,
 			struct hr_error *err);
 
 /*
+ * Writes the classic heap profile of the dump's memory-profile records (kind 16): one
+ * sample per allocation-site bucket with its stack (leading runtime frames left out, as
+ * runtime/pprof does), values alloc_objects, alloc_space, inuse_objects and inuse_space
+ * (the default; in use = allocations less frees as of the last completed GC, the
+ * runtime's own figures), the object size as the numeric label "bytes". opt (may be
+ * NULL) names the binary. Returns 0, HR_EIO or HR_ENOMEM.
+ */
+int hr_write_alloc_profile(FILE *out, const struct hr_dump *dump,
+			   const struct hr_pprof_options *opt, struct hr_error *err);
+
+/*
  * Writes the chain tree as a text report to out: a header, then one line per chain shown,
  * root first and indented by depth, with its cumulative bytes, share of all reachable
  * bytes and cumulative objects. Siblings come biggest first. A chain with less than

@@ -30,6 +30,8 @@ int cmd_analyze(int argc, char **argv);
 int cmd_why(int argc, char **argv);
 /* heapref retained [--format text|tsv] [-n N] ... BINARY DUMP (cmd_analyze.c) */
 int cmd_retained(int argc, char **argv);
+/* heapref allocs [-o FILE] BINARY DUMP (cmd_allocs.c) */
+int cmd_allocs(int argc, char **argv);
 
 /* heapref diff [--full-chains] [--max-depth N] [--stats] [--force] --text OLD_BINARY
  * OLD_DUMP NEW_BINARY NEW_DUMP (cmd_diff.c) */

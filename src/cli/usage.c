@@ -34,6 +34,9 @@ static const char heapref_usage[] =
 	"          [--force] OLD_BINARY OLD_DUMP NEW_BINARY NEW_DUMP\n"
 	"                how each chain grew between two dumps: a pprof profile (as\n"
 	"                pprof -diff_base makes) or a table, biggest growth first\n"
+	"  allocs [-o FILE] BINARY DUMP\n"
+	"                the classic in-use heap profile (allocation sites), rebuilt from\n"
+	"                the dump's memory-profile records\n"
 	"  info [--stats] DUMP\n"
 	"                summarise a heap dump: Go version, records, objects by size,\n"
 	"                goroutines by state, segments, finalizers, memstats\n"
@@ -123,6 +126,15 @@ static const char diff_usage[] =
 	"  --stats         time, CPU and peak memory of each phase, on stderr\n"
 	"  --force         analyse even when a dump does not look written by its binary\n";
 
+static const char allocs_usage[] =
+	"usage: heapref allocs [-o FILE] BINARY DUMP\n"
+	"  the heap profile of allocation sites the runtime kept (runtime.MemProfileRate),\n"
+	"  rebuilt from the dump's memory-profile records: alloc_objects, alloc_space,\n"
+	"  inuse_objects and inuse_space (the default) per allocation stack, as\n"
+	"  runtime/pprof.WriteHeapProfile writes them at the dump's moment\n"
+	"  -o FILE         the profile to write (default heapref-allocs.pb.gz; - for\n"
+	"                  standard output)\n";
+
 static const char info_usage[] =
 	"usage: heapref info [--stats] DUMP\n"
 	"  a summary of a heap dump: Go version, records, objects by size, goroutines by\n"
@@ -162,7 +174,7 @@ static const struct {
 	const char *text;
 } usages[] = {
 	{ "analyze", analyze_usage }, { "why", why_usage },	{ "retained", retained_usage },
-	{ "diff", diff_usage },	      { "info", info_usage },
+	{ "diff", diff_usage },	      { "allocs", allocs_usage },	{ "info", info_usage },
 	{ "object", object_usage },   { "types", types_usage }, { "vars", vars_usage },
 	{ "help", help_usage },	      { "version", version_usage },
 };

@@ -117,13 +117,16 @@ static void put_message(struct gz_sink *s, unsigned field, const ProtobufCMessag
 	protobuf_c_message_pack_to_buffer(msg, &s->base);
 }
 
-static void put_string(struct gz_sink *s, const char *str)
+static void put_bytes(struct gz_sink *s, const void *str, size_t len)
 {
-	size_t len = strlen(str);
-
 	put_varint(s, (uint64_t)F_STRING_TABLE << 3 | 2);
 	put_varint(s, len);
 	sink_append(&s->base, len, (const uint8_t *)str);
+}
+
+static void put_string(struct gz_sink *s, const char *str)
+{
+	put_bytes(s, str, strlen(str));
 }
 
 static void put_sample_types(struct gz_sink *s)
@@ -263,6 +266,49 @@ static int put_samples(struct gz_sink *s, struct part *p)
 	return HR_OK;
 }
 
+/* A sink writing a gzip stream to out; NULL (err set) when out of memory. */
+static struct gz_sink *sink_open(FILE *out, struct hr_error *err)
+{
+	struct gz_sink *s = calloc(1, sizeof(*s));
+
+	if (!s) {
+		hr_error_set(err, HR_ENOMEM, "out of memory writing the profile");
+		return NULL;
+	}
+	s->base.append = sink_append;
+	s->out = out;
+	/* windowBits 15 + 16: a gzip stream, as pprof files are */
+	if (deflateInit2(&s->zs, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8,
+			 Z_DEFAULT_STRATEGY) != Z_OK) {
+		free(s);
+		hr_error_set(err, HR_ENOMEM, "cannot start gzip compression");
+		return NULL;
+	}
+	return s;
+}
+
+/* Ends the gzip stream and frees the sink; rc, or HR_EIO if a write failed (err set). */
+static int sink_close(struct gz_sink *s, FILE *out, int rc, struct hr_error *err)
+{
+	int write_errno = 0;
+
+	s->zs.next_in = NULL;
+	s->zs.avail_in = 0;
+	sink_flush(s, Z_FINISH);
+	deflateEnd(&s->zs);
+	if (!rc && (s->failed || fflush(out) != 0 || ferror(out))) {
+		rc = HR_EIO;
+		write_errno = s->write_errno ? s->write_errno : errno;
+	}
+	free(s);
+	if (rc == HR_ENOMEM)
+		return hr_error_set(err, rc, "out of memory writing the profile");
+	if (rc)
+		return hr_error_set(err, rc, "cannot write the profile: %s",
+				    write_errno ? strerror(write_errno) : "I/O error");
+	return HR_OK;
+}
+
 /*
  * Writes the parts as one profile: samples first (which decides the examples strings),
  * then locations, functions and the string table, each part's after the one before.
@@ -283,20 +329,12 @@ static void put_mapping(struct gz_sink *s, const struct hr_pprof_options *opt, u
 static int write_parts(FILE *out, struct part *parts, size_t nparts,
 		       const struct hr_pprof_options *opt, struct hr_error *err)
 {
-	struct gz_sink *s = calloc(1, sizeof(*s));
-	int rc = HR_OK, write_errno = 0;
+	struct gz_sink *s = sink_open(out, err);
+	int rc = HR_OK;
 	uint64_t str = STR_FIRST_NAME, fn = 0, loc = 0;
 
 	if (!s)
-		return hr_error_set(err, HR_ENOMEM, "out of memory writing the profile");
-	s->base.append = sink_append;
-	s->out = out;
-	/* windowBits 15 + 16: a gzip stream, as pprof files are */
-	if (deflateInit2(&s->zs, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8,
-			 Z_DEFAULT_STRATEGY) != Z_OK) {
-		free(s);
-		return hr_error_set(err, HR_ENOMEM, "cannot start gzip compression");
-	}
+		return err->code;
 	put_sample_types(s);
 	for (size_t i = 0; i < nparts && !rc; i++) { /* each part's ids after the last's */
 		struct part *p = &parts[i];
@@ -320,23 +358,9 @@ static int write_parts(FILE *out, struct part *parts, size_t nparts,
 		put_strings(s, &parts[i]);
 	put_string(s, opt && opt->binary ? opt->binary : "");
 	put_string(s, opt && opt->build_id ? opt->build_id : "");
-	s->zs.next_in = NULL;
-	s->zs.avail_in = 0;
-	sink_flush(s, Z_FINISH);
-	deflateEnd(&s->zs);
-	if (!rc && (s->failed || fflush(out) != 0 || ferror(out))) {
-		rc = HR_EIO;
-		write_errno = s->write_errno ? s->write_errno : errno;
-	}
-	free(s);
 	for (size_t i = 0; i < nparts; i++)
 		free(parts[i].examples);
-	if (rc == HR_ENOMEM)
-		return hr_error_set(err, rc, "out of memory writing the profile");
-	if (rc)
-		return hr_error_set(err, rc, "cannot write the profile: %s",
-				    write_errno ? strerror(write_errno) : "I/O error");
-	return HR_OK;
+	return sink_close(s, out, rc, err);
 }
 
 int hr_write_pprof(FILE *out, const struct hr_chains *tree, const struct hr_pprof_options *opt,
@@ -354,4 +378,147 @@ int hr_write_pprof_diff(FILE *out, const struct hr_chains *old_tree,
 	struct part parts[2] = { { .tree = new_tree, .sign = 1 }, { .tree = old_tree, .sign = -1 } };
 
 	return write_parts(out, parts, 2, opt, err);
+}
+
+/* --- the heap profile of the dump's memory-profile records ------------------------------ */
+
+/*
+ * Layout of the allocation profile: string_table = "", then per sample type its type
+ * and unit, "bytes" (the label key), the binary's name and build ID, then two strings
+ * per frame (function, file: frame k's are ALLOC_STR_FRAMES + 2k and + 2k + 1). Frame k
+ * of hr_dump_memprof_frames() is function and location k + 1.
+ */
+enum { ALLOC_STR_LABEL = 9, ALLOC_STR_BINARY, ALLOC_STR_BUILD_ID, ALLOC_STR_FRAMES };
+
+static void put_alloc_header(struct gz_sink *s)
+{
+	static const char *const fixed[] = { "", "alloc_objects", "count", "alloc_space",
+					     "bytes", "inuse_objects", "count", "inuse_space",
+					     "bytes", "bytes" };
+	Perftools__Profiles__ValueType vt = PERFTOOLS__PROFILES__VALUE_TYPE__INIT;
+
+	for (int64_t k = 0; k < 4; k++) {
+		vt.type = 1 + 2 * k;
+		vt.unit = 2 + 2 * k;
+		put_message(s, F_SAMPLE_TYPE, &vt.base);
+	}
+	put_varint(s, (uint64_t)F_DEFAULT_SAMPLE_TYPE << 3 | 0);
+	put_varint(s, 7); /* inuse_space */
+	for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++)
+		put_string(s, fixed[i]);
+}
+
+/* A frame of the runtime's, which runtime/pprof leaves out at the top of a heap stack. */
+static bool runtime_frame(const struct hr_memprof_frame *f)
+{
+	static const char *const prefixes[] = { "runtime.", "internal/runtime/" };
+
+	for (size_t k = 0; k < sizeof(prefixes) / sizeof(prefixes[0]); k++) {
+		size_t len = strlen(prefixes[k]);
+
+		if (f->func.len >= len && !memcmp(f->func.ptr, prefixes[k], len))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * One sample per bucket: allocated and in use (allocations less frees, as of the last
+ * completed GC, as the runtime's own heap profile counts them), its size as the numeric
+ * label "bytes". Leading runtime frames are left out, as runtime/pprof does (all of
+ * them kept when no other is below), and runtime.goexit at the bottom. A frame the
+ * compiler inlined is named after the function it was inlined into: the dump records
+ * the function at each PC, with the inlined code's file and line.
+ */
+static int put_alloc_samples(struct gz_sink *s, const struct hr_dump *d)
+{
+	Perftools__Profiles__Sample sample = PERFTOOLS__PROFILES__SAMPLE__INIT;
+	Perftools__Profiles__Label size = PERFTOOLS__PROFILES__LABEL__INIT;
+	Perftools__Profiles__Label *labels[1] = { &size };
+	size_t nb, nf, cap = 0;
+	const struct hr_memprof_bucket *b = hr_dump_memprof_buckets(d, &nb);
+	const struct hr_memprof_frame *f = hr_dump_memprof_frames(d, &nf);
+	uint64_t *stack = NULL;
+	int64_t values[4];
+
+	sample.value = values;
+	sample.n_value = 4;
+	sample.label = labels;
+	sample.n_label = 1;
+	size.key = ALLOC_STR_LABEL;
+	size.num_unit = ALLOC_STR_LABEL;
+	for (size_t i = 0; i < nb && !s->failed; i++) {
+		uint32_t first = b[i].first_frame, n = b[i].frame_count, skip = 0;
+		uint64_t inuse = b[i].allocs > b[i].frees ? b[i].allocs - b[i].frees : 0;
+
+		while (skip < n && runtime_frame(&f[first + skip]))
+			skip++;
+		if (skip == n) /* all the runtime's own: shown whole, as runtime/pprof does */
+			skip = 0;
+		if (n - skip > 1 && f[first + n - 1].func.len == 14 &&
+		    !memcmp(f[first + n - 1].func.ptr, "runtime.goexit", 14))
+			n--; /* and without the goroutine's first frame, as it does */
+		if (hr_array_reserve((void **)&stack, &cap, (size_t)n + 1, sizeof(*stack))) {
+			free(stack);
+			return HR_ENOMEM;
+		}
+		for (uint32_t k = skip; k < n; k++)
+			stack[k - skip] = (uint64_t)first + k + 1;
+		sample.location_id = stack;
+		sample.n_location_id = n - skip;
+		values[0] = (int64_t)b[i].allocs;
+		values[1] = (int64_t)(b[i].allocs * b[i].size);
+		values[2] = (int64_t)inuse;
+		values[3] = (int64_t)(inuse * b[i].size);
+		size.num = (int64_t)b[i].size;
+		put_message(s, F_SAMPLE, &sample.base);
+	}
+	free(stack);
+	return HR_OK;
+}
+
+/* A location, a function and their two strings per frame record. */
+static void put_alloc_frames(struct gz_sink *s, const struct hr_dump *d)
+{
+	Perftools__Profiles__Location loc = PERFTOOLS__PROFILES__LOCATION__INIT;
+	Perftools__Profiles__Line line = PERFTOOLS__PROFILES__LINE__INIT;
+	Perftools__Profiles__Line *lines[1] = { &line };
+	Perftools__Profiles__Function fn = PERFTOOLS__PROFILES__FUNCTION__INIT;
+	size_t nf;
+	const struct hr_memprof_frame *f = hr_dump_memprof_frames(d, &nf);
+
+	loc.n_line = 1;
+	loc.line = lines;
+	loc.mapping_id = 1;
+	for (size_t k = 0; k < nf && !s->failed; k++) {
+		loc.id = k + 1;
+		line.function_id = k + 1;
+		line.line = (int64_t)f[k].line;
+		put_message(s, F_LOCATION, &loc.base);
+		fn.id = k + 1;
+		fn.name = (int64_t)(ALLOC_STR_FRAMES + 2 * k);
+		fn.filename = fn.name + 1;
+		put_message(s, F_FUNCTION, &fn.base);
+	}
+	for (size_t k = 0; k < nf && !s->failed; k++) {
+		put_bytes(s, f[k].func.ptr, f[k].func.len);
+		put_bytes(s, f[k].file.ptr, f[k].file.len);
+	}
+}
+
+int hr_write_alloc_profile(FILE *out, const struct hr_dump *dump,
+			   const struct hr_pprof_options *opt, struct hr_error *err)
+{
+	struct gz_sink *s = sink_open(out, err);
+	int rc;
+
+	if (!s)
+		return err->code;
+	put_alloc_header(s);
+	put_string(s, opt && opt->binary ? opt->binary : "");
+	put_string(s, opt && opt->build_id ? opt->build_id : "");
+	put_mapping(s, opt, ALLOC_STR_BINARY);
+	rc = put_alloc_samples(s, dump);
+	put_alloc_frames(s, dump);
+	return sink_close(s, out, rc, err);
 }

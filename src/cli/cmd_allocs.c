@@ -1,0 +1,59 @@
+/*
+ * cmd_allocs.c - `heapref allocs [-o FILE] BINARY DUMP`: the classic in-use heap profile
+ * rebuilt from the dump's memory-profile records (src/writers/pprof.c), named after the
+ * binary. No scan: the records are the runtime's own.
+ */
+#include <stdio.h>
+
+#include "args.h"
+#include "commands.h"
+#include "heapref/binary.h"
+#include "heapref/dump.h"
+#include "heapref/writers.h"
+
+enum { ST_OK = 0, ST_INPUT = 1, ST_USAGE = 2, ST_RESOURCES = 3 };
+
+struct allocs_output {
+	const struct hr_dump *dump;
+	struct hr_pprof_options pprof;
+};
+
+static int write_allocs(FILE *out, void *ctx, struct hr_error *err)
+{
+	const struct allocs_output *o = ctx;
+
+	return hr_write_alloc_profile(out, o->dump, &o->pprof, err);
+}
+
+int cmd_allocs(int argc, char **argv)
+{
+	const char *output = NULL;
+	const struct cli_opt opts[] = { { "--output", "-o", NULL, &output } };
+	struct hr_error err = { 0 };
+	struct hr_binary *bin = NULL;
+	struct hr_dump *dump = NULL;
+	int n, st = cli_parse("allocs", argc, argv, opts, 1, &n);
+
+	if (st)
+		return st == CLI_HELP ? ST_OK : st;
+	if (n != 2)
+		return cli_usage_error("allocs", "allocs takes a binary and a heap dump");
+	if (output && !output[0])
+		return cli_usage_error("allocs", "-o takes a file name");
+	if (inputs_swapped("allocs", argv[0], argv[1]))
+		return ST_USAGE;
+	st = ST_INPUT;
+	if ((bin = hr_binary_open(argv[0], &err)) && (dump = hr_dump_open(argv[1], &err))) {
+		struct allocs_output o = { dump, { argv[0], hr_binary_build_id(bin) } };
+
+		st = write_output_file(output ? output : "heapref-allocs.pb.gz", write_allocs, &o,
+				       &err) ? ST_RESOURCES : ST_OK;
+	}
+	if (st != ST_OK)
+		fprintf(stderr, "heapref: %s\n", err.msg);
+	if (st == ST_INPUT && err.code == HR_ENOMEM)
+		st = ST_RESOURCES;
+	hr_dump_free(dump);
+	hr_binary_free(bin);
+	return st;
+}

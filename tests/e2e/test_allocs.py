@@ -1,0 +1,99 @@
+"""`heapref allocs`: the classic heap profile rebuilt from the dump's memory-profile
+records, against the runtime's own.
+
+testprogs/allocs sets runtime.MemProfileRate = 1, allocates from three sites (4 KiB
+buffers, 24-byte structs, 100 KiB buffers), keeps one in three of each, then writes a
+heap dump and, at once, runtime/pprof.WriteHeapProfile to DUMP.heap. Read by the real
+pprof client (`go tool pprof -raw`):
+  - the in-use objects and bytes over all stacks equal the runtime profile's;
+  - each allocation site's stack (leading runtime frames and runtime.goexit left out,
+    as runtime/pprof does) has the runtime profile's figures, which are what the
+    program's shape implies: ceil(n/3) objects of the size class the dump shows;
+  - the profile names the binary, as analyze's does.
+Frames the compiler inlined are named after the function they were inlined into (the
+dump records the function at each PC), so stacks through inlined calls (the program's
+dump helpers) are compared only in the totals.
+
+Environment: HEAPREF (the binary, set by ctest), HEAPREF_WORK (built programs, dumps).
+"""
+
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import profile  # noqa: E402  (tests/e2e/profile.py, not the standard library's)
+import progs  # noqa: E402
+import reach  # noqa: E402
+
+heapref = progs.heapref
+SITES = (("main.allocBuf", "bufs", "buf_size"), ("main.allocSmall", "smalls", None),
+         ("main.allocLarge", "larges", None))
+
+
+def size_class(d, n):
+    """The smallest object size in the dump that is >= n bytes."""
+    return min(s for s in set(d.sizes) if s >= n)
+
+
+class Allocs(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.binary, cls.dump, cls.facts = progs.prepare("allocs", progs.WORK)
+        cls.tmp = tempfile.TemporaryDirectory(prefix="heapref-allocs-")
+        cls.ours = os.path.join(cls.tmp.name, "allocs.pb.gz")
+        code, _, err = heapref("allocs", "-o", cls.ours, cls.binary, cls.dump)
+        if code != 0:
+            raise AssertionError(err)
+        cls.mine = profile.read(cls.ours)
+        cls.runtime = profile.read(cls.dump + ".heap")
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def site(self, p, fn):
+        """The in-use figures of the stacks whose leaf is fn."""
+        return tuple(map(sum, zip(*[v for c, v in p.items() if c and c[-1] == fn]))) or (0, 0)
+
+    def test_totals_equal_the_runtime_profile(self):
+        self.assertEqual(profile.totals(self.mine), profile.totals(self.runtime))
+
+    def test_each_site_as_the_runtime_and_the_shape_say(self):
+        f, d = self.facts, reach.load(self.dump)
+        sizes = {"main.allocBuf": size_class(d, f["buf_size"]),
+                 "main.allocLarge": max(d.sizes[i] for i in range(len(d.sizes))
+                                        if 100 << 10 <= d.sizes[i] < 200 << 10)}
+        for fn, count_key, _ in SITES:
+            with self.subTest(site=fn):
+                kept = -(-f[count_key] // f["kept_each"])
+                mine = {c: v for c, v in self.mine.items() if c and c[-1] == fn}
+                theirs = {c: v for c, v in self.runtime.items() if c and c[-1] == fn}
+                self.assertEqual(mine, {c: v for c, v in theirs.items()}, fn)
+                objects, nbytes = self.site(self.mine, fn)
+                self.assertEqual(objects, kept)
+                if fn in sizes:
+                    self.assertEqual(nbytes, kept * sizes[fn])
+                self.assertEqual(list(mine)[0][-2:], ("main.main", fn))
+
+    def test_names_the_binary(self):
+        p = subprocess.run([progs.GO, "tool", "pprof", "-raw", self.ours], capture_output=True,
+                           text=True, check=True)
+        build_id = subprocess.run([progs.GO, "tool", "buildid", self.binary],
+                                  capture_output=True, text=True, check=True).stdout.strip()
+        self.assertIn(build_id, p.stdout.split("\nMappings\n", 1)[1])
+
+    def test_bad_inputs(self):
+        code, out, err = heapref("allocs", self.binary)
+        self.assertEqual((code, out), (2, ""), err)
+        code, out, err = heapref("allocs", "-o", os.path.join(self.tmp.name, "x.pb.gz"),
+                                 self.binary, os.path.join(self.tmp.name, "missing"))
+        self.assertEqual((code, out), (1, ""), err)
+        self.assertEqual(len(err.splitlines()), 1, err)
+        self.assertFalse(os.path.exists(os.path.join(self.tmp.name, "x.pb.gz")))
+
+
+if __name__ == "__main__":
+    unittest.main()
