@@ -155,6 +155,20 @@ const struct hr_root_edge *hr_scan_root_edges(const struct hr_scan *scan, size_t
 int hr_scan_offer_examples(const struct hr_scan *scan, struct hr_chains *tree,
 			   struct hr_error *err);
 
+/*
+ * The chain tree with allocation sites (analyze --by-alloc): a copy of from (the scan's
+ * tree) in which each reached object the dump's memory profile sampled (alloc sample
+ * records, kind 17) is charged below its chain to the frames of the stack that
+ * allocated it, one node per frame named "@ FUNCTION", the allocating function first
+ * (leading runtime frames and runtime.goexit left out, as runtime/pprof does); the
+ * others stay on their chain. After both passes of a scan that kept paths. max_depth
+ * and fold_recursion as for the scan's tree. The caller frees it; NULL (err set) when
+ * out of memory.
+ */
+struct hr_chains *hr_scan_chains_by_alloc(const struct hr_scan *scan, const struct hr_chains *from,
+					  uint32_t max_depth, bool fold_recursion,
+					  struct hr_error *err);
+
 /* Pass 1: the roots and the typed walk. 0 or a negative HR_E* (err set). */
 int hr_scan_pass1(struct hr_scan *scan, struct hr_error *err);
 /* Pass 2: the bitmap fallback from every unticked pointer word. 0 or a negative HR_E*. */

@@ -48,6 +48,7 @@ struct analyze_args {
 	bool stats;
 	bool force;
 	bool by_dominator;    /* --attribution dominator */
+	bool by_alloc;        /* --by-alloc */
 	unsigned paths;       /* why -n */
 	unsigned examples;    /* --examples */
 	struct hr_retained_options retained;
@@ -140,6 +141,9 @@ static int check_options(struct analyze_args *a, const struct option_values *v)
 		return cli_usage_error(cmd, "--attribution takes first or dominator, not %s",
 				       v->attribution);
 	a->by_dominator = v->attribution && !strcmp(v->attribution, "dominator");
+	if (a->by_alloc && (a->by_dominator || a->examples))
+		return usage_error(a, "--by-alloc goes with neither --attribution dominator nor "
+				      "--examples");
 	return ST_OK;
 }
 
@@ -185,11 +189,12 @@ static int parse_args(int argc, char **argv, enum mode mode, struct analyze_args
 		{ "--by-index", NULL, &a->by_index, NULL },
 		{ "--examples", NULL, NULL, &v.examples },
 		{ "--attribution", NULL, NULL, &v.attribution },
+		{ "--by-alloc", NULL, &a->by_alloc, NULL },
 	};
 	const struct cli_opt why_only[] = { { "-n", NULL, NULL, &v.n } };
 	const struct cli_opt retained_only[] = { { "-n", NULL, NULL, &v.n },
 						 { "--format", NULL, NULL, &v.format } };
-	struct cli_opt opts[10];
+	struct cli_opt opts[16];
 	int nopts = 4, n, rc;
 
 	*a = (struct analyze_args){ .mode = mode, .why = mode == MODE_WHY, .max_depth = 256,
@@ -197,7 +202,7 @@ static int parse_args(int argc, char **argv, enum mode mode, struct analyze_args
 	memcpy(opts, common, sizeof(common));
 	if (mode == MODE_ANALYZE) {
 		memcpy(opts + nopts, analyze_only, sizeof(analyze_only));
-		nopts += 6;
+		nopts += (int)(sizeof(analyze_only) / sizeof(analyze_only[0]));
 	} else if (mode == MODE_WHY) {
 		opts[nopts++] = why_only[0];
 	} else {
@@ -644,6 +649,10 @@ static int write_answer(const struct analyze_args *a, struct analysis *an, struc
 	}
 	if (a->by_dominator && attribute_by_dominator(a, an, stats, err))
 		return status_of(err);
+	if (a->by_alloc && !(an->by_dominator = hr_scan_chains_by_alloc(an->scan, an->tree,
+									  a->max_depth,
+									  !a->full_chains, err)))
+		return status_of(err);
 	/* the output, not the input: status 3 */
 	return write_profile(a, an->by_dominator ? an->by_dominator : an->tree,
 			     &(struct hr_pprof_options){ a->binary, hr_binary_build_id(an->bin) },
@@ -668,7 +677,7 @@ static int run(int argc, char **argv, enum mode mode)
 	o = (struct analysis_options){ .max_depth = a.max_depth, .full_chains = a.full_chains,
 				       .force = a.force,
 				       .keep_paths = mode != MODE_ANALYZE || a.by_dominator ||
-						     a.examples,
+						     a.examples || a.by_alloc,
 				       .keep_root_edges = mode == MODE_RETAINED || a.by_dominator ||
 							  (mode == MODE_WHY && a.paths > 1),
 				       .stats = a.stats ? stats_start() : NULL };

@@ -55,7 +55,8 @@ struct analysis {
 	struct hr_binary *bin;
 	struct hr_scan *scan;
 	struct hr_chains *tree;
-	struct hr_chains *by_dominator; /* analyze --attribution dominator, or NULL */
+	struct hr_chains *by_dominator; /* the tree written instead of tree: analyze
+					 * --attribution dominator or --by-alloc; or NULL */
 };
 
 /*

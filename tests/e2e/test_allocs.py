@@ -78,6 +78,31 @@ class Allocs(unittest.TestCase):
                     self.assertEqual(nbytes, kept * sizes[fn])
                 self.assertEqual(list(mine)[0][-2:], ("main.main", fn))
 
+    def test_by_alloc_puts_sampled_objects_under_their_site(self):
+        """analyze --by-alloc: every reachable object once (reach.py's totals), and the
+        bytes under each site's frame node ("@ main.allocBuf") across all chains are the
+        in-use figures of that site in the runtime's own profile: every object is
+        sampled, and every kept one is reached. The kept buffers hang under
+        main.keptBufs's elements."""
+        out = os.path.join(self.tmp.name, "by-alloc.pb.gz")
+        code, _, err = heapref("analyze", "--by-alloc", "-o", out, self.binary, self.dump)
+        self.assertEqual(code, 0, err)
+        p = profile.read(out)
+        r = reach.reachable(reach.load(self.dump))
+        self.assertEqual(profile.totals(p), (r.objects, r.bytes))
+        for fn, _, _ in SITES:
+            under = [v for c, v in p.items() if "@ " + fn in c]
+            self.assertEqual(tuple(map(sum, zip(*under))), self.site(self.runtime, fn), fn)
+        bufs = [c for c in p if c[:1] == ("main.keptBufs",) and "@ main.allocBuf" in c]
+        self.assertTrue(bufs)
+        for c in bufs:
+            i = c.index("@ main.allocBuf")
+            self.assertTrue(c[i - 1].endswith(". ([]uint8)"), c)
+            self.assertEqual(c[i:i + 3], ("@ main.allocBuf", "@ main.main", "@ runtime.main"))
+        code, _, err = heapref("analyze", "--by-alloc", "--examples", "2", "-o", out,
+                               self.binary, self.dump)
+        self.assertEqual(code, 2, err)
+
     def test_names_the_binary(self):
         p = subprocess.run([progs.GO, "tool", "pprof", "-raw", self.ours], capture_output=True,
                            text=True, check=True)
