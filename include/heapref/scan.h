@@ -169,6 +169,26 @@ struct hr_chains *hr_scan_chains_by_alloc(const struct hr_scan *scan, const stru
 					  uint32_t max_depth, bool fold_recursion,
 					  struct hr_error *err);
 
+/*
+ * Asks the scan to remember the type by which the typed walk read each object (the
+ * view of the pointer that reached it first: T, or an array of T for a slice's backing
+ * array), for hr_scan_chains_by_type(). 4 bytes per heap object. Call before pass 1.
+ */
+int hr_scan_keep_types(struct hr_scan *scan, struct hr_error *err);
+
+/*
+ * The chain tree along the type axis (analyze --by-type), after both passes of a scan
+ * that kept paths and types: a copy of from in which each object is charged below its
+ * chain to a node naming its type, "type main.Item", "type []uint8" (an array of
+ * uint8: a slice's backing array), "type ?" (reached by bitmap only). With types_first,
+ * the transposed tree: the types are the roots, and below each the chains holding
+ * objects of it. max_depth and fold_recursion as for the scan's tree. The caller frees
+ * it; NULL (err set) when out of memory.
+ */
+struct hr_chains *hr_scan_chains_by_type(const struct hr_scan *scan, const struct hr_chains *from,
+					  bool types_first, uint32_t max_depth,
+					  bool fold_recursion, struct hr_error *err);
+
 /* Pass 1: the roots and the typed walk. 0 or a negative HR_E* (err set). */
 int hr_scan_pass1(struct hr_scan *scan, struct hr_error *err);
 /* Pass 2: the bitmap fallback from every unticked pointer word. 0 or a negative HR_E*. */

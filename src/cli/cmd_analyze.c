@@ -49,6 +49,8 @@ struct analyze_args {
 	bool force;
 	bool by_dominator;    /* --attribution dominator */
 	bool by_alloc;        /* --by-alloc */
+	bool by_type;         /* --by-type */
+	bool types_first;     /* --types-first */
 	unsigned paths;       /* why -n */
 	unsigned examples;    /* --examples */
 	struct hr_retained_options retained;
@@ -141,9 +143,11 @@ static int check_options(struct analyze_args *a, const struct option_values *v)
 		return cli_usage_error(cmd, "--attribution takes first or dominator, not %s",
 				       v->attribution);
 	a->by_dominator = v->attribution && !strcmp(v->attribution, "dominator");
-	if (a->by_alloc && (a->by_dominator || a->examples))
-		return usage_error(a, "--by-alloc goes with neither --attribution dominator nor "
-				      "--examples");
+	if ((a->by_alloc || a->by_type || a->types_first) && (a->by_dominator || a->examples))
+		return usage_error(a, "--by-alloc, --by-type and --types-first go with neither "
+				      "--attribution dominator nor --examples");
+	if ((a->by_type || a->types_first) + a->by_alloc > 1 || (a->by_type && a->types_first))
+		return usage_error(a, "one view at a time: --by-alloc, --by-type or --types-first");
 	return ST_OK;
 }
 
@@ -190,6 +194,8 @@ static int parse_args(int argc, char **argv, enum mode mode, struct analyze_args
 		{ "--examples", NULL, NULL, &v.examples },
 		{ "--attribution", NULL, NULL, &v.attribution },
 		{ "--by-alloc", NULL, &a->by_alloc, NULL },
+		{ "--by-type", NULL, &a->by_type, NULL },
+		{ "--types-first", NULL, &a->types_first, NULL },
 	};
 	const struct cli_opt why_only[] = { { "-n", NULL, NULL, &v.n } };
 	const struct cli_opt retained_only[] = { { "-n", NULL, NULL, &v.n },
@@ -575,7 +581,8 @@ int analysis_run(const char *binary, const char *dump, const struct analysis_opt
 		return st;
 	}
 	if ((o->keep_paths && hr_scan_keep_paths(an->scan, &err)) ||
-	    (o->keep_root_edges && hr_scan_keep_root_edges(an->scan, &err)))
+	    (o->keep_root_edges && hr_scan_keep_root_edges(an->scan, &err)) ||
+	    (o->keep_types && hr_scan_keep_types(an->scan, &err)))
 		goto fail;
 	if (run_scan(an->scan, o->stats, &prog, &err))
 		goto fail;
@@ -653,6 +660,10 @@ static int write_answer(const struct analyze_args *a, struct analysis *an, struc
 									  a->max_depth,
 									  !a->full_chains, err)))
 		return status_of(err);
+	if ((a->by_type || a->types_first) &&
+	    !(an->by_dominator = hr_scan_chains_by_type(an->scan, an->tree, a->types_first,
+							a->max_depth, !a->full_chains, err)))
+		return status_of(err);
 	/* the output, not the input: status 3 */
 	return write_profile(a, an->by_dominator ? an->by_dominator : an->tree,
 			     &(struct hr_pprof_options){ a->binary, hr_binary_build_id(an->bin) },
@@ -677,7 +688,9 @@ static int run(int argc, char **argv, enum mode mode)
 	o = (struct analysis_options){ .max_depth = a.max_depth, .full_chains = a.full_chains,
 				       .force = a.force,
 				       .keep_paths = mode != MODE_ANALYZE || a.by_dominator ||
-						     a.examples || a.by_alloc,
+						     a.examples || a.by_alloc || a.by_type ||
+						     a.types_first,
+				       .keep_types = a.by_type || a.types_first,
 				       .keep_root_edges = mode == MODE_RETAINED || a.by_dominator ||
 							  (mode == MODE_WHY && a.paths > 1),
 				       .stats = a.stats ? stats_start() : NULL };

@@ -46,6 +46,7 @@ struct analysis_options {
 	bool force;           /* --force: analyse a pair that does not go together */
 	bool keep_paths;      /* why: remember how each object was reached */
 	bool keep_root_edges; /* retained: the roots' edges, for the dominator tree */
+	bool keep_types;      /* analyze --by-type: each object's type */
 	struct stats *stats;  /* --stats, or NULL */
 };
 

@@ -17,7 +17,8 @@ static const char heapref_usage[] =
 	"commands:\n"
 	"  analyze [-o FILE] [--text [--cutoff PCT] [--by-index]] [--full-chains]\n"
 	"          [--max-depth N] [--stats] [--force] [--examples N]\n"
-	"          [--attribution first|dominator] [--by-alloc] BINARY DUMP\n"
+	"          [--attribution first|dominator] [--by-alloc | --by-type | --types-first]\n"
+	"          BINARY DUMP\n"
 	"                write a pprof profile (default heapref.pb.gz) whose stacks are\n"
 	"                reference chains from root variables to the memory they keep\n"
 	"                alive; view it with go tool pprof -top / -traces / -http=:8080;\n"
@@ -57,7 +58,8 @@ static const char heapref_usage[] =
 static const char analyze_usage[] =
 	"usage: heapref analyze [-o FILE] [--text [--cutoff PCT] [--by-index]] [--full-chains]\n"
 	"                       [--max-depth N] [--stats] [--force] [--examples N]\n"
-	"                       [--attribution first|dominator] [--by-alloc] BINARY DUMP\n"
+	"                       [--attribution first|dominator]\n"
+	"                       [--by-alloc | --by-type | --types-first] BINARY DUMP\n"
 	"  -o FILE         where to write (default heapref.pb.gz, or standard output with\n"
 	"                  --text; - for standard output)\n"
 	"  --text          a condensed text report of the chains instead of a pprof profile\n"
@@ -82,7 +84,10 @@ static const char analyze_usage[] =
 	"                  cumulative value is what would be freed with it; what several\n"
 	"                  roots share goes under \"$shared by several roots\"\n"
 	"  --by-alloc      under each chain, the objects the memory profile sampled below the\n"
-	"                  frames that allocated them (\"@ main.newBuf\", callers below it)\n";
+	"                  frames that allocated them (\"@ main.newBuf\", callers below it)\n"
+	"  --by-type       under each chain, its objects by type (\"type main.Item\", \"type\n"
+	"                  []uint8\" for an array of it, \"type ?\" if reached by bitmap only)\n"
+	"  --types-first   the types as roots, the chains holding each below it\n";
 
 static const char why_usage[] =
 	"usage: heapref why [-n K] [--full-chains] [--max-depth N] [--stats] [--force]\n"

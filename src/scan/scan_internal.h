@@ -237,6 +237,7 @@ struct hr_scan {
 	struct hr_reached_by *paths; /* per heap object, when asked for (hr_scan_keep_paths) */
 	uint32_t holder;           /* the object whose words are being read, or HR_SCAN_BY_ROOT */
 	bool keep_root_edges;      /* hr_scan_keep_root_edges() */
+	uint32_t *obj_type;        /* hr_scan_keep_types(): per object, OBJ_TYPE_* or a type id */
 	struct hr_root_edge *root_edges;
 	size_t nroot_edges, root_edges_cap;
 
@@ -294,6 +295,10 @@ struct hr_scan {
 
 /* Records a root edge (hr_scan_keep_root_edges()) from the root of node to object obj. */
 void scan_root_edge(struct hr_scan *s, uint32_t node, uint32_t obj);
+
+/* What hr_scan_keep_types() records of an object besides a type id. */
+#define OBJ_TYPE_UNKNOWN 0u           /* reached by bitmap only (pass 2), or no view */
+#define OBJ_TYPE_ARRAY 0x80000000u    /* flag: an array of the type (a slice's backing array) */
 
 /* --- walk.c ------------------------------------------------------------------------- */
 /*

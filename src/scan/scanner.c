@@ -53,6 +53,14 @@ int hr_scan_keep_root_edges(struct hr_scan *s, struct hr_error *err)
 	return HR_OK;
 }
 
+int hr_scan_keep_types(struct hr_scan *s, struct hr_error *err)
+{
+	if (!s->obj_type && !(s->obj_type = calloc(s->nobj + 1, sizeof(*s->obj_type))))
+		return hr_error_set(err, HR_ENOMEM, "out of memory for the types of %zu objects",
+				    s->nobj);
+	return HR_OK;
+}
+
 const struct hr_root_edge *hr_scan_root_edges(const struct hr_scan *s, size_t *n)
 {
 	*n = s->nroot_edges;
@@ -304,6 +312,7 @@ void hr_scan_free(struct hr_scan *s)
 	free(s->visited);
 	free(s->paths);
 	free(s->root_edges);
+	free(s->obj_type);
 	free(s->pieces.mem);
 	free(s->pieces.bits);
 	free(s->pieces.frame_word);

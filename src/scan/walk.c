@@ -271,6 +271,8 @@ static bool follow_charged(struct hr_scan *s, uint64_t value, uint32_t type, uin
 	if (value - start > UINT32_MAX) /* a view deep inside a > 4 GiB object: pass 2 */
 		type = 0, mode = M_VALUE, count = 0;
 	scan_claim(s, (uint32_t)i, size, node, true);
+	if (s->obj_type && type && type < OBJ_TYPE_ARRAY)
+		s->obj_type[i] = type | (count ? OBJ_TYPE_ARRAY : 0);
 	if (scan_enqueue(s, &(struct work){ .obj = (uint32_t)i, .node = node, .type = type,
 					    .aux = aux, .offset = (uint32_t)(value - start),
 					    .count = count, .mode = mode,

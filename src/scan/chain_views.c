@@ -1,8 +1,12 @@
 /*
- * alloc_sites.c - the chain tree with allocation sites (analyze --by-alloc, see scan.h):
- * under each chain, the objects the memory profile sampled go below the frames of the
- * stack that allocated them, from the allocating function out to its callers.
+ * chain_views.c - chain trees derived from the scan, object by object (see scan.h):
+ *   - by allocation site (analyze --by-alloc): under each chain, the objects the memory
+ *     profile sampled go below the frames of the stack that allocated them, from the
+ *     allocating function out to its callers;
+ *   - by type (analyze --by-type): under each chain, its objects by the type the typed
+ *     walk read them as; or the types first, the chains holding each below it.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -138,6 +142,83 @@ fail:
 	hr_error_set(err, HR_ENOMEM, "out of memory for the chains by allocation site");
 	free(bucket_of);
 	free(map);
+	hr_chains_free(to);
+	return NULL;
+}
+
+/* --- the type axis ------------------------------------------------------------------------ */
+
+/* "type main.Item", "type []uint8" (an array of it), "type ?": the leaf name of object i. */
+static size_t type_leaf(const struct hr_scan *s, uint32_t i, char *buf, size_t cap)
+{
+	uint32_t t = s->obj_type[i];
+	const char *name = t == OBJ_TYPE_UNKNOWN
+				   ? "?"
+				   : hr_binary_type(s->bin, t & ~OBJ_TYPE_ARRAY)->name;
+	int n = snprintf(buf, cap, "type %s%s", t & OBJ_TYPE_ARRAY ? "[]" : "",
+			 name[0] ? name : "(unnamed)");
+
+	return n < 0 ? 0 : (size_t)n < cap ? (size_t)n : cap - 1;
+}
+
+/*
+ * node's chain of from again below top in to, root first, made as needed: the chains
+ * under a type in the transposed tree.
+ */
+static uint32_t chain_below(const struct hr_chains *from, struct hr_chains *to, uint32_t top,
+			    uint32_t node, uint32_t *path, size_t cap)
+{
+	size_t n = 0;
+
+	for (uint32_t a = node; a != HR_CHAINS_TOP && n < cap; a = hr_chains_node(from, a)->parent)
+		path[n++] = a;
+	while (n > 0 && top != HR_CHAINS_NONE) {
+		const char *name = hr_chains_name(from, hr_chains_node(from, path[--n])->name);
+
+		top = hr_chains_child(to, top, name, strlen(name));
+	}
+	return top;
+}
+
+struct hr_chains *hr_scan_chains_by_type(const struct hr_scan *s, const struct hr_chains *from,
+					  bool types_first, uint32_t max_depth,
+					  bool fold_recursion, struct hr_error *err)
+{
+	size_t nnodes = hr_chains_count(from);
+	struct hr_chains *to = hr_chains_new(max_depth);
+	uint32_t *map = malloc((nnodes + 1) * sizeof(*map));
+	uint32_t *path = malloc((nnodes + 1) * sizeof(*path));
+	char name[512];
+
+	if (!to || !map || !path || !s->paths || !s->obj_type)
+		goto fail;
+	if (fold_recursion)
+		hr_chains_fold_recursion(to);
+	if (!types_first && !copy_nodes(from, to, map))
+		goto fail;
+	for (uint32_t i = 0; i < s->nobj; i++) {
+		uint32_t node = s->paths[i].node;
+		size_t len;
+
+		if (node == HR_CHAINS_NONE || node == HR_CHAINS_TOP || node >= nnodes)
+			continue;
+		len = type_leaf(s, i, name, sizeof(name));
+		if (types_first)
+			node = chain_below(from, to, hr_chains_child(to, HR_CHAINS_TOP, name, len), node,
+					   path, nnodes);
+		else
+			node = hr_chains_child(to, map[node], name, len);
+		if (node == HR_CHAINS_NONE)
+			goto fail;
+		hr_chains_charge(to, node, 1, hr_dump_object(s->dump, i).size);
+	}
+	free(map);
+	free(path);
+	return to;
+fail:
+	hr_error_set(err, HR_ENOMEM, "out of memory for the chains by type");
+	free(map);
+	free(path);
 	hr_chains_free(to);
 	return NULL;
 }
