@@ -189,6 +189,15 @@ struct hr_chains *hr_scan_chains_by_type(const struct hr_scan *scan, const struc
 					  bool types_first, uint32_t max_depth,
 					  bool fold_recursion, struct hr_error *err);
 
+/*
+ * Asks the scan to remember, for each object it charges, which goroutine's stack reached
+ * it first (that goroutine's frames, or an object they reached first): 4 bytes per heap
+ * object. Call before pass 1. hr_scan_goroutine_of() then gives the goroutine's index in
+ * hr_dump_goroutines() + 1, or 0 for an object no goroutine's stack reached first.
+ */
+int hr_scan_keep_goroutines(struct hr_scan *scan, struct hr_error *err);
+uint32_t hr_scan_goroutine_of(const struct hr_scan *scan, uint32_t obj);
+
 /* Pass 1: the roots and the typed walk. 0 or a negative HR_E* (err set). */
 int hr_scan_pass1(struct hr_scan *scan, struct hr_error *err);
 /* Pass 2: the bitmap fallback from every unticked pointer word. 0 or a negative HR_E*. */

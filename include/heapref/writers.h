@@ -143,4 +143,18 @@ int hr_write_retained(FILE *out, const struct hr_dump *dump, const struct hr_cha
 		      const struct hr_scan *scan, const struct hr_heap_dominators *hd,
 		      const struct hr_retained_options *opt, struct hr_error *err);
 
+struct hr_binary;
+
+/*
+ * Writes the dump's goroutines grouped by kind (the same creator, the function of the
+ * go statement from gopc, the same functions on the stack, the same status and wait
+ * reason), each group with its count and the objects and bytes its goroutines' stacks
+ * reached first (the scan must have kept goroutines: hr_scan_keep_goroutines()), biggest
+ * first; a group blocked in a channel operation or a select since before a GC and
+ * holding memory is marked as likely leaked. tsv: a header row, then tab-separated rows.
+ * bin names the creators (NULL: "?"). Returns 0, HR_EIO or HR_ENOMEM.
+ */
+int hr_write_goroutines(FILE *out, const struct hr_dump *dump, const struct hr_binary *bin,
+			const struct hr_scan *scan, bool tsv, struct hr_error *err);
+
 #endif

@@ -28,9 +28,9 @@ enum { ST_OK = 0, ST_INPUT = 1, ST_USAGE = 2, ST_RESOURCES = 3, ST_MISMATCH = 4,
        ST_HELP = CLI_HELP /* parse_args(): the usage was asked for and shown */ };
 
 /* The commands that run the analysis: what they add to it. */
-enum mode { MODE_ANALYZE, MODE_WHY, MODE_RETAINED };
+enum mode { MODE_ANALYZE, MODE_WHY, MODE_RETAINED, MODE_GOROUTINES };
 
-static const char *const mode_names[] = { "analyze", "why", "retained" };
+static const char *const mode_names[] = { "analyze", "why", "retained", "goroutines" };
 
 struct analyze_args {
 	enum mode mode;
@@ -200,6 +200,7 @@ static int parse_args(int argc, char **argv, enum mode mode, struct analyze_args
 	const struct cli_opt why_only[] = { { "-n", NULL, NULL, &v.n } };
 	const struct cli_opt retained_only[] = { { "-n", NULL, NULL, &v.n },
 						 { "--format", NULL, NULL, &v.format } };
+	const struct cli_opt goroutines_only[] = { { "--format", NULL, NULL, &v.format } };
 	struct cli_opt opts[16];
 	int nopts = 4, n, rc;
 
@@ -211,9 +212,11 @@ static int parse_args(int argc, char **argv, enum mode mode, struct analyze_args
 		nopts += (int)(sizeof(analyze_only) / sizeof(analyze_only[0]));
 	} else if (mode == MODE_WHY) {
 		opts[nopts++] = why_only[0];
-	} else {
+	} else if (mode == MODE_RETAINED) {
 		memcpy(opts + nopts, retained_only, sizeof(retained_only));
 		nopts += 2;
+	} else {
+		opts[nopts++] = goroutines_only[0];
 	}
 	rc = cli_parse(mode_names[mode], argc, argv, opts, nopts, &n);
 	if (rc || (rc = check_options(a, &v)) || (rc = check_operands(a, n, argv)))
@@ -582,7 +585,8 @@ int analysis_run(const char *binary, const char *dump, const struct analysis_opt
 	}
 	if ((o->keep_paths && hr_scan_keep_paths(an->scan, &err)) ||
 	    (o->keep_root_edges && hr_scan_keep_root_edges(an->scan, &err)) ||
-	    (o->keep_types && hr_scan_keep_types(an->scan, &err)))
+	    (o->keep_types && hr_scan_keep_types(an->scan, &err)) ||
+	    (o->keep_goroutines && hr_scan_keep_goroutines(an->scan, &err)))
 		goto fail;
 	if (run_scan(an->scan, o->stats, &prog, &err))
 		goto fail;
@@ -622,6 +626,19 @@ static int write_retained(const struct analyze_args *a, const struct analysis *a
 	return rc;
 }
 
+/* heapref goroutines: the goroutines by kind with the memory their stacks reached first. */
+static int write_goroutines(const struct analyze_args *a, const struct analysis *an,
+			    struct hr_error *err)
+{
+	int rc = hr_write_goroutines(stdout, an->dump, an->bin, an->scan, a->retained.tsv, err);
+
+	if (!rc && fflush(stdout))
+		rc = hr_error_set(err, HR_EIO, "%s", strerror(errno));
+	if (rc == HR_EIO)
+		name_output(err, "standard output");
+	return rc;
+}
+
 /* analyze --attribution dominator: the analysis's tree rebuilt along the dominator tree. */
 static int attribute_by_dominator(const struct analyze_args *a, struct analysis *an,
 				  struct stats *stats, struct hr_error *err)
@@ -649,6 +666,8 @@ static int write_answer(const struct analyze_args *a, struct analysis *an, struc
 		return write_paths(a, an, err);
 	if (a->mode == MODE_RETAINED)
 		return write_retained(a, an, stats, err) ? ST_RESOURCES : ST_OK;
+	if (a->mode == MODE_GOROUTINES)
+		return write_goroutines(a, an, err) ? ST_RESOURCES : ST_OK;
 	if (a->examples) {
 		hr_chains_keep_examples(an->tree, a->examples);
 		if (hr_scan_offer_examples(an->scan, an->tree, err))
@@ -691,6 +710,7 @@ static int run(int argc, char **argv, enum mode mode)
 						     a.examples || a.by_alloc || a.by_type ||
 						     a.types_first,
 				       .keep_types = a.by_type || a.types_first,
+				       .keep_goroutines = mode == MODE_GOROUTINES,
 				       .keep_root_edges = mode == MODE_RETAINED || a.by_dominator ||
 							  (mode == MODE_WHY && a.paths > 1),
 				       .stats = a.stats ? stats_start() : NULL };
@@ -722,4 +742,9 @@ int cmd_why(int argc, char **argv)
 int cmd_retained(int argc, char **argv)
 {
 	return run(argc, argv, MODE_RETAINED);
+}
+
+int cmd_goroutines(int argc, char **argv)
+{
+	return run(argc, argv, MODE_GOROUTINES);
 }

@@ -30,6 +30,8 @@ int cmd_analyze(int argc, char **argv);
 int cmd_why(int argc, char **argv);
 /* heapref retained [--format text|tsv] [-n N] ... BINARY DUMP (cmd_analyze.c) */
 int cmd_retained(int argc, char **argv);
+/* heapref goroutines [--format text|tsv] ... BINARY DUMP (cmd_analyze.c) */
+int cmd_goroutines(int argc, char **argv);
 /* heapref allocs [-o FILE] BINARY DUMP (cmd_allocs.c) */
 int cmd_allocs(int argc, char **argv);
 
@@ -47,6 +49,7 @@ struct analysis_options {
 	bool keep_paths;      /* why: remember how each object was reached */
 	bool keep_root_edges; /* retained: the roots' edges, for the dominator tree */
 	bool keep_types;      /* analyze --by-type: each object's type */
+	bool keep_goroutines; /* goroutines: which goroutine's stack reached each object */
 	struct stats *stats;  /* --stats, or NULL */
 };
 

@@ -162,7 +162,8 @@ static const struct {
 	int (*run)(int argc, char **argv);
 } commands[] = {
 	{ "analyze", cmd_analyze }, { "why", cmd_why },	    { "retained", cmd_retained },
-	{ "diff", cmd_diff },	    { "allocs", cmd_allocs },	{ "info", cmd_info },
+	{ "diff", cmd_diff },	    { "allocs", cmd_allocs },	{ "goroutines", cmd_goroutines },
+	{ "info", cmd_info },
 	{ "object", cmd_object },   { "types", cmd_types }, { "vars", cmd_vars },
 	{ "help", cmd_help },	    { "version", cmd_version },
 };

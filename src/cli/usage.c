@@ -35,6 +35,10 @@ static const char heapref_usage[] =
 	"          [--force] OLD_BINARY OLD_DUMP NEW_BINARY NEW_DUMP\n"
 	"                how each chain grew between two dumps: a pprof profile (as\n"
 	"                pprof -diff_base makes) or a table, biggest growth first\n"
+	"  goroutines [--format text|tsv] [--full-chains] [--max-depth N] [--stats]\n"
+	"          [--force] BINARY DUMP\n"
+	"                the goroutines by kind (creator, stack, state) with the memory\n"
+	"                their stacks keep alive; likely leaked ones marked\n"
 	"  allocs [-o FILE] BINARY DUMP\n"
 	"                the classic in-use heap profile (allocation sites), rebuilt from\n"
 	"                the dump's memory-profile records\n"
@@ -133,6 +137,20 @@ static const char diff_usage[] =
 	"  --stats         time, CPU and peak memory of each phase, on stderr\n"
 	"  --force         analyse even when a dump does not look written by its binary\n";
 
+static const char goroutines_usage[] =
+	"usage: heapref goroutines [--format text|tsv] [--full-chains] [--max-depth N]\n"
+	"                          [--stats] [--force] BINARY DUMP\n"
+	"  the goroutines grouped by kind (the function whose go statement created them,\n"
+	"  the functions on their stack, their status and wait reason), with how many there\n"
+	"  are and the objects and bytes their stacks reached first, biggest first; those\n"
+	"  blocked in a channel operation or select since before a GC while holding memory\n"
+	"  are marked LEAK? (likely leaked)\n"
+	"  --format tsv    a header row and tab-separated rows, for scripts (default text)\n"
+	"  --full-chains   do not fold recursion (as analyze)\n"
+	"  --max-depth N   cut chains after N named nodes (default 256; 0 for no limit)\n"
+	"  --stats         time, CPU and peak memory of each phase, on stderr\n"
+	"  --force         analyse even when the dump does not look written by the binary\n";
+
 static const char allocs_usage[] =
 	"usage: heapref allocs [-o FILE] BINARY DUMP\n"
 	"  the heap profile of allocation sites the runtime kept (runtime.MemProfileRate),\n"
@@ -181,7 +199,8 @@ static const struct {
 	const char *text;
 } usages[] = {
 	{ "analyze", analyze_usage }, { "why", why_usage },	{ "retained", retained_usage },
-	{ "diff", diff_usage },	      { "allocs", allocs_usage },	{ "info", info_usage },
+	{ "diff", diff_usage },	      { "allocs", allocs_usage },	{ "goroutines", goroutines_usage },
+	{ "info", info_usage },
 	{ "object", object_usage },   { "types", types_usage }, { "vars", vars_usage },
 	{ "help", help_usage },	      { "version", version_usage },
 };

@@ -85,6 +85,8 @@ static void reach(struct marker *m, uint64_t value)
 		return;
 	if (m->s->paths) /* only the claimer writes this object's entry */
 		m->s->paths[i] = (struct hr_reached_by){ m->node, m->holder };
+	if (m->s->obj_goroutine) /* its holder was claimed, and written, before it */
+		m->s->obj_goroutine[i] = m->s->obj_goroutine[m->holder];
 	m->objects++;
 	m->bytes += size;
 	push(m, (uint32_t)i);

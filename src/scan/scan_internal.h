@@ -133,6 +133,7 @@ struct leftover {
 struct root_word {
 	uint64_t value;
 	uint32_t node;
+	uint32_t goroutine;  /* index + 1 of the goroutine whose frame holds it, or 0 */
 };
 
 struct node_cache_entry {
@@ -238,6 +239,8 @@ struct hr_scan {
 	uint32_t holder;           /* the object whose words are being read, or HR_SCAN_BY_ROOT */
 	bool keep_root_edges;      /* hr_scan_keep_root_edges() */
 	uint32_t *obj_type;        /* hr_scan_keep_types(): per object, OBJ_TYPE_* or a type id */
+	uint32_t *obj_goroutine;   /* hr_scan_keep_goroutines(): per object, goroutine index + 1 */
+	uint32_t cur_goroutine;    /* index + 1 of the goroutine whose frames are walked, or 0 */
 	struct hr_root_edge *root_edges;
 	size_t nroot_edges, root_edges_cap;
 

@@ -53,6 +53,20 @@ int hr_scan_keep_root_edges(struct hr_scan *s, struct hr_error *err)
 	return HR_OK;
 }
 
+int hr_scan_keep_goroutines(struct hr_scan *s, struct hr_error *err)
+{
+	if (!s->obj_goroutine &&
+	    !(s->obj_goroutine = calloc(s->nobj + 1, sizeof(*s->obj_goroutine))))
+		return hr_error_set(err, HR_ENOMEM, "out of memory for the goroutines of %zu "
+				    "objects", s->nobj);
+	return HR_OK;
+}
+
+uint32_t hr_scan_goroutine_of(const struct hr_scan *s, uint32_t obj)
+{
+	return s->obj_goroutine && obj < s->nobj ? s->obj_goroutine[obj] : 0;
+}
+
 int hr_scan_keep_types(struct hr_scan *s, struct hr_error *err)
 {
 	if (!s->obj_type && !(s->obj_type = calloc(s->nobj + 1, sizeof(*s->obj_type))))
@@ -112,6 +126,9 @@ bool scan_claim(struct hr_scan *s, uint32_t obj, uint64_t size, uint32_t node, b
 	hr_bit_set(s->visited, obj);
 	if (s->paths)
 		s->paths[obj] = (struct hr_reached_by){ node, s->holder };
+	if (s->obj_goroutine) /* its holder's goroutine, or the one whose frame reached it */
+		s->obj_goroutine[obj] = s->holder < s->nobj ? s->obj_goroutine[s->holder]
+							    : s->cur_goroutine;
 	hr_chains_charge(s->tree, node, 1, size);
 	if (typed) {
 		s->sum.typed_objects++;
@@ -313,6 +330,7 @@ void hr_scan_free(struct hr_scan *s)
 	free(s->paths);
 	free(s->root_edges);
 	free(s->obj_type);
+	free(s->obj_goroutine);
 	free(s->pieces.mem);
 	free(s->pieces.bits);
 	free(s->pieces.frame_word);
@@ -343,7 +361,7 @@ static int add_root_word(struct hr_scan *s, uint64_t value, uint32_t node)
 
 	if (!w)
 		return HR_ENOMEM;
-	*w = (struct root_word){ value, node };
+	*w = (struct root_word){ value, node, s->cur_goroutine };
 	return HR_OK;
 }
 
@@ -710,9 +728,12 @@ static int walk_goroutines(struct hr_scan *s)
 	struct stack st = { 0 };
 	int rc = HR_OK;
 
-	for (size_t i = 0; i < ng && !rc; i++)
+	for (size_t i = 0; i < ng && !rc; i++) {
+		s->cur_goroutine = (uint32_t)i + 1;
 		if (g[i].frame_count)
 			rc = walk_frames(s, &frames[g[i].first_frame], g[i].frame_count, &st);
+	}
+	s->cur_goroutine = 0;
 	free(st.mem);
 	free(st.bits);
 	return rc;
@@ -967,10 +988,12 @@ int hr_scan_pass2(struct hr_scan *s, struct hr_error *err)
 
 		if (s->keep_root_edges)
 			root_word_edge(s, s->root_words[i].value, node);
+		s->cur_goroutine = s->root_words[i].goroutine;
 		rc = reach_untyped(s, s->root_words[i].value, &node, node);
 		if (!rc)
 			rc = mark_drain(s, node);
 	}
+	s->cur_goroutine = 0;
 	s->sum.unreachable_objects = s->sum.total_objects - s->sum.typed_objects -
 				     s->sum.fallback_objects;
 	s->sum.unreachable_bytes = s->sum.total_bytes - s->sum.typed_bytes - s->sum.fallback_bytes;
