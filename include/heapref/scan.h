@@ -198,6 +198,21 @@ struct hr_chains *hr_scan_chains_by_type(const struct hr_scan *scan, const struc
 int hr_scan_keep_goroutines(struct hr_scan *scan, struct hr_error *err);
 uint32_t hr_scan_goroutine_of(const struct hr_scan *scan, uint32_t obj);
 
+/* What a goroutine's stack reached first of a chain node's own objects. */
+struct hr_goroutine_share {
+	uint32_t node;
+	uint32_t goroutine;  /* index in hr_dump_goroutines() + 1 */
+	uint64_t objects, bytes;
+};
+
+/*
+ * The shares of every chain node by goroutine, sorted by node then goroutine, after both
+ * passes of a scan that kept paths and goroutines; *shares is the caller's to free.
+ * 0, or HR_ENOMEM with err set.
+ */
+int hr_scan_goroutine_shares(const struct hr_scan *scan, struct hr_goroutine_share **shares,
+			     size_t *n, struct hr_error *err);
+
 /* Pass 1: the roots and the typed walk. 0 or a negative HR_E* (err set). */
 int hr_scan_pass1(struct hr_scan *scan, struct hr_error *err);
 /* Pass 2: the bitmap fallback from every unticked pointer word. 0 or a negative HR_E*. */

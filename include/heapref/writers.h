@@ -32,10 +32,21 @@ int hr_write_dump_info(FILE *out, const struct hr_dump *dump, struct hr_error *e
 int hr_write_object_at(FILE *out, const struct hr_dump *dump, uint64_t addr,
 		       unsigned max_ptrs, struct hr_error *err);
 
-/* What a profile says of the binary: mapping 1's file name and build ID (NULL: none). */
+/*
+ * What a profile says of the binary: mapping 1's file name and build ID (NULL: none);
+ * and, for hr_write_pprof(), the shares of chain nodes that goroutines' stacks reached
+ * (hr_scan_goroutine_shares(), sorted by node), each written as a sample of its own
+ * labelled with its goroutine's id, creator (creator(creator_ctx, gopc): the name of the
+ * function at that PC), status and wait reason (shares NULL: none).
+ */
 struct hr_pprof_options {
 	const char *binary;
 	const char *build_id;
+	const struct hr_goroutine_share *shares;
+	size_t nshares;
+	const struct hr_dump *dump;
+	const char *(*creator)(void *creator_ctx, uint64_t gopc);
+	void *creator_ctx;
 };
 
 /*

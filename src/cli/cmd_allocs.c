@@ -44,7 +44,7 @@ int cmd_allocs(int argc, char **argv)
 		return ST_USAGE;
 	st = ST_INPUT;
 	if ((bin = hr_binary_open(argv[0], &err)) && (dump = hr_dump_open(argv[1], &err))) {
-		struct allocs_output o = { dump, { argv[0], hr_binary_build_id(bin) } };
+		struct allocs_output o = { dump, { .binary = argv[0], .build_id = hr_binary_build_id(bin) } };
 
 		st = write_output_file(output ? output : "heapref-allocs.pb.gz", write_allocs, &o,
 				       &err) ? ST_RESOURCES : ST_OK;

@@ -658,6 +658,40 @@ static int attribute_by_dominator(const struct analyze_args *a, struct analysis 
 	return HR_OK;
 }
 
+/* The function holding pc, for the profile's created_by labels (ctx: the binary). */
+static const char *function_at(void *ctx, uint64_t pc)
+{
+	int64_t fn = hr_binary_func_at(ctx, pc);
+
+	return fn < 0 ? "?" : hr_binary_func(ctx, (size_t)fn)->name;
+}
+
+/*
+ * analyze's profile (or text report), naming the binary; the scan's own tree with its
+ * nodes split by the goroutines whose stacks reached them, as labelled samples.
+ */
+static int write_labelled_profile(const struct analyze_args *a, struct analysis *an,
+				  struct hr_error *err)
+{
+	struct hr_pprof_options opt = { .binary = a->binary,
+					.build_id = hr_binary_build_id(an->bin),
+					.dump = an->dump, .creator = function_at,
+					.creator_ctx = an->bin };
+	struct hr_goroutine_share *shares = NULL;
+	int st;
+
+	if (!an->by_dominator && !a->text) {
+		if (hr_scan_goroutine_shares(an->scan, &shares, &opt.nshares, err))
+			return status_of(err);
+		opt.shares = shares;
+	}
+	/* the output, not the input: status 3 */
+	st = write_profile(a, an->by_dominator ? an->by_dominator : an->tree, &opt, err)
+		     ? ST_RESOURCES : ST_OK;
+	free(shares);
+	return st;
+}
+
 /* What the command writes once the analysis has run: 0 or a failed status. */
 static int write_answer(const struct analyze_args *a, struct analysis *an, struct stats *stats,
 			struct hr_error *err)
@@ -683,11 +717,7 @@ static int write_answer(const struct analyze_args *a, struct analysis *an, struc
 	    !(an->by_dominator = hr_scan_chains_by_type(an->scan, an->tree, a->types_first,
 							a->max_depth, !a->full_chains, err)))
 		return status_of(err);
-	/* the output, not the input: status 3 */
-	return write_profile(a, an->by_dominator ? an->by_dominator : an->tree,
-			     &(struct hr_pprof_options){ a->binary, hr_binary_build_id(an->bin) },
-			     err)
-		       ? ST_RESOURCES : ST_OK;
+	return write_labelled_profile(a, an, err);
 }
 
 static int run(int argc, char **argv, enum mode mode)
@@ -706,11 +736,12 @@ static int run(int argc, char **argv, enum mode mode)
 	clock_gettime(CLOCK_MONOTONIC, &start);
 	o = (struct analysis_options){ .max_depth = a.max_depth, .full_chains = a.full_chains,
 				       .force = a.force,
-				       .keep_paths = mode != MODE_ANALYZE || a.by_dominator ||
+				       .keep_paths = mode != MODE_ANALYZE || !a.text || a.by_dominator ||
 						     a.examples || a.by_alloc || a.by_type ||
 						     a.types_first,
 				       .keep_types = a.by_type || a.types_first,
-				       .keep_goroutines = mode == MODE_GOROUTINES,
+				       .keep_goroutines = mode == MODE_GOROUTINES ||
+							  (mode == MODE_ANALYZE && !a.text),
 				       .keep_root_edges = mode == MODE_RETAINED || a.by_dominator ||
 							  (mode == MODE_WHY && a.paths > 1),
 				       .stats = a.stats ? stats_start() : NULL };

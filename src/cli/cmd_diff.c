@@ -121,7 +121,7 @@ static int write_profile(const struct diff_args *a, const struct hr_chains *old,
 			 const struct hr_chains *new, const char *build_id)
 {
 	struct hr_error err = { 0 };
-	struct diff_trees t = { old, new, { a->paths[2], build_id } };
+	struct diff_trees t = { old, new, { .binary = a->paths[2], .build_id = build_id } };
 
 	if (write_output_file(a->output, write_diff_profile, &t, &err)) {
 		fprintf(stderr, "heapref: %s\n", err.msg);

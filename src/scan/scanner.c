@@ -62,6 +62,53 @@ int hr_scan_keep_goroutines(struct hr_scan *s, struct hr_error *err)
 	return HR_OK;
 }
 
+static int cmp_share(const void *pa, const void *pb)
+{
+	const struct hr_goroutine_share *a = pa, *b = pb;
+
+	if (a->node != b->node)
+		return a->node < b->node ? -1 : 1;
+	return a->goroutine < b->goroutine ? -1 : a->goroutine > b->goroutine;
+}
+
+int hr_scan_goroutine_shares(const struct hr_scan *s, struct hr_goroutine_share **shares,
+			     size_t *n, struct hr_error *err)
+{
+	size_t cap = 0, m = 0;
+
+	*shares = NULL;
+	*n = 0;
+	for (size_t i = 0; s->paths && s->obj_goroutine && i < s->nobj; i++) {
+		struct hr_goroutine_share *sh;
+
+		if (!s->obj_goroutine[i] || s->paths[i].node == HR_CHAINS_NONE)
+			continue;
+		if (!(sh = hr_array_push((void **)shares, n, &cap, sizeof(*sh)))) {
+			free(*shares);
+			*shares = NULL;
+			*n = 0;
+			return hr_error_set(err, HR_ENOMEM, "out of memory for the goroutines' shares");
+		}
+		*sh = (struct hr_goroutine_share){ s->paths[i].node, s->obj_goroutine[i], 1,
+						   hr_dump_object(s->dump, i).size };
+	}
+	if (!*n)
+		return HR_OK;
+	qsort(*shares, *n, sizeof(**shares), cmp_share);
+	for (size_t i = 1; i < *n; i++) { /* one share per node and goroutine */
+		struct hr_goroutine_share *last = &(*shares)[m];
+
+		if ((*shares)[i].node == last->node && (*shares)[i].goroutine == last->goroutine) {
+			last->objects++;
+			last->bytes += (*shares)[i].bytes;
+		} else {
+			(*shares)[++m] = (*shares)[i];
+		}
+	}
+	*n = m + 1;
+	return HR_OK;
+}
+
 uint32_t hr_scan_goroutine_of(const struct hr_scan *s, uint32_t obj)
 {
 	return s->obj_goroutine && obj < s->nobj ? s->obj_goroutine[obj] : 0;

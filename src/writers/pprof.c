@@ -30,7 +30,7 @@
 #include "profile.pb-c.h"
 
 enum { STR_EMPTY, STR_INUSE_OBJECTS, STR_COUNT, STR_INUSE_SPACE, STR_BYTES, STR_EXAMPLES,
-       STR_ROOT, STR_FIRST_NAME };
+       STR_ROOT, STR_GOROUTINE, STR_CREATED_BY, STR_STATUS, STR_WAIT_REASON, STR_FIRST_NAME };
 
 /* One chain tree of the profile, with where its ids start. */
 struct part {
@@ -39,10 +39,11 @@ struct part {
 	uint64_t str_base;     /* its name id n is string str_base + n */
 	uint64_t fn_base;      /* its name id n is function fn_base + n + 1 */
 	uint64_t loc_base;     /* its node k is location loc_base + k */
-	uint64_t examples_base; /* its k-th examples label value is string examples_base + k */
-	char *examples;        /* those values, each NUL-terminated, in order */
+	uint64_t examples_base; /* its k-th extra string (label values) is string examples_base + k */
+	char *examples;        /* those strings, each NUL-terminated, in order */
 	size_t examples_len, examples_cap;
 	uint64_t nexamples;
+	const struct hr_pprof_options *opt; /* the goroutine shares, for the first part only */
 };
 
 enum profile_field {
@@ -146,7 +147,8 @@ static void put_sample_types(struct gz_sink *s)
 static void put_fixed_strings(struct gz_sink *s)
 {
 	static const char *const fixed[] = { "", "inuse_objects", "count", "inuse_space", "bytes",
-					     "examples", "root" };
+					     "examples", "root", "goroutine", "created_by", "status",
+					     "wait_reason" };
 
 	for (size_t i = 0; i < STR_FIRST_NAME; i++)
 		put_string(s, fixed[i]);
@@ -200,6 +202,17 @@ static void put_locations(struct gz_sink *s, const struct part *p)
  * The value of node's "examples" label, "0xc000180000 0xc000190000", kept in the part
  * to be written with its strings; its string id, or 0 when the node has no examples.
  */
+/* A label value kept with the part's strings: its string id, or UINT64_MAX (no memory). */
+static uint64_t extra_string(struct part *p, const char *str, size_t len)
+{
+	if (hr_array_reserve((void **)&p->examples, &p->examples_cap, p->examples_len + len + 1, 1))
+		return UINT64_MAX;
+	memcpy(p->examples + p->examples_len, str, len);
+	p->examples_len += len;
+	p->examples[p->examples_len++] = '\0';
+	return p->examples_base + p->nexamples++;
+}
+
 static uint64_t examples_label(struct part *p, uint32_t node)
 {
 	size_t n;
@@ -221,13 +234,75 @@ static uint64_t examples_label(struct part *p, uint32_t node)
 	return p->examples_base + p->nexamples++;
 }
 
+/*
+ * The labels of the goroutine whose stack reached a share of a node: its id, creator,
+ * status and wait reason, in labels[2..5] (string ids made as needed). Returns how many,
+ * or 0 when out of memory.
+ */
+static size_t goroutine_labels(struct part *p, uint32_t g, Perftools__Profiles__Label *l)
+{
+	const struct hr_pprof_options *o = p->opt;
+	size_t ng;
+	const struct hr_goroutine *gr = hr_dump_goroutines(o->dump, &ng) + (g - 1);
+	char id[24];
+	const char *creator = o->creator ? o->creator(o->creator_ctx, gr->gopc) : "?";
+	const char *status = hr_goroutine_status_name(gr->status);
+	uint64_t s0 = extra_string(p, id, (size_t)snprintf(id, sizeof(id), "%" PRIu64, gr->goid));
+	uint64_t s1 = extra_string(p, creator, strlen(creator));
+	uint64_t s2 = extra_string(p, status, strlen(status));
+	uint64_t s3 = gr->wait_reason.len ? extra_string(p, (const char *)gr->wait_reason.ptr,
+							 gr->wait_reason.len)
+					  : 0;
+
+	if (s0 == UINT64_MAX || s1 == UINT64_MAX || s2 == UINT64_MAX || s3 == UINT64_MAX)
+		return 0;
+	l[0] = (Perftools__Profiles__Label)PERFTOOLS__PROFILES__LABEL__INIT;
+	l[0].key = STR_GOROUTINE, l[0].str = (int64_t)s0;
+	l[1] = l[0], l[1].key = STR_CREATED_BY, l[1].str = (int64_t)s1;
+	l[2] = l[0], l[2].key = STR_STATUS, l[2].str = (int64_t)s2;
+	l[3] = l[0], l[3].key = STR_WAIT_REASON, l[3].str = (int64_t)s3;
+	return s3 ? 4 : 3;
+}
+
+/*
+ * The samples of node id split by goroutine (the shares of hr_pprof_options, sorted by
+ * node; *next the first not yet written): one sample per goroutine whose stack reached
+ * part of it, labelled with that goroutine; what is left is returned in *left.
+ */
+static int put_goroutine_shares(struct gz_sink *s, struct part *p, uint32_t id, size_t *next,
+				Perftools__Profiles__Sample *sample, Perftools__Profiles__Label **labels,
+				uint64_t left[2])
+{
+	const struct hr_pprof_options *o = p->opt;
+	Perftools__Profiles__Label g[4];
+
+	for (; o && *next < o->nshares && o->shares[*next].node <= id; (*next)++) {
+		const struct hr_goroutine_share *sh = &o->shares[*next];
+		size_t n;
+
+		if (sh->node != id || sh->objects > left[0] || sh->bytes > left[1])
+			continue; /* (a share larger than the node's own value cannot be) */
+		if (!(n = goroutine_labels(p, sh->goroutine, g)))
+			return HR_ENOMEM;
+		for (size_t k = 0; k < n; k++)
+			labels[1 + k] = &g[k];
+		sample->n_label = 1 + n;
+		sample->value[0] = (int64_t)sh->objects;
+		sample->value[1] = (int64_t)sh->bytes;
+		put_message(s, F_SAMPLE, &sample->base);
+		left[0] -= sh->objects;
+		left[1] -= sh->bytes;
+	}
+	return HR_OK;
+}
+
 static int put_samples(struct gz_sink *s, struct part *p)
 {
 	Perftools__Profiles__Sample sample = PERFTOOLS__PROFILES__SAMPLE__INIT;
 	Perftools__Profiles__Label root = PERFTOOLS__PROFILES__LABEL__INIT;
 	Perftools__Profiles__Label examples = PERFTOOLS__PROFILES__LABEL__INIT;
-	Perftools__Profiles__Label *labels[2] = { &root, &examples };
-	size_t id, n = hr_chains_count(p->tree), cap = 0;
+	Perftools__Profiles__Label *labels[5] = { &root, &examples };
+	size_t id, n = hr_chains_count(p->tree), cap = 0, next = 0;
 	uint64_t *stack = NULL;
 	int64_t values[2];
 
@@ -256,8 +331,17 @@ static int put_samples(struct gz_sink *s, struct part *p)
 							       (uint32_t)p->loc_base)->name);
 		sample.location_id = stack;
 		sample.n_location_id = depth;
-		values[0] = p->sign * (int64_t)node->objects;
-		values[1] = p->sign * (int64_t)node->bytes;
+		uint64_t left[2] = { node->objects, node->bytes };
+
+		if (put_goroutine_shares(s, p, (uint32_t)id, &next, &sample, labels, left)) {
+			free(stack);
+			return HR_ENOMEM;
+		}
+		if (!left[0] && !left[1])
+			continue;
+		labels[1] = &examples;
+		values[0] = p->sign * (int64_t)left[0];
+		values[1] = p->sign * (int64_t)left[1];
 		examples.str = (int64_t)str;
 		sample.n_label = str ? 2 : 1;
 		put_message(s, F_SAMPLE, &sample.base);
@@ -366,7 +450,8 @@ static int write_parts(FILE *out, struct part *parts, size_t nparts,
 int hr_write_pprof(FILE *out, const struct hr_chains *tree, const struct hr_pprof_options *opt,
 		   struct hr_error *err)
 {
-	struct part p = { .tree = tree, .sign = 1 };
+	struct part p = { .tree = tree, .sign = 1,
+			  .opt = opt && opt->shares && opt->dump ? opt : NULL };
 
 	return write_parts(out, &p, 1, opt, err);
 }

@@ -53,6 +53,35 @@ class Goroutines(unittest.TestCase):
         # no more memory than is reachable
         self.assertLessEqual(sum(int(r["bytes"]) for r in rows), reach.reachable(self.d).bytes)
 
+    def test_profile_labels_samples_by_goroutine(self):
+        """analyze's profile: the samples of chains that start in a goroutine's frames are
+        split by goroutine and labelled (goroutine, created_by, status, wait_reason), so
+        -tagfocus=created_by=main.start keeps exactly the leaked group's bytes, and -tags
+        lists 1000 goroutine ids for it; the totals are still reach.py's."""
+        import re
+        import subprocess
+        import tempfile
+        import profile
+        group = self.rows()[0]
+        with tempfile.TemporaryDirectory(prefix="heapref-goroutines-") as tmp:
+            pb = os.path.join(tmp, "p.pb.gz")
+            code, _, err = heapref("analyze", "-o", pb, self.binary, self.dump)
+            self.assertEqual(code, 0, err)
+            r = reach.reachable(self.d)
+            self.assertEqual(profile.totals(profile.read(pb)), (r.objects, r.bytes))
+
+            def pprof(*args):
+                return subprocess.run([progs.GO, "tool", "pprof"] + list(args) + [pb],
+                                      capture_output=True, text=True, check=True).stdout
+            top = pprof("-top", "-nodefraction=0", "-unit=byte",
+                        "-tagfocus=created_by=" + self.f["creator"])
+            total = int(re.search(r"Showing nodes accounting for (\d+)B", top).group(1))
+            self.assertEqual(total, int(group["bytes"]), top)
+            tags = pprof("-tags", "-tagfocus=created_by=" + self.f["creator"])
+            ids = tags.split(" goroutine: ", 1)[1].split("\n\n", 1)[0].splitlines()[1:]
+            self.assertEqual(len(ids), self.f["workers"], tags[:2000])
+            self.assertIn(" wait_reason: ", tags)
+
     def test_text_form(self):
         code, out, err = heapref("goroutines", self.binary, self.dump)
         self.assertEqual(code, 0, err)
