@@ -51,6 +51,7 @@ struct analyze_args {
 	bool by_alloc;        /* --by-alloc */
 	bool by_type;         /* --by-type */
 	bool types_first;     /* --types-first */
+	bool goroutine_labels; /* --goroutine-labels */
 	unsigned paths;       /* why -n */
 	unsigned examples;    /* --examples */
 	struct hr_retained_options retained;
@@ -146,6 +147,10 @@ static int check_options(struct analyze_args *a, const struct option_values *v)
 	if ((a->by_alloc || a->by_type || a->types_first) && (a->by_dominator || a->examples))
 		return usage_error(a, "--by-alloc, --by-type and --types-first go with neither "
 				      "--attribution dominator nor --examples");
+	if (a->goroutine_labels && (a->text || a->by_dominator || a->by_alloc || a->by_type ||
+				    a->types_first))
+		return usage_error(a, "--goroutine-labels is for the profile of the chains as they "
+				      "are: not with --text or another view");
 	if ((a->by_type || a->types_first) + a->by_alloc > 1 || (a->by_type && a->types_first))
 		return usage_error(a, "one view at a time: --by-alloc, --by-type or --types-first");
 	return ST_OK;
@@ -196,6 +201,7 @@ static int parse_args(int argc, char **argv, enum mode mode, struct analyze_args
 		{ "--by-alloc", NULL, &a->by_alloc, NULL },
 		{ "--by-type", NULL, &a->by_type, NULL },
 		{ "--types-first", NULL, &a->types_first, NULL },
+		{ "--goroutine-labels", NULL, &a->goroutine_labels, NULL },
 	};
 	const struct cli_opt why_only[] = { { "-n", NULL, NULL, &v.n } };
 	const struct cli_opt retained_only[] = { { "-n", NULL, NULL, &v.n },
@@ -680,7 +686,7 @@ static int write_labelled_profile(const struct analyze_args *a, struct analysis 
 	struct hr_goroutine_share *shares = NULL;
 	int st;
 
-	if (!an->by_dominator && !a->text) {
+	if (a->goroutine_labels && !an->by_dominator && !a->text) {
 		if (hr_scan_goroutine_shares(an->scan, &shares, &opt.nshares, err))
 			return status_of(err);
 		opt.shares = shares;
@@ -736,12 +742,12 @@ static int run(int argc, char **argv, enum mode mode)
 	clock_gettime(CLOCK_MONOTONIC, &start);
 	o = (struct analysis_options){ .max_depth = a.max_depth, .full_chains = a.full_chains,
 				       .force = a.force,
-				       .keep_paths = mode != MODE_ANALYZE || !a.text || a.by_dominator ||
+				       .keep_paths = mode != MODE_ANALYZE || a.goroutine_labels ||
+						     a.by_dominator ||
 						     a.examples || a.by_alloc || a.by_type ||
 						     a.types_first,
 				       .keep_types = a.by_type || a.types_first,
-				       .keep_goroutines = mode == MODE_GOROUTINES ||
-							  (mode == MODE_ANALYZE && !a.text),
+				       .keep_goroutines = mode == MODE_GOROUTINES || a.goroutine_labels,
 				       .keep_root_edges = mode == MODE_RETAINED || a.by_dominator ||
 							  (mode == MODE_WHY && a.paths > 1),
 				       .stats = a.stats ? stats_start() : NULL };

@@ -17,8 +17,8 @@ static const char heapref_usage[] =
 	"commands:\n"
 	"  analyze [-o FILE] [--text [--cutoff PCT] [--by-index]] [--full-chains]\n"
 	"          [--max-depth N] [--stats] [--force] [--examples N]\n"
-	"          [--attribution first|dominator] [--by-alloc | --by-type | --types-first]\n"
-	"          BINARY DUMP\n"
+	"          [--attribution first|dominator]\n"
+	"          [--by-alloc | --by-type | --types-first | --goroutine-labels] BINARY DUMP\n"
 	"                write a pprof profile (default heapref.pb.gz) whose stacks are\n"
 	"                reference chains from root variables to the memory they keep\n"
 	"                alive; view it with go tool pprof -top / -traces / -http=:8080;\n"
@@ -63,7 +63,8 @@ static const char analyze_usage[] =
 	"usage: heapref analyze [-o FILE] [--text [--cutoff PCT] [--by-index]] [--full-chains]\n"
 	"                       [--max-depth N] [--stats] [--force] [--examples N]\n"
 	"                       [--attribution first|dominator]\n"
-	"                       [--by-alloc | --by-type | --types-first] BINARY DUMP\n"
+	"                       [--by-alloc | --by-type | --types-first | --goroutine-labels]\n"
+	"                       BINARY DUMP\n"
 	"  -o FILE         where to write (default heapref.pb.gz, or standard output with\n"
 	"                  --text; - for standard output)\n"
 	"  --text          a condensed text report of the chains instead of a pprof profile\n"
@@ -91,7 +92,11 @@ static const char analyze_usage[] =
 	"                  frames that allocated them (\"@ main.newBuf\", callers below it)\n"
 	"  --by-type       under each chain, its objects by type (\"type main.Item\", \"type\n"
 	"                  []uint8\" for an array of it, \"type ?\" if reached by bitmap only)\n"
-	"  --types-first   the types as roots, the chains holding each below it\n";
+	"  --types-first   the types as roots, the chains holding each below it\n"
+	"  --goroutine-labels\n"
+	"                  split what goroutines' stacks reached by goroutine, each sample\n"
+	"                  labelled goroutine, created_by, status and wait_reason (12 more\n"
+	"                  bytes per heap object while analysing)\n";
 
 static const char why_usage[] =
 	"usage: heapref why [-n K] [--full-chains] [--max-depth N] [--stats] [--force]\n"

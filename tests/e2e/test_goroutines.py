@@ -54,7 +54,7 @@ class Goroutines(unittest.TestCase):
         self.assertLessEqual(sum(int(r["bytes"]) for r in rows), reach.reachable(self.d).bytes)
 
     def test_profile_labels_samples_by_goroutine(self):
-        """analyze's profile: the samples of chains that start in a goroutine's frames are
+        """analyze --goroutine-labels: the samples of chains that start in goroutines' frames are
         split by goroutine and labelled (goroutine, created_by, status, wait_reason), so
         -tagfocus=created_by=main.start keeps exactly the leaked group's bytes, and -tags
         lists 1000 goroutine ids for it; the totals are still reach.py's."""
@@ -65,7 +65,8 @@ class Goroutines(unittest.TestCase):
         group = self.rows()[0]
         with tempfile.TemporaryDirectory(prefix="heapref-goroutines-") as tmp:
             pb = os.path.join(tmp, "p.pb.gz")
-            code, _, err = heapref("analyze", "-o", pb, self.binary, self.dump)
+            code, _, err = heapref("analyze", "--goroutine-labels", "-o", pb, self.binary,
+                                   self.dump)
             self.assertEqual(code, 0, err)
             r = reach.reachable(self.d)
             self.assertEqual(profile.totals(profile.read(pb)), (r.objects, r.bytes))
