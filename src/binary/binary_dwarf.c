@@ -247,11 +247,12 @@ int dw_children(struct hr_binary *bin, Dwarf_Die die, int (*fn)(void *, Dwarf_Di
 		return dw_fail(bin, derr, 0, "cannot read a child DIE", err);
 	for (;;) {
 		Dwarf_Die next = NULL;
+		Dwarf_Off at = 0, next_at = 0;
 
 		rc = fn(ctx, child);
-		if (rc) {
+		if (rc || dwarf_dieoffset(child, &at, &derr) != DW_DLV_OK) {
 			dwarf_dealloc_die(child);
-			return rc;
+			return rc ? rc : dw_fail(bin, derr, 0, "cannot read a DIE offset", err);
 		}
 		rc = dwc_sibling(dbg, child, &next, &derr);
 		dwarf_dealloc_die(child);
@@ -259,6 +260,13 @@ int dw_children(struct hr_binary *bin, Dwarf_Die die, int (*fn)(void *, Dwarf_Di
 			return HR_OK;
 		if (rc != DW_DLV_OK)
 			return dw_fail(bin, derr, 0, "cannot read a sibling DIE", err);
+		/* a corrupt DW_AT_sibling can point back: the chain would loop for ever */
+		if (dwarf_dieoffset(next, &next_at, &derr) != DW_DLV_OK || next_at <= at) {
+			dwarf_dealloc_die(next);
+			return hr_error_set(err, HR_EINPUT, "%s: .debug_info: byte %llu: the next "
+					    "sibling of a DIE is not after it", bin->path,
+					    (unsigned long long)at);
+		}
 		child = next;
 	}
 }
