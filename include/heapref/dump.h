@@ -306,6 +306,14 @@ const struct hr_memstats *hr_dump_memstats(const struct hr_dump *dump);
 const struct hr_memprof_bucket *hr_dump_memprof_buckets(const struct hr_dump *dump, size_t *count);
 const struct hr_memprof_frame *hr_dump_memprof_frames(const struct hr_dump *dump, size_t *count);
 const struct hr_alloc_sample *hr_dump_alloc_samples(const struct hr_dump *dump, size_t *count);
+/*
+ * The frames of bucket b a heap profile shows, as runtime/pprof shows them: the
+ * runtime's own frames at the top of the stack left out (all kept when nothing else is
+ * below them), and runtime.goexit at its bottom. *first indexes hr_dump_memprof_frames();
+ * *count of them, the allocating function first.
+ */
+void hr_dump_memprof_shown(const struct hr_dump *dump, const struct hr_memprof_bucket *b,
+			   uint32_t *first, uint32_t *count);
 
 /* Bytes of memory the index holds (not counting the mapping), for benchmarks. */
 uint64_t hr_dump_index_bytes(const struct hr_dump *dump);

@@ -1225,6 +1225,30 @@ ARRAY_ACCESSOR(hr_dump_defers, struct hr_defer, defers)
 ARRAY_ACCESSOR(hr_dump_panics, struct hr_panic, panics)
 ARRAY_ACCESSOR(hr_dump_memprof_buckets, struct hr_memprof_bucket, buckets)
 ARRAY_ACCESSOR(hr_dump_memprof_frames, struct hr_memprof_frame, bucket_frames)
+
+/* A frame of the runtime's own: "runtime." or "internal/runtime/" functions. */
+static bool runtime_frame(const struct hr_memprof_frame *f)
+{
+	return (f->func.len >= 8 && !memcmp(f->func.ptr, "runtime.", 8)) ||
+	       (f->func.len >= 17 && !memcmp(f->func.ptr, "internal/runtime/", 17));
+}
+
+void hr_dump_memprof_shown(const struct hr_dump *d, const struct hr_memprof_bucket *b,
+			   uint32_t *first, uint32_t *count)
+{
+	size_t nf;
+	const struct hr_memprof_frame *f = hr_dump_memprof_frames(d, &nf) + b->first_frame;
+	uint32_t skip = 0, n = b->frame_count;
+
+	while (skip < n && runtime_frame(&f[skip]))
+		skip++;
+	if (skip == n)
+		skip = 0;
+	if (n - skip > 1 && f[n - 1].func.len == 14 && !memcmp(f[n - 1].func.ptr, "runtime.goexit", 14))
+		n--;
+	*first = b->first_frame + skip;
+	*count = n - skip;
+}
 ARRAY_ACCESSOR(hr_dump_alloc_samples, struct hr_alloc_sample, samples)
 
 bool hr_dump_frame_ptr_bit(const struct hr_dump *d, const struct hr_frame *f, uint64_t word)

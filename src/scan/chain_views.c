@@ -57,28 +57,16 @@ static uint32_t *sampled_buckets(const struct hr_scan *s)
 	return of;
 }
 
-/* The runtime's own frames at the top of a stack, and goexit at its bottom, as pprof hides them. */
-static bool runtime_frame(const struct hr_memprof_frame *f)
-{
-	return (f->func.len >= 8 && !memcmp(f->func.ptr, "runtime.", 8)) ||
-	       (f->func.len >= 17 && !memcmp(f->func.ptr, "internal/runtime/", 17));
-}
-
 /* Below node, one child per frame of bucket b, the allocating function first. */
 static uint32_t frames_below(struct hr_chains *to, uint32_t node, const struct hr_dump *d,
 			     const struct hr_memprof_bucket *b, char *name, size_t cap)
 {
 	size_t nf;
-	const struct hr_memprof_frame *f = hr_dump_memprof_frames(d, &nf) + b->first_frame;
-	uint32_t skip = 0, n = b->frame_count;
+	const struct hr_memprof_frame *f = hr_dump_memprof_frames(d, &nf);
+	uint32_t first, n;
 
-	while (skip < n && runtime_frame(&f[skip]))
-		skip++;
-	if (skip == n)
-		skip = 0;
-	if (n - skip > 1 && f[n - 1].func.len == 14 && !memcmp(f[n - 1].func.ptr, "runtime.goexit", 14))
-		n--;
-	for (uint32_t k = skip; k < n && node != HR_CHAINS_NONE; k++) {
+	hr_dump_memprof_shown(d, b, &first, &n);
+	for (uint32_t k = first; k < first + n && node != HR_CHAINS_NONE; k++) {
 		size_t len = f[k].func.len < cap - sizeof(FRAME_PREFIX) ? f[k].func.len
 									 : cap - sizeof(FRAME_PREFIX);
 

@@ -493,20 +493,6 @@ static void put_alloc_header(struct gz_sink *s)
 		put_string(s, fixed[i]);
 }
 
-/* A frame of the runtime's, which runtime/pprof leaves out at the top of a heap stack. */
-static bool runtime_frame(const struct hr_memprof_frame *f)
-{
-	static const char *const prefixes[] = { "runtime.", "internal/runtime/" };
-
-	for (size_t k = 0; k < sizeof(prefixes) / sizeof(prefixes[0]); k++) {
-		size_t len = strlen(prefixes[k]);
-
-		if (f->func.len >= len && !memcmp(f->func.ptr, prefixes[k], len))
-			return true;
-	}
-	return false;
-}
-
 /*
  * One sample per bucket: allocated and in use (allocations less frees, as of the last
  * completed GC, as the runtime's own heap profile counts them), its size as the numeric
@@ -520,9 +506,8 @@ static int put_alloc_samples(struct gz_sink *s, const struct hr_dump *d)
 	Perftools__Profiles__Sample sample = PERFTOOLS__PROFILES__SAMPLE__INIT;
 	Perftools__Profiles__Label size = PERFTOOLS__PROFILES__LABEL__INIT;
 	Perftools__Profiles__Label *labels[1] = { &size };
-	size_t nb, nf, cap = 0;
+	size_t nb, cap = 0;
 	const struct hr_memprof_bucket *b = hr_dump_memprof_buckets(d, &nb);
-	const struct hr_memprof_frame *f = hr_dump_memprof_frames(d, &nf);
 	uint64_t *stack = NULL;
 	int64_t values[4];
 
@@ -533,24 +518,18 @@ static int put_alloc_samples(struct gz_sink *s, const struct hr_dump *d)
 	size.key = ALLOC_STR_LABEL;
 	size.num_unit = ALLOC_STR_LABEL;
 	for (size_t i = 0; i < nb && !s->failed; i++) {
-		uint32_t first = b[i].first_frame, n = b[i].frame_count, skip = 0;
+		uint32_t first, n;
 		uint64_t inuse = b[i].allocs > b[i].frees ? b[i].allocs - b[i].frees : 0;
 
-		while (skip < n && runtime_frame(&f[first + skip]))
-			skip++;
-		if (skip == n) /* all the runtime's own: shown whole, as runtime/pprof does */
-			skip = 0;
-		if (n - skip > 1 && f[first + n - 1].func.len == 14 &&
-		    !memcmp(f[first + n - 1].func.ptr, "runtime.goexit", 14))
-			n--; /* and without the goroutine's first frame, as it does */
+		hr_dump_memprof_shown(d, &b[i], &first, &n);
 		if (hr_array_reserve((void **)&stack, &cap, (size_t)n + 1, sizeof(*stack))) {
 			free(stack);
 			return HR_ENOMEM;
 		}
-		for (uint32_t k = skip; k < n; k++)
-			stack[k - skip] = (uint64_t)first + k + 1;
+		for (uint32_t k = 0; k < n; k++)
+			stack[k] = (uint64_t)first + k + 1;
 		sample.location_id = stack;
-		sample.n_location_id = n - skip;
+		sample.n_location_id = n;
 		values[0] = (int64_t)b[i].allocs;
 		values[1] = (int64_t)(b[i].allocs * b[i].size);
 		values[2] = (int64_t)inuse;
