@@ -33,9 +33,7 @@ SITES = (("main.allocBuf", "bufs", "buf_size"), ("main.allocSmall", "smalls", No
          ("main.allocLarge", "larges", None))
 
 
-def size_class(d, n):
-    """The smallest object size in the dump that is >= n bytes."""
-    return min(s for s in set(d.sizes) if s >= n)
+size_class = reach.size_class
 
 
 class Allocs(unittest.TestCase):

@@ -134,17 +134,7 @@ def word_at(d, addr):
     return int.from_bytes(data[off:off + ps], "big" if d.params.big_endian else "little")
 
 
-def size_class(d, n):
-    """The size of an object allocated for n bytes (n <= 32 KiB), from the dump: the
-    smallest object size in it that is >= n. Valid when objects of that request size
-    are in the dump (the program's own are)."""
-    sizes = getattr(d, "_size_set", None)
-    if sizes is None:
-        sizes = d._size_set = sorted(set(d.sizes))
-    for s in sizes:
-        if s >= n:
-            return s
-    raise AssertionError("no object of %d bytes or more in the dump" % n)
+size_class = reach.size_class
 
 
 # -- reading the profile -------------------------------------------------------------

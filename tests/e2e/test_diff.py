@@ -84,10 +84,7 @@ def parse_diff(text):
     return header, lines
 
 
-def size_class(d, n):
-    """The size of an object allocated for n bytes: the smallest object size in the dump
-    that is >= n (the program's objects of that request size are in it)."""
-    return min(s for s in set(d.sizes) if s >= n)
+size_class = reach.size_class
 
 
 def pprof(*args):

@@ -28,8 +28,7 @@ import reach  # noqa: E402
 heapref = progs.heapref
 
 
-def size_class(d, n):
-    return min(s for s in set(d.sizes) if s >= n)
+size_class = reach.size_class
 
 
 class TypeAxis(unittest.TestCase):
