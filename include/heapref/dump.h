@@ -315,6 +315,52 @@ const struct hr_alloc_sample *hr_dump_alloc_samples(const struct hr_dump *dump, 
 void hr_dump_memprof_shown(const struct hr_dump *dump, const struct hr_memprof_bucket *b,
 			   uint32_t *first, uint32_t *count);
 
+/* --- the model built by another front end ------------------------------------------ */
+/*
+ * struct hr_dump is the model every later stage reads, whatever the heap came from. The
+ * core reader (core.h) builds one through these calls instead of parsing records:
+ *
+ *     d = hr_dump_build_begin(name, map, len, true, &params, err);
+ *     hr_dump_build_object(d, addr, size, offset);   then hr_dump_build_ptr() per pointer word
+ *     hr_dump_build_segment(), hr_dump_build_goroutine() + its hr_dump_build_frame()s, ...
+ *     hr_dump_build_finish(d, err);                 sorts and indexes; or hr_dump_free(d)
+ *
+ * map is the file the memory images live in (object contents are at map + offset); with
+ * owns_map, hr_dump_free() unmaps it. Strings passed in are copied into the model. Record
+ * counts (hr_dump_record_count()) count what was built, by the kind of record a dump would
+ * have used. All return 0 or HR_ENOMEM/HR_EINPUT with err naming `name`.
+ */
+struct hr_dump *hr_dump_build_begin(const char *name, const uint8_t *map, size_t map_len,
+				    bool owns_map, const struct hr_dump_params *params,
+				    struct hr_error *err);
+/* A heap object of size bytes at addr whose contents are map[offset .. offset + size). */
+int hr_dump_build_object(struct hr_dump *d, uint64_t addr, uint64_t size, uint64_t offset,
+			 struct hr_error *err);
+/* Marks the pointer-aligned word at addr, inside the object built last, as a pointer. */
+int hr_dump_build_ptr(struct hr_dump *d, uint64_t addr, struct hr_error *err);
+/* Data (is_data) or bss: its image (inside map) and pointer bits (copied). */
+int hr_dump_build_segment(struct hr_dump *d, bool is_data, uint64_t addr, struct hr_bytes contents,
+			  const uint64_t *ptr_bits, struct hr_error *err);
+/* A copy of s in the model, for names and wait reasons; .ptr NULL when out of memory. */
+struct hr_bytes hr_dump_build_string(struct hr_dump *d, const char *s, size_t len);
+/* A goroutine; its frames follow, top first (first_frame/frame_count are filled in). */
+int hr_dump_build_goroutine(struct hr_dump *d, const struct hr_goroutine *g, struct hr_error *err);
+/* A frame of the goroutine built last, with one pointer bit per word of its contents. */
+int hr_dump_build_frame(struct hr_dump *d, const struct hr_frame *f, const uint64_t *ptr_bits,
+			struct hr_error *err);
+int hr_dump_build_finalizer(struct hr_dump *d, bool queued, const struct hr_finalizer *f,
+			    struct hr_error *err);
+int hr_dump_build_itab(struct hr_dump *d, const struct hr_itab *it, struct hr_error *err);
+int hr_dump_build_os_thread(struct hr_dump *d, const struct hr_os_thread *t, struct hr_error *err);
+/* Replaces the params given to hr_dump_build_begin() (the heap range is known last). */
+void hr_dump_build_params(struct hr_dump *d, const struct hr_dump_params *params);
+/* Ends the building: sorts and indexes the objects (HR_EINPUT if two overlap). */
+int hr_dump_build_finish(struct hr_dump *d, struct hr_error *err);
+
+/* Where the model came from: a heap dump, or a core file or process (the core reader). */
+enum hr_source { HR_SOURCE_DUMP, HR_SOURCE_CORE };
+enum hr_source hr_dump_source(const struct hr_dump *dump);
+
 /* Bytes of memory the index holds (not counting the mapping), for benchmarks. */
 uint64_t hr_dump_index_bytes(const struct hr_dump *dump);
 

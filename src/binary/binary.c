@@ -189,6 +189,11 @@ uint64_t hr_binary_elf_data_addr(const struct hr_binary *bin)
 	return bin->data_addr;
 }
 
+uint64_t hr_binary_elf_entry(const struct hr_binary *bin)
+{
+	return bin->elf_entry;
+}
+
 uint64_t hr_binary_bias(const struct hr_binary *bin)
 {
 	return bin->bias;

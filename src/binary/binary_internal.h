@@ -100,6 +100,7 @@ struct hr_binary {
 	Elf *elf;
 	bool big_endian;
 	unsigned ptr_size;
+	uint64_t elf_entry;       /* e_entry, an ELF address */
 	uint64_t bias;
 	char limits[HR_ERROR_MAX];
 

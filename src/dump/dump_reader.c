@@ -21,50 +21,6 @@
 
 #include "dump_internal.h"
 
-#define VEC(type, name)  \
-	type *name;      \
-	size_t name##_n; \
-	size_t name##_cap
-#define VEC_PUSH(d, name) \
-	hr_array_push((void **)&(d)->name, &(d)->name##_n, &(d)->name##_cap, sizeof(*(d)->name))
-
-struct hr_dump {
-	char *path;
-	const uint8_t *map;
-	size_t map_len;
-	bool owns_map;
-	unsigned minor;
-
-	bool have_params;
-	struct hr_dump_params params;
-	uint64_t counts[HR_REC_KIND_COUNT];
-	struct heap_index heap;
-
-	struct hr_segment data;
-	struct hr_segment bss;
-	uint64_t *data_bits;
-	uint64_t *bss_bits;
-
-	VEC(struct hr_goroutine, goroutines);
-	VEC(struct hr_frame, frames);
-	VEC(uint64_t, frame_bits);
-	VEC(struct hr_finalizer, finalizers);
-	VEC(struct hr_finalizer, queued);
-	VEC(struct hr_type_record, types);
-	VEC(struct hr_itab, itabs);
-	VEC(struct hr_os_thread, threads);
-	VEC(struct hr_other_root, other_roots);
-	VEC(struct hr_defer, defers);
-	VEC(struct hr_panic, panics);
-	VEC(struct hr_memprof_bucket, buckets);
-	VEC(struct hr_memprof_frame, bucket_frames);
-	VEC(struct hr_alloc_sample, samples);
-
-	bool have_memstats;
-	struct hr_memstats memstats;
-	size_t split_min;       /* files this large have their second half read by a thread */
-	enum dump_split split;  /* what became of that */
-};
 
 /* ---------------------------------------------------------------------------------- */
 /* Names                                                                               */
@@ -1098,6 +1054,7 @@ void hr_dump_free(struct hr_dump *d)
 	free(d->buckets);
 	free(d->bucket_frames);
 	free(d->samples);
+	dump_build_release(d);
 	free(d->path);
 	free(d);
 }

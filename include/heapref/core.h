@@ -1,0 +1,48 @@
+/*
+ * core.h - the core reader: stage 1 of the pipeline for a core file, the second front
+ * end beside the dump reader (dump.h).
+ *
+ * Reads an ELF core file of a Go process (from gcore, from the kernel, or written by
+ * heapref itself from a live process) together with the binary that ran, and builds the
+ * same model the dump reader builds (struct hr_dump): heap objects with their pointer
+ * bits from the runtime's own span and bitmap structures, data and bss with their
+ * pointer bitmaps from runtime.firstmoduledata, goroutines with their frames unwound
+ * through the binary's function table, each frame with the pointer slots its stack map
+ * says are live, and finalizers. Later stages cannot tell the two sources apart.
+ *
+ * The offsets of the runtime structures come from the binary's DWARF; a runtime whose
+ * structures lack a field the reader needs is refused with a message naming its Go
+ * version. The core is mapped, not copied: objects' contents point into the mapping.
+ *
+ * Bad input (not a core, a core of another program, a truncated core) fails with one
+ * error line naming the file, and the byte offset where there is one.
+ */
+#ifndef HEAPREF_CORE_H
+#define HEAPREF_CORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "heapref/base.h"
+#include "heapref/binary.h"
+#include "heapref/dump.h"
+
+/* What a heap input file is, from its first bytes. */
+enum hr_input_kind {
+	HR_INPUT_UNKNOWN,   /* cannot be read, or neither of the below */
+	HR_INPUT_DUMP,      /* starts "go1.N heap dump\n" */
+	HR_INPUT_CORE,      /* an ELF file of type ET_CORE */
+	HR_INPUT_ELF,       /* another ELF file (a binary given where a heap was expected) */
+};
+enum hr_input_kind hr_input_kind_of(const char *path);
+
+/*
+ * Reads the core at path with bin, the binary the process ran. Sets bin's load bias
+ * from the core (PIE). Returns the model, owned by the caller (hr_dump_free()), or NULL
+ * with err set: HR_EIO (cannot open or map), HR_EINPUT (not a core, not a core of a Go
+ * process of this binary, a runtime the reader does not know, or corrupt), HR_ENOMEM.
+ */
+struct hr_dump *hr_core_open(const char *path, struct hr_binary *bin, struct hr_error *err);
+
+#endif

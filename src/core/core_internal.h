@@ -1,0 +1,163 @@
+/*
+ * core_internal.h - the core reader's private structures, shared by its files:
+ *   core_file.c    the ELF core: segments, threads' registers, the auxiliary vector;
+ *   core_layout.c  the offsets of the runtime's structures, from the binary's DWARF;
+ *   core_heap.c    heap objects and their pointer bits, from the runtime's spans;
+ *   core_roots.c   data and bss, goroutines and their frames, finalizers, itabs;
+ *   core_reader.c  hr_core_open(): the order of it all.
+ */
+#ifndef HEAPREF_CORE_INTERNAL_H
+#define HEAPREF_CORE_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "heapref/core.h"
+
+struct pcln;
+
+/* A PT_LOAD segment of the core: memory [vaddr, vaddr + memsz), of which the first
+ * filesz bytes are in the file at offset (the rest reads as zeros). */
+struct core_seg {
+	uint64_t vaddr;
+	uint64_t memsz;
+	uint64_t filesz;
+	uint64_t offset;
+};
+
+/* A thread's registers at the time of the core (NT_PRSTATUS). */
+struct core_thread {
+	uint64_t tid;
+	uint64_t pc;
+	uint64_t sp;
+	uint64_t lr; /* arm64's link register; 0 on amd64 */
+};
+
+struct core_image {
+	const char *path;
+	const uint8_t *map;
+	size_t len;
+	struct core_seg *segs;       /* sorted by vaddr, not overlapping */
+	size_t nsegs;
+	struct core_thread *threads;
+	size_t nthreads;
+	uint16_t machine;            /* EM_X86_64 or EM_AARCH64 */
+	uint64_t entry;              /* AT_ENTRY from the auxiliary vector, 0 if none */
+	const struct hr_binary *bin; /* read-only memory the core left out is read from here */
+};
+
+/* Maps and parses the core at path. Release with core_image_release(). */
+int core_image_open(struct core_image *img, const char *path, struct hr_error *err);
+/* Frees the tables; unmaps the file unless keep_map (the model owns it then). */
+void core_image_release(struct core_image *img, bool keep_map);
+/* The bytes at addr if [addr, addr + len) is all in the file part of one segment, else NULL. */
+const uint8_t *core_ptr(const struct core_image *img, uint64_t addr, uint64_t len);
+/* Copies memory at addr: from the core, zeros past a segment's file part, else from the
+ * binary's sections. 0, or -1 if some byte is in neither. */
+int core_read(const struct core_image *img, uint64_t addr, void *buf, size_t len);
+
+/* A field of a runtime structure: its offset and size; present false if DWARF lacks it. */
+struct rt_field {
+	uint64_t off;
+	uint32_t size;
+	bool present;
+};
+
+/* The runtime's structures as this binary lays them out (core_layout.c). */
+struct rt_layout {
+	/* globals */
+	uint64_t mheap, allgs, firstmoduledata, allfin, itab_table, allm, ncpu;
+	uint64_t wait_reason_strings;  /* [N]string, 0 if absent */
+	uint64_t wait_reason_count;
+	uint64_t arena_l1, arena_l2;   /* mheap_.arenas dimensions */
+	uint64_t arena_bytes;          /* bytes of heap one heapArena covers */
+	uint64_t inline_mark_bits;     /* size of spanInlineMarkBits (Green Tea GC), 0 if none */
+	/* runtime.mheap */
+	struct rt_field h_allspans, h_arenas, h_sweepgen;
+	/* runtime.mspan */
+	struct rt_field s_start, s_npages, s_freeindex, s_nelems, s_free_scan, s_alloc_bits,
+		s_mark_bits, s_spanclass, s_state, s_elemsize, s_specials, s_large_type, s_sweepgen;
+	/* runtime.heapArena (Go 1.21 and before) */
+	struct rt_field a_bitmap, a_no_more_ptrs;
+	uint64_t bitmap_bits_per_word; /* 2 (Go 1.19) or 1 (1.20, 1.21); 0: bitmaps in spans */
+	/* the runtime type (runtime._type or internal/abi.Type) */
+	struct rt_field t_size, t_ptrbytes, t_tflag, t_gcdata;
+	/* runtime.g */
+	struct rt_field g_stack_lo, g_stack_hi, g_sched_sp, g_sched_pc, g_sched_lr, g_sched_ctxt,
+		g_syscallsp, g_syscallpc, g_status, g_goid, g_gopc, g_startpc, g_waitsince,
+		g_waitreason, g_m, g_defer, g_panic;
+	/* runtime.m */
+	struct rt_field m_id, m_procid, m_alllink, m_curg;
+	/* runtime.moduledata */
+	struct rt_field md_data, md_edata, md_bss, md_ebss, md_gcdatamask, md_gcbssmask;
+	struct rt_field bv_n, bv_bytedata; /* runtime.bitvector */
+	/* runtime.special, runtime.specialfinalizer */
+	struct rt_field sp_next, sp_offset, sp_kind, spf_fn, spf_fint, spf_ot;
+	/* runtime.finblock, runtime.finalizer */
+	struct rt_field fb_alllink, fb_cnt, fb_fin, fin_fn, fin_arg, fin_fint, fin_ot;
+	uint64_t fin_size;
+	/* runtime.itabTableType, the itab */
+	struct rt_field it_size, it_entries, itab_type;
+	struct rt_field funcval_fn;
+};
+
+/* Fills L from bin's DWARF; HR_EINPUT naming the Go version and what is missing. */
+int rt_layout_load(struct rt_layout *L, const struct hr_binary *bin, const char *core_path,
+		   struct hr_error *err);
+
+/* The state of one core being read. Reads fail softly: the first address that could
+ * not be read is kept in bad_addr (with what it was for) and later reads return 0, so
+ * a walk stops at its next check of failed(). */
+struct core_reader {
+	struct core_image img;
+	struct hr_binary *bin;
+	struct rt_layout L;
+	struct hr_dump *model;
+	struct hr_error *err;
+	uint32_t ps;
+	bool failed;
+	bool map_given;            /* the model owns img.map */
+	uint64_t bad_addr;
+	const char *bad_what;
+	unsigned go_minor;         /* N of the binary's go1.N, 0 if unknown */
+	uint64_t heap_lo, heap_hi; /* of the in-use spans, for the params */
+	uint64_t unbuilt_masks;    /* objects whose type's on-demand GC mask was never built */
+	struct pcln *pcln;         /* the binary's function table, for unwinding */
+	uint64_t *bits;            /* scratch pointer bits */
+	size_t bits_cap;           /* in words */
+};
+
+/* The n-byte little-endian unsigned integer at p. */
+static inline uint64_t le_uint(const uint8_t *p, unsigned n)
+{
+	uint64_t v = 0;
+
+	for (unsigned i = 0; i < n && i < 8; i++)
+		v |= (uint64_t)p[i] << (8 * i);
+	return v;
+}
+
+uint64_t cr_uint(struct core_reader *r, uint64_t addr, uint32_t size, const char *what);
+uint64_t cr_word(struct core_reader *r, uint64_t addr, const char *what);
+/* A field of the structure at base (0 when the field is absent). */
+uint64_t cr_field(struct core_reader *r, uint64_t base, const struct rt_field *f, const char *what);
+/* len bytes of memory at addr: in the mapping when the core holds them in one piece,
+ * else copied into the model; .ptr NULL (and failed set) when not readable. */
+struct hr_bytes cr_bytes(struct core_reader *r, uint64_t addr, uint64_t len, const char *what);
+/* The HR_EINPUT report of the first failed read. */
+int cr_fail_report(struct core_reader *r);
+/* Scratch bits for nwords words, cleared. NULL when out of memory. */
+uint64_t *cr_scratch_bits(struct core_reader *r, uint64_t nwords);
+
+/* core_heap.c: every allocated object of every in-use span, with its pointer bits. */
+int core_read_heap(struct core_reader *r);
+/* core_roots.c */
+int core_read_segments(struct core_reader *r);
+int core_read_goroutines(struct core_reader *r);
+int core_read_finalizers(struct core_reader *r);
+int core_read_itabs(struct core_reader *r);
+/* The finalizers among the specials of the span at span (objects from base). */
+int core_span_finalizers(struct core_reader *r, uint64_t span, uint64_t base);
+
+#endif

@@ -1,0 +1,244 @@
+/*
+ * core_reader.c - hr_core_open(): a core file and its binary in, the model out (see
+ * core.h). The order: the core's segments and threads; the binary's load bias and a
+ * check that the core is of this binary; the runtime's layout from DWARF; the heap;
+ * then the roots, as runtime.WriteHeapDump writes them.
+ */
+#include <elf.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core_internal.h"
+#include "pcln.h"
+
+#define ARENA_ALIGN (UINT64_C(64) << 20)
+
+/* --- soft-failing reads ------------------------------------------------------------------ */
+
+uint64_t cr_uint(struct core_reader *r, uint64_t addr, uint32_t size, const char *what)
+{
+	uint8_t buf[8];
+
+	if (r->failed || size == 0 || size > 8)
+		return 0;
+	if (core_read(&r->img, addr, buf, size)) {
+		r->failed = true;
+		r->bad_addr = addr;
+		r->bad_what = what;
+		return 0;
+	}
+	return le_uint(buf, size);
+}
+
+uint64_t cr_word(struct core_reader *r, uint64_t addr, const char *what)
+{
+	return cr_uint(r, addr, r->ps, what);
+}
+
+uint64_t cr_field(struct core_reader *r, uint64_t base, const struct rt_field *f, const char *what)
+{
+	return f->present ? cr_uint(r, base + f->off, f->size, what) : 0;
+}
+
+struct hr_bytes cr_bytes(struct core_reader *r, uint64_t addr, uint64_t len, const char *what)
+{
+	const uint8_t *p = core_ptr(&r->img, addr, len);
+	struct hr_bytes copy = { NULL, 0 };
+	uint8_t *buf;
+
+	if (r->failed)
+		return copy;
+	if (p || !len)
+		return (struct hr_bytes){ p ? p : r->img.map, len };
+	/* not in one piece of the core: copied (a stack is at most 1 GiB) */
+	buf = len <= (UINT64_C(1) << 30) ? malloc((size_t)len) : NULL;
+	if (buf && !core_read(&r->img, addr, buf, (size_t)len))
+		copy = hr_dump_build_string(r->model, (const char *)buf, (size_t)len);
+	if (!copy.ptr)
+		r->failed = true, r->bad_addr = addr, r->bad_what = what;
+	free(buf);
+	return copy;
+}
+
+int cr_fail_report(struct core_reader *r)
+{
+	return hr_error_set(r->err, HR_EINPUT, "%s: cannot read %s at 0x%" PRIx64 ": not in the core "
+			    "nor in the binary (is the core of this binary, and whole?)", r->img.path,
+			    r->bad_what ? r->bad_what : "memory", r->bad_addr);
+}
+
+uint64_t *cr_scratch_bits(struct core_reader *r, uint64_t nwords)
+{
+	size_t need = (size_t)hr_bit_words(nwords) + 1;
+
+	if (need > r->bits_cap) {
+		uint64_t *b = realloc(r->bits, need * sizeof(*b));
+
+		if (!b)
+			return NULL;
+		r->bits = b;
+		r->bits_cap = need;
+	}
+	memset(r->bits, 0, need * sizeof(*r->bits));
+	return r->bits;
+}
+
+/* --- input detection ------------------------------------------------------------------- */
+
+enum hr_input_kind hr_input_kind_of(const char *path)
+{
+	uint8_t head[18] = { 0 };
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return HR_INPUT_UNKNOWN;
+	n = read(fd, head, sizeof(head));
+	close(fd);
+	if (n >= 4 && !memcmp(head, "\177ELF", 4))
+		return n >= 18 && head[16] == 4 && head[17] == 0 ? HR_INPUT_CORE : HR_INPUT_ELF;
+	if (n >= 4 && !memcmp(head, "go1.", 4))
+		return HR_INPUT_DUMP;
+	return HR_INPUT_UNKNOWN;
+}
+
+/* --- the pieces in order ----------------------------------------------------------------- */
+
+static unsigned go_minor_of(const char *version)
+{
+	unsigned minor = 0;
+
+	if (strncmp(version, "go1.", 4))
+		return 0;
+	for (const char *p = version + 4; *p >= '0' && *p <= '9'; p++)
+		minor = minor * 10 + (unsigned)(*p - '0');
+	return minor;
+}
+
+/*
+ * A core of another program would be read as garbage: the Go build ID note, which the
+ * kernel and gcore both write with the ELF headers' page, must be the binary's.
+ */
+static int check_same_binary(struct core_reader *r)
+{
+	uint64_t addr, size;
+	uint8_t buf[256];
+	const uint8_t *in_core;
+
+	if (!hr_binary_section_range(r->bin, ".note.go.buildid", &addr, &size) || size > sizeof(buf))
+		return HR_OK;
+	addr += hr_binary_bias(r->bin);
+	in_core = core_ptr(&r->img, addr, size);
+	if (!in_core || hr_binary_read(r->bin, addr, buf, (size_t)size, NULL))
+		return HR_OK; /* the core left the page out: nothing to compare */
+	if (memcmp(in_core, buf, (size_t)size))
+		return hr_error_set(r->err, HR_EINPUT, "%s: byte %" PRIu64 ": not a core of %s: the "
+				    "Go build ID in the core differs from the binary's", r->img.path,
+				    (uint64_t)(in_core - r->img.map), hr_binary_path(r->bin));
+	return HR_OK;
+}
+
+static int check_go_process(struct core_reader *r)
+{
+	uint64_t allgs = cr_word(r, r->L.allgs, "runtime.allgs");
+	uint64_t spans = cr_word(r, r->L.mheap + r->L.h_allspans.off, "mheap_.allspans");
+
+	if (r->failed || !allgs || !spans)
+		return hr_error_set(r->err, HR_EINPUT, "%s: no Go heap in this core: runtime.allgs "
+				    "and mheap_.allspans of %s are %s (a core of another program, or "
+				    "of a process that had not started its runtime?)", r->img.path,
+				    hr_binary_path(r->bin), r->failed ? "not in it" : "empty");
+	return HR_OK;
+}
+
+static struct hr_dump_params params_of(struct core_reader *r)
+{
+	static const char amd64[] = "amd64", arm64[] = "arm64";
+	const char *version = hr_binary_go_version(r->bin);
+	bool arm = r->img.machine == EM_AARCH64;
+	struct hr_dump_params p = {
+		.ptr_size = r->ps,
+		.goarch = { (const uint8_t *)(arm ? arm64 : amd64), 5 },
+		.go_version = { (const uint8_t *)version, strlen(version) },
+		.ncpu = r->L.ncpu ? (uint64_t)(int32_t)cr_uint(r, r->L.ncpu, 4, "runtime.ncpu") : 0,
+	};
+
+	r->failed = false; /* ncpu is for show */
+	return p;
+}
+
+static int read_all(struct core_reader *r)
+{
+	int rc;
+
+	if ((rc = core_read_heap(r)) || (rc = core_read_itabs(r)) ||
+	    (rc = core_read_goroutines(r)) || (rc = core_read_segments(r)) ||
+	    (rc = core_read_finalizers(r)))
+		return rc;
+	return HR_OK;
+}
+
+static int set_bias(struct core_reader *r)
+{
+	uint64_t entry = hr_binary_elf_entry(r->bin);
+
+	if (r->img.entry && entry && r->img.entry != entry)
+		hr_binary_set_bias(r->bin, r->img.entry - entry);
+	return HR_OK;
+}
+
+/* Opens the pieces hr_core_open() reads with, up to the model's start. */
+static int begin(struct core_reader *r, const char *path)
+{
+	struct hr_dump_params params;
+	const char *version = hr_binary_go_version(r->bin);
+	int rc;
+
+	r->img.bin = r->bin;
+	r->go_minor = go_minor_of(version);
+	if (hr_binary_ptr_size(r->bin) != 8)
+		return hr_error_set(r->err, HR_EINPUT, "%s: %s is not a 64-bit binary", path,
+				    hr_binary_path(r->bin));
+	if ((rc = set_bias(r)) || (rc = check_same_binary(r)) ||
+	    (rc = rt_layout_load(&r->L, r->bin, path, r->err)) || (rc = check_go_process(r)) ||
+	    (rc = pcln_open(r->bin, hr_binary_bias(r->bin), &r->pcln, r->err)))
+		return rc;
+	params = params_of(r);
+	r->map_given = true; /* hr_dump_build_begin() owns the mapping from now on, even failing */
+	r->model = hr_dump_build_begin(path, r->img.map, r->img.len, true, &params, r->err);
+	if (!r->model)
+		return r->err->code;
+	params.go_version = hr_dump_build_string(r->model, version, strlen(version));
+	hr_dump_build_params(r->model, &params);
+	return params.go_version.ptr ? HR_OK : hr_error_set(r->err, HR_ENOMEM, "out of memory");
+}
+
+struct hr_dump *hr_core_open(const char *path, struct hr_binary *bin, struct hr_error *err)
+{
+	struct core_reader r = { .bin = bin, .err = err, .ps = 8 };
+	int rc = core_image_open(&r.img, path, err);
+
+	if (!rc)
+		rc = begin(&r, path);
+	if (!rc)
+		rc = read_all(&r);
+	if (!rc) {
+		struct hr_dump_params params = *hr_dump_params(r.model);
+
+		params.heap_start = r.heap_lo / ARENA_ALIGN * ARENA_ALIGN;
+		params.heap_end = (r.heap_hi + ARENA_ALIGN - 1) / ARENA_ALIGN * ARENA_ALIGN;
+		hr_dump_build_params(r.model, &params);
+		rc = hr_dump_build_finish(r.model, err);
+	}
+	if (rc) {
+		hr_dump_free(r.model); /* unmaps the core if it got that far */
+		r.model = NULL;
+	}
+	core_image_release(&r.img, r.map_given);
+	pcln_free(r.pcln);
+	free(r.bits);
+	return r.model;
+}

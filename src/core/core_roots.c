@@ -1,0 +1,309 @@
+/*
+ * core_roots.c - the roots of a core, read from the runtime as runtime.WriteHeapDump
+ * reads them: data and bss with the pointer masks of runtime.firstmoduledata, every
+ * goroutine of runtime.allgs that is not dead with its frames (pcln.c unwinds them and
+ * says which slots are live), the finalizers registered on objects (span specials) and
+ * queued to run (runtime.allfin), the itabs (runtime.itabTable) and the Ms (runtime.allm).
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core_internal.h"
+#include "pcln.h"
+
+#define G_SCAN 0x1000
+#define G_RUNNABLE 1
+#define G_RUNNING 2
+#define G_SYSCALL 3
+#define G_WAITING 4
+#define G_COPYSTACK 8
+#define G_PREEMPTED 9
+#define MAX_LIST 100000000 /* bounds every linked list a corrupt core could loop */
+
+/* --- data and bss ---------------------------------------------------------------------- */
+
+static int read_segment(struct core_reader *r, bool is_data)
+{
+	const struct rt_layout *L = &r->L;
+	uint64_t md = L->firstmoduledata;
+	uint64_t lo = cr_field(r, md, is_data ? &L->md_data : &L->md_bss, "moduledata");
+	uint64_t hi = cr_field(r, md, is_data ? &L->md_edata : &L->md_ebss, "moduledata");
+	uint64_t mask = md + (is_data ? L->md_gcdatamask.off : L->md_gcbssmask.off);
+	uint64_t nbits = (uint64_t)(int32_t)cr_field(r, mask, &L->bv_n, "moduledata GC mask");
+	uint64_t bytes = cr_field(r, mask, &L->bv_bytedata, "moduledata GC mask");
+	uint64_t words = (hi - lo) / r->ps, *bits;
+	struct hr_bytes contents;
+	uint8_t *raw;
+	int rc;
+
+	if (r->failed)
+		return cr_fail_report(r);
+	if (hi < lo || hi - lo > (UINT64_C(1) << 34))
+		return hr_error_set(r->err, HR_EINPUT, "%s: runtime.firstmoduledata gives a %s "
+				    "segment 0x%" PRIx64 "-0x%" PRIx64, r->img.path,
+				    is_data ? "data" : "bss", lo, hi);
+	contents = cr_bytes(r, lo, hi - lo, is_data ? "the data segment" : "the bss segment");
+	nbits = nbits < words ? nbits : words;
+	bits = cr_scratch_bits(r, words);
+	raw = malloc((size_t)(nbits + 7) / 8 + 1);
+	if (!bits || !raw) {
+		free(raw);
+		return hr_error_set(r->err, HR_ENOMEM, "out of memory");
+	}
+	if (!r->failed && nbits && core_read(&r->img, bytes, raw, (size_t)(nbits + 7) / 8)) {
+		free(raw);
+		return hr_error_set(r->err, HR_EINPUT, "%s: the GC mask of the %s segment (0x%" PRIx64
+				    ") is not in the core", r->img.path, is_data ? "data" : "bss", bytes);
+	}
+	for (uint64_t i = 0; i < nbits; i++)
+		if (raw[i / 8] >> (i % 8) & 1)
+			hr_bit_set(bits, i);
+	free(raw);
+	if (r->failed)
+		return cr_fail_report(r);
+	rc = hr_dump_build_segment(r->model, is_data, lo, contents, bits, r->err);
+	return rc;
+}
+
+int core_read_segments(struct core_reader *r)
+{
+	int rc = read_segment(r, true);
+
+	return rc ? rc : read_segment(r, false);
+}
+
+/* --- goroutines ------------------------------------------------------------------------ */
+
+struct unwind_ctx {
+	struct core_reader *r;
+	uint64_t frames;
+};
+
+static int read_target(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	struct core_reader *r = ctx;
+
+	return core_read(&r->img, addr, buf, len);
+}
+
+static int add_frame(void *ctx, const struct pcln_frame *pf)
+{
+	struct unwind_ctx *u = ctx;
+	struct core_reader *r = u->r;
+	struct hr_frame f = {
+		.sp = pf->sp, .depth = pf->depth, .child_sp = pf->child_sp,
+		.entry_pc = pf->entry_pc, .pc = pf->pc, .cont_pc = pf->cont_pc,
+	};
+
+	f.contents = cr_bytes(r, pf->sp, pf->fp - pf->sp, "a stack frame");
+	f.func_name = hr_dump_build_string(r->model, pf->name, pf->name_len);
+	if (r->failed)
+		return cr_fail_report(r);
+	if (!f.func_name.ptr)
+		return hr_error_set(r->err, HR_ENOMEM, "out of memory");
+	f.file_offset = (uint64_t)(f.contents.ptr - r->img.map) < r->img.len
+				? (uint64_t)(f.contents.ptr - r->img.map) : 0;
+	u->frames++;
+	return hr_dump_build_frame(r->model, &f, pf->bits, r->err);
+}
+
+static struct hr_bytes wait_reason(struct core_reader *r, uint64_t reason)
+{
+	const struct rt_layout *L = &r->L;
+	uint64_t s, len;
+
+	if (!L->wait_reason_strings || reason >= L->wait_reason_count)
+		return hr_dump_build_string(r->model, "unknown wait reason", 19);
+	s = cr_word(r, L->wait_reason_strings + reason * 2 * r->ps, "runtime.waitReasonStrings");
+	len = cr_word(r, L->wait_reason_strings + reason * 2 * r->ps + r->ps,
+		      "runtime.waitReasonStrings");
+	if (r->failed || len > 256)
+		return hr_dump_build_string(r->model, "unknown wait reason", 19);
+	struct hr_bytes b = cr_bytes(r, s, len, "a wait reason");
+
+	return b.ptr ? hr_dump_build_string(r->model, (const char *)b.ptr, (size_t)b.len) : b;
+}
+
+/* The registers of the thread running goroutine g (status running, not in a syscall). */
+static const struct core_thread *thread_of(struct core_reader *r, uint64_t g)
+{
+	uint64_t m = cr_field(r, g, &r->L.g_m, "g.m");
+	uint64_t tid = m ? cr_field(r, m, &r->L.m_procid, "m.procid") : 0;
+
+	for (size_t i = 0; tid && i < r->img.nthreads; i++)
+		if (r->img.threads[i].tid == tid)
+			return &r->img.threads[i];
+	return NULL;
+}
+
+static bool system_goroutine(struct core_reader *r, uint64_t startpc)
+{
+	uint64_t entry;
+	const char *name;
+	size_t len;
+
+	if (!pcln_func_at(r->pcln, startpc, &entry, &name, &len))
+		return false;
+	if (len == 12 && !memcmp(name, "runtime.main", 12))
+		return false;
+	return len > 8 && !memcmp(name, "runtime.", 8);
+}
+
+static int read_goroutine(struct core_reader *r, uint64_t gaddr)
+{
+	const struct rt_layout *L = &r->L;
+	uint64_t status = cr_field(r, gaddr, &L->g_status, "g.atomicstatus") & ~(uint64_t)G_SCAN;
+	uint64_t syscallsp = cr_field(r, gaddr, &L->g_syscallsp, "g.syscallsp");
+	uint64_t pc, sp, lr;
+	struct hr_goroutine g = { .addr = gaddr };
+	struct unwind_ctx u = { r, 0 };
+	const struct core_thread *t = NULL;
+	int rc;
+
+	if (status != G_RUNNABLE && status != G_RUNNING && status != G_SYSCALL &&
+	    status != G_WAITING && status != G_COPYSTACK && status != G_PREEMPTED)
+		return r->failed ? cr_fail_report(r) : HR_OK; /* idle or dead: no stack */
+	if (syscallsp) {
+		sp = syscallsp;
+		pc = cr_field(r, gaddr, &L->g_syscallpc, "g.syscallpc");
+		lr = 0;
+	} else if (status == G_RUNNING && (t = thread_of(r, gaddr))) {
+		sp = t->sp, pc = t->pc, lr = t->lr; /* stopped wherever it was */
+	} else {
+		sp = cr_field(r, gaddr, &L->g_sched_sp, "g.sched.sp");
+		pc = cr_field(r, gaddr, &L->g_sched_pc, "g.sched.pc");
+		lr = cr_field(r, gaddr, &L->g_sched_lr, "g.sched.lr");
+	}
+	g.sp = sp;
+	g.goid = cr_field(r, gaddr, &L->g_goid, "g.goid");
+	g.gopc = cr_field(r, gaddr, &L->g_gopc, "g.gopc");
+	g.status = status;
+	g.is_system = system_goroutine(r, cr_field(r, gaddr, &L->g_startpc, "g.startpc"));
+	g.wait_since = cr_field(r, gaddr, &L->g_waitsince, "g.waitsince");
+	g.wait_reason = wait_reason(r, cr_field(r, gaddr, &L->g_waitreason, "g.waitreason"));
+	g.ctxt = cr_field(r, gaddr, &L->g_sched_ctxt, "g.sched.ctxt");
+	g.thread = cr_field(r, gaddr, &L->g_m, "g.m");
+	g.top_defer = cr_field(r, gaddr, &L->g_defer, "g._defer");
+	g.top_panic = cr_field(r, gaddr, &L->g_panic, "g._panic");
+	g.file_offset = core_ptr(&r->img, gaddr, 1) ? (uint64_t)(core_ptr(&r->img, gaddr, 1) - r->img.map) : 0;
+	if (r->failed)
+		return cr_fail_report(r);
+	if (!g.wait_reason.ptr)
+		return hr_error_set(r->err, HR_ENOMEM, "out of memory");
+	if ((rc = hr_dump_build_goroutine(r->model, &g, r->err)))
+		return rc;
+	return pcln_unwind(r->pcln, read_target, r, pc, sp, lr,
+			   cr_field(r, gaddr, &L->g_stack_hi, "g.stack.hi"), add_frame, &u, r->err);
+}
+
+int core_read_goroutines(struct core_reader *r)
+{
+	uint64_t base = cr_word(r, r->L.allgs, "runtime.allgs");
+	uint64_t n = cr_word(r, r->L.allgs + r->ps, "runtime.allgs");
+	int rc = HR_OK;
+
+	if (r->failed)
+		return cr_fail_report(r);
+	if (n > MAX_LIST)
+		return hr_error_set(r->err, HR_EINPUT, "%s: runtime.allgs claims %" PRIu64
+				    " goroutines", r->img.path, n);
+	for (uint64_t i = 0; i < n && !rc; i++) {
+		uint64_t g = cr_word(r, base + i * r->ps, "runtime.allgs[]");
+
+		rc = r->failed ? cr_fail_report(r) : g ? read_goroutine(r, g) : HR_OK;
+	}
+	return rc;
+}
+
+/* --- finalizers, itabs, threads -------------------------------------------------------- */
+
+static int too_long(struct core_reader *r, const char *list)
+{
+	return hr_error_set(r->err, HR_EINPUT, "%s: %s does not end (a loop in a corrupt core?)",
+			    r->img.path, list);
+}
+
+int core_span_finalizers(struct core_reader *r, uint64_t span, uint64_t base)
+{
+	const struct rt_layout *L = &r->L;
+	unsigned kind_fin = r->go_minor >= 25 ? 2 : 1; /* _KindSpecialFinalizer */
+	uint64_t sp = cr_field(r, span, &L->s_specials, "mspan.specials");
+	int rc = HR_OK;
+
+	for (uint64_t n = 0; sp && !rc; n++, sp = cr_field(r, sp, &L->sp_next, "special.next")) {
+		struct hr_finalizer f;
+
+		if (n > MAX_LIST)
+			return too_long(r, "a span's specials");
+		if (cr_field(r, sp, &L->sp_kind, "special.kind") != kind_fin)
+			continue;
+		f.obj = base + cr_field(r, sp, &L->sp_offset, "special.offset");
+		f.fn = cr_field(r, sp, &L->spf_fn, "specialfinalizer.fn");
+		f.fn_pc = f.fn ? cr_field(r, f.fn, &L->funcval_fn, "funcval.fn") : 0;
+		f.arg_type = cr_field(r, sp, &L->spf_fint, "specialfinalizer.fint");
+		f.obj_type = cr_field(r, sp, &L->spf_ot, "specialfinalizer.ot");
+		rc = r->failed ? cr_fail_report(r) : hr_dump_build_finalizer(r->model, false, &f, r->err);
+	}
+	return r->failed ? cr_fail_report(r) : rc;
+}
+
+int core_read_finalizers(struct core_reader *r)
+{
+	const struct rt_layout *L = &r->L;
+	uint64_t fb = cr_word(r, L->allfin, "runtime.allfin");
+	int rc = HR_OK;
+
+	for (uint64_t n = 0; fb && !rc; n++, fb = cr_field(r, fb, &L->fb_alllink, "finblock.alllink")) {
+		uint64_t cnt = cr_field(r, fb, &L->fb_cnt, "finblock.cnt");
+
+		if (n > MAX_LIST)
+			return too_long(r, "runtime.allfin");
+		if (cnt > 4096)
+			return hr_error_set(r->err, HR_EINPUT, "%s: finalizer block 0x%" PRIx64
+					    " claims %" PRIu64 " finalizers", r->img.path, fb, cnt);
+		for (uint64_t i = 0; i < cnt && !rc; i++) {
+			uint64_t e = fb + L->fb_fin.off + i * L->fin_size;
+			struct hr_finalizer f;
+
+			f.obj = cr_field(r, e, &L->fin_arg, "finalizer.arg");
+			f.fn = cr_field(r, e, &L->fin_fn, "finalizer.fn");
+			f.fn_pc = f.fn ? cr_field(r, f.fn, &L->funcval_fn, "funcval.fn") : 0;
+			f.arg_type = cr_field(r, e, &L->fin_fint, "finalizer.fint");
+			f.obj_type = cr_field(r, e, &L->fin_ot, "finalizer.ot");
+			rc = r->failed ? cr_fail_report(r)
+				       : hr_dump_build_finalizer(r->model, true, &f, r->err);
+		}
+	}
+	return r->failed ? cr_fail_report(r) : rc;
+}
+
+int core_read_itabs(struct core_reader *r)
+{
+	const struct rt_layout *L = &r->L;
+	uint64_t table = L->itab_table ? cr_word(r, L->itab_table, "runtime.itabTable") : 0;
+	uint64_t size = table ? cr_field(r, table, &L->it_size, "itabTable.size") : 0;
+	int rc = HR_OK;
+
+	if (size > MAX_LIST)
+		return too_long(r, "runtime.itabTable");
+	for (uint64_t i = 0; i < size && !rc; i++) {
+		uint64_t tab = cr_word(r, table + L->it_entries.off + i * r->ps, "itabTable.entries");
+		struct hr_itab it = { tab, 0 };
+
+		if (!tab)
+			continue;
+		it.type_addr = cr_field(r, tab, &L->itab_type, "itab type");
+		rc = r->failed ? cr_fail_report(r) : hr_dump_build_itab(r->model, &it, r->err);
+	}
+	for (uint64_t m = L->allm ? cr_word(r, L->allm, "runtime.allm") : 0, n = 0; m && !rc;
+	     m = cr_field(r, m, &L->m_alllink, "m.alllink"), n++) {
+		struct hr_os_thread t = { m, cr_field(r, m, &L->m_id, "m.id"),
+					  cr_field(r, m, &L->m_procid, "m.procid") };
+
+		if (n > MAX_LIST)
+			return too_long(r, "runtime.allm");
+		rc = r->failed ? cr_fail_report(r) : hr_dump_build_os_thread(r->model, &t, r->err);
+	}
+	return r->failed ? cr_fail_report(r) : rc;
+}
