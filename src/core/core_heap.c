@@ -12,9 +12,10 @@
  *   Go 1.19     two bits per word in the arena's bitmap: pointer, and "more pointers".
  *
  * A slot is allocated when it is below the span's free index for scanning or its alloc
- * bit is set; in a span the collector marked but has not swept yet, when its mark bit is
- * set (sweeping would free the rest). A heap dump sweeps every span first, so both give
- * the same objects.
+ * bit is set, as runtime.WriteHeapDump decides. In a span the collector has marked but
+ * not swept yet this also takes the objects the sweep would free: they are unreachable,
+ * so no root leads to them, while the mark bits would miss objects allocated since, in a
+ * span an mcache still holds.
  */
 #include <elf.h>
 #include <inttypes.h>
@@ -33,9 +34,8 @@ struct span {
 	uint64_t addr;          /* of the mspan */
 	uint64_t base, npages, elemsize, nelems;
 	uint64_t free_scan;     /* slots below are allocated */
-	uint64_t alloc_bits;    /* address of the gcBits to use */
+	uint64_t alloc_bits;    /* address of its gcBits */
 	uint8_t spanclass;
-	bool unswept;           /* alloc_bits are the mark bits */
 	const uint8_t *mem;     /* its memory in the core */
 };
 
@@ -51,24 +51,15 @@ struct heap_walk {
 	struct core_reader *r;
 	struct type_mask *types; /* open addressing on addr, power-of-two size */
 	size_t ntypes, types_cap;
-	uint64_t h_sweepgen;
 	uint8_t *alloc;          /* scratch: the span's alloc bits */
 	size_t alloc_cap;
 	uint64_t unbuilt_masks;  /* objects whose type's on-demand mask was never built */
 };
 
-static bool needs_sweeping(uint32_t span_sg, uint32_t heap_sg)
-{
-	/* mspan.sweepgen: h-2 needs sweeping, h-1 being swept, h+3 cached and needs sweeping */
-	return span_sg == heap_sg - 2 || span_sg == heap_sg - 1 || span_sg == heap_sg + 3;
-}
-
 static bool read_span(struct heap_walk *w, uint64_t addr, struct span *s)
 {
 	struct core_reader *r = w->r;
 	const struct rt_layout *L = &r->L;
-	uint32_t sg;
-
 	if (cr_field(r, addr, &L->s_state, "mspan.state") != SPAN_IN_USE)
 		return false;
 	s->addr = addr;
@@ -80,12 +71,7 @@ static bool read_span(struct heap_walk *w, uint64_t addr, struct span *s)
 	s->free_scan = L->s_free_scan.present
 			       ? cr_field(r, addr, &L->s_free_scan, "mspan.freeIndexForScan")
 			       : cr_field(r, addr, &L->s_freeindex, "mspan.freeindex");
-	sg = (uint32_t)cr_field(r, addr, &L->s_sweepgen, "mspan.sweepgen");
-	s->unswept = needs_sweeping(sg, (uint32_t)w->h_sweepgen);
-	s->alloc_bits = s->unswept ? cr_field(r, addr, &L->s_mark_bits, "mspan.gcmarkBits")
-				   : cr_field(r, addr, &L->s_alloc_bits, "mspan.allocBits");
-	if (s->unswept)
-		s->free_scan = 0;
+	s->alloc_bits = cr_field(r, addr, &L->s_alloc_bits, "mspan.allocBits");
 	return !r->failed;
 }
 
@@ -400,7 +386,6 @@ int core_read_heap(struct core_reader *r)
 	uint64_t n = cr_word(r, L->mheap + L->h_allspans.off + r->ps, "mheap_.allspans");
 	int rc = HR_OK;
 
-	w.h_sweepgen = cr_field(r, L->mheap, &L->h_sweepgen, "mheap_.sweepgen");
 	if (r->failed)
 		return cr_fail_report(r);
 	if (n > (UINT64_C(1) << 32))

@@ -74,10 +74,10 @@ struct rt_layout {
 	uint64_t arena_bytes;          /* bytes of heap one heapArena covers */
 	uint64_t inline_mark_bits;     /* size of spanInlineMarkBits (Green Tea GC), 0 if none */
 	/* runtime.mheap */
-	struct rt_field h_allspans, h_arenas, h_sweepgen;
+	struct rt_field h_allspans, h_arenas;
 	/* runtime.mspan */
 	struct rt_field s_start, s_npages, s_freeindex, s_nelems, s_free_scan, s_alloc_bits,
-		s_mark_bits, s_spanclass, s_state, s_elemsize, s_specials, s_large_type, s_sweepgen;
+		s_spanclass, s_state, s_elemsize, s_specials, s_large_type;
 	/* runtime.heapArena (Go 1.21 and before) */
 	struct rt_field a_bitmap, a_no_more_ptrs;
 	uint64_t bitmap_bits_per_word; /* 2 (Go 1.19) or 1 (1.20, 1.21); 0: bitmaps in spans */

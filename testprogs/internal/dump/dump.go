@@ -90,16 +90,24 @@ func Fail(err error) {
 	os.Exit(1)
 }
 
-// hold, when HEAPREF_HOLD is set, keeps the process in the state the dump shows so that
-// a test can take a core of it: it says "held" on stderr and waits for a byte (or the
-// end) on stdin. It allocates nothing, and the caller's frame keeps what it kept while
-// the dump was written (f is used after), so the core's heap is the dump's heap.
+// HoldFD is the file descriptor a test opens (one end of a socket pair) when it wants
+// the process held after the dump, to take a core of the state the dump shows.
+const HoldFD = 100
+
+// hold, when the test opened HoldFD, says "held" on it and waits for a byte (or the end)
+// from it. Without that descriptor both calls fail at once. It allocates nothing (an
+// environment variable would: os.Getenv copies the environment into a map on first
+// use; so would a local buffer), and the caller's frame keeps what it kept while the dump was written (f is used
+// after), so the core's heap is the dump's heap.
 func hold() {
-	if os.Getenv("HEAPREF_HOLD") == "" {
+	if n, _ := syscall.Write(HoldFD, holdMsg[:]); n != len(holdMsg) {
 		return
 	}
-	var b [1]byte
-	msg := [...]byte{'h', 'e', 'l', 'd', '\n'}
-	syscall.Write(2, msg[:])
-	syscall.Read(0, b[:])
+	syscall.Read(HoldFD, holdBuf[:])
 }
+
+// Globals, not locals: a local array passed to a system call escapes to the heap.
+var (
+	holdMsg = [...]byte{'h', 'e', 'l', 'd', '\n'}
+	holdBuf [1]byte
+)
