@@ -44,5 +44,26 @@ enum hr_input_kind hr_input_kind_of(const char *path);
  * process of this binary, a runtime the reader does not know, or corrupt), HR_ENOMEM.
  */
 struct hr_dump *hr_core_open(const char *path, struct hr_binary *bin, struct hr_error *err);
+/* The same, naming the core `name` in messages and in the model (a core in a memfd). */
+struct hr_dump *hr_core_open_as(const char *path, const char *name, struct hr_binary *bin,
+				struct hr_error *err);
+
+/* What taking a live process's core cost it. */
+struct hr_core_pause {
+	double stopped_seconds; /* from the first thread stopped to the last one resumed */
+	uint64_t bytes;         /* memory copied */
+	size_t threads;
+};
+
+/*
+ * Stops process pid (ptrace: every thread seized and interrupted, no signal sent),
+ * writes a core of it to out_fd (a regular file or memfd, written sparse: pages the
+ * process never touched are holes), and resumes it, also on failure; were heapref to
+ * die meanwhile, the kernel resumes it. hold_seconds keeps it stopped that much longer
+ * after the copy (for tests of that). Fails with HR_EIO naming what ptrace or /proc
+ * refused (permissions: docs/cores.md), HR_EINPUT when there is no such process.
+ */
+int hr_core_write_process(int pid, int out_fd, unsigned hold_seconds, struct hr_core_pause *pause,
+			  struct hr_error *err);
 
 #endif

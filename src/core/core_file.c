@@ -70,15 +70,15 @@ static int map_core(struct core_image *img, const char *path, struct hr_error *e
 	void *map;
 
 	if (fd < 0)
-		return hr_error_set(err, HR_EIO, "%s: cannot open: %s", path, strerror(errno));
+		return hr_error_set(err, HR_EIO, "%s: cannot open: %s", img->path, strerror(errno));
 	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size <= 0) {
 		close(fd);
-		return hr_error_set(err, HR_EIO, "%s: not a regular, non-empty file", path);
+		return hr_error_set(err, HR_EIO, "%s: not a regular, non-empty file", img->path);
 	}
 	map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
 	close(fd);
 	if (map == MAP_FAILED)
-		return hr_error_set(err, HR_EIO, "%s: cannot map: %s", path, strerror(errno));
+		return hr_error_set(err, HR_EIO, "%s: cannot map: %s", img->path, strerror(errno));
 	img->map = map;
 	img->len = (size_t)st.st_size;
 	return HR_OK;
@@ -218,13 +218,14 @@ static int read_program_headers(struct core_image *img, const Elf64_Ehdr *eh, st
 	return HR_OK;
 }
 
-int core_image_open(struct core_image *img, const char *path, struct hr_error *err)
+int core_image_open(struct core_image *img, const char *path, const char *name,
+		    struct hr_error *err)
 {
 	Elf64_Ehdr eh;
 	int rc;
 
 	memset(img, 0, sizeof(*img));
-	img->path = path;
+	img->path = name;
 	if ((rc = map_core(img, path, err)))
 		return rc;
 	memcpy(&eh, img->map, img->len < sizeof(eh) ? img->len : sizeof(eh));

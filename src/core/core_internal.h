@@ -4,7 +4,8 @@
  *   core_layout.c  the offsets of the runtime's structures, from the binary's DWARF;
  *   core_heap.c    heap objects and their pointer bits, from the runtime's spans;
  *   core_roots.c   data and bss, goroutines and their frames, finalizers, itabs;
- *   core_reader.c  hr_core_open(): the order of it all.
+ *   core_reader.c  hr_core_open(): the order of it all;
+ *   core_writer.c  a core of a live process (hr_core_write_process()).
  */
 #ifndef HEAPREF_CORE_INTERNAL_H
 #define HEAPREF_CORE_INTERNAL_H
@@ -47,8 +48,10 @@ struct core_image {
 	const struct hr_binary *bin; /* read-only memory the core left out is read from here */
 };
 
-/* Maps and parses the core at path. Release with core_image_release(). */
-int core_image_open(struct core_image *img, const char *path, struct hr_error *err);
+/* Maps and parses the core at path, called name in messages. Release with
+ * core_image_release(). */
+int core_image_open(struct core_image *img, const char *path, const char *name,
+		    struct hr_error *err);
 /* Frees the tables; unmaps the file unless keep_map (the model owns it then). */
 void core_image_release(struct core_image *img, bool keep_map);
 /* The bytes at addr if [addr, addr + len) is all in the file part of one segment, else NULL. */

@@ -218,11 +218,17 @@ static int begin(struct core_reader *r, const char *path)
 
 struct hr_dump *hr_core_open(const char *path, struct hr_binary *bin, struct hr_error *err)
 {
+	return hr_core_open_as(path, path, bin, err);
+}
+
+struct hr_dump *hr_core_open_as(const char *path, const char *name, struct hr_binary *bin,
+				struct hr_error *err)
+{
 	struct core_reader r = { .bin = bin, .err = err, .ps = 8 };
-	int rc = core_image_open(&r.img, path, err);
+	int rc = core_image_open(&r.img, path, name, err);
 
 	if (!rc)
-		rc = begin(&r, path);
+		rc = begin(&r, name);
 	if (!rc)
 		rc = read_all(&r);
 	if (!rc) {

@@ -1,0 +1,443 @@
+/*
+ * core_writer.c - a core of a live process, written by heapref itself: what
+ * `heapref analyze --pid` reads, and what --save-core keeps.
+ *
+ * The process is stopped with ptrace: every thread seized and interrupted, so that no
+ * signal is sent to it and, should heapref die while it holds the threads, the kernel
+ * detaches them and the process runs on. While it is stopped: the registers of each
+ * thread, the auxiliary vector (the entry point, for PIE binaries), and the memory of
+ * every readable mapping that is writable or anonymous go into the core. Text and
+ * read-only data are left out: the core reader takes them from the binary. Of each
+ * mapping only the pages the process ever touched are copied (/proc/PID/pagemap says
+ * which); the rest stays a hole in a sparse file, so a Go process's reserved but unused
+ * arenas cost no disk and no time. Then every thread is let go.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core_internal.h"
+
+#define PAGE 4096
+#define COPY_CHUNK (1u << 20)
+#define PRSTATUS_REGS_AT 112
+#define PRSTATUS_PID_AT 32
+#define REGS_MAX 512         /* bytes: user_regs_struct is 216 (amd64), 272 (arm64) */
+#define MAX_THREADS 100000
+#define PAGEMAP_PRESENT (UINT64_C(1) << 63)
+#define PAGEMAP_SWAPPED (UINT64_C(1) << 62)
+
+struct mapping {
+	uint64_t start, end;
+};
+
+struct thread_regs {
+	pid_t tid;
+	size_t len;
+	uint8_t regs[REGS_MAX];
+};
+
+struct writer {
+	pid_t pid;
+	int out;
+	int mem;                  /* /proc/PID/mem */
+	int pagemap;              /* /proc/PID/pagemap, -1 if not readable */
+	struct thread_regs *threads;
+	size_t nthreads, threads_cap;
+	struct mapping *maps;
+	size_t nmaps, maps_cap;
+	uint8_t auxv[4096];
+	size_t auxv_len;
+	uint8_t *buf;             /* COPY_CHUNK bytes */
+	uint64_t *pm;             /* pagemap entries of one chunk */
+	unsigned hold_seconds;
+	struct hr_core_pause *pause;
+	struct hr_error *err;
+};
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static int sys_fail(struct writer *w, const char *what)
+{
+	int code = errno == ENOMEM ? HR_ENOMEM : HR_EIO;
+
+	return hr_error_set(w->err, code, "process %d: %s: %s", (int)w->pid, what, strerror(errno));
+}
+
+/* --- stopping and resuming ------------------------------------------------------------- */
+
+static bool seized(const struct writer *w, pid_t tid)
+{
+	for (size_t i = 0; i < w->nthreads; i++)
+		if (w->threads[i].tid == tid)
+			return true;
+	return false;
+}
+
+static int cannot_attach(struct writer *w)
+{
+	return hr_error_set(w->err, HR_EIO, "process %d: cannot attach: %s (see "
+			    "/proc/sys/kernel/yama/ptrace_scope; run as the process's user with "
+			    "ptrace allowed, or with CAP_SYS_PTRACE; docs/cores.md)", (int)w->pid,
+			    strerror(errno));
+}
+
+/* Seizes and interrupts one thread, and waits until it is stopped. */
+static int seize_thread(struct writer *w, pid_t tid)
+{
+	struct thread_regs *t;
+	int status;
+
+	if (w->nthreads >= MAX_THREADS)
+		return hr_error_set(w->err, HR_EINPUT, "process %d: more than %d threads",
+				    (int)w->pid, MAX_THREADS);
+	if (ptrace(PTRACE_SEIZE, tid, NULL, NULL))
+		return errno == ESRCH ? HR_OK : errno == EPERM ? cannot_attach(w)
+							      : sys_fail(w, "ptrace seize");
+	t = hr_array_push((void **)&w->threads, &w->nthreads, &w->threads_cap, sizeof(*t));
+	if (!t) {
+		ptrace(PTRACE_DETACH, tid, NULL, NULL);
+		return hr_error_set(w->err, HR_ENOMEM, "out of memory");
+	}
+	t->tid = tid;
+	t->len = 0;
+	if (ptrace(PTRACE_INTERRUPT, tid, NULL, NULL))
+		return errno == ESRCH ? HR_OK : sys_fail(w, "ptrace interrupt");
+	/* a signal arriving first stops it as well (signal-delivery-stop); stopped either way */
+	if (waitpid(tid, &status, __WALL) < 0 && errno != ECHILD)
+		return sys_fail(w, "waitpid");
+	return HR_OK;
+}
+
+/* One pass over /proc/PID/task; *more when it seized a thread not seen before. */
+static int seize_listed(struct writer *w, bool *more)
+{
+	char path[64];
+	struct dirent *e;
+	DIR *dir;
+	int rc = HR_OK;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)w->pid);
+	if (!(dir = opendir(path)))
+		return errno == ENOENT ? hr_error_set(w->err, HR_EINPUT, "no process %d", (int)w->pid)
+				       : sys_fail(w, "cannot list its threads");
+	*more = false;
+	while (!rc && (e = readdir(dir))) {
+		pid_t tid = (pid_t)atol(e->d_name);
+
+		if (tid <= 0 || seized(w, tid))
+			continue;
+		*more = true;
+		rc = seize_thread(w, tid);
+	}
+	closedir(dir);
+	return rc;
+}
+
+/* Stops every thread: again until a pass finds none new (threads a running one started). */
+static int stop_all(struct writer *w)
+{
+	bool more = true;
+	int rc = HR_OK;
+
+	while (more && !rc)
+		rc = seize_listed(w, &more);
+	if (!rc && !w->nthreads)
+		rc = hr_error_set(w->err, HR_EINPUT, "no process %d", (int)w->pid);
+	return rc;
+}
+
+static void resume_all(struct writer *w)
+{
+	for (size_t i = 0; i < w->nthreads; i++)
+		ptrace(PTRACE_DETACH, w->threads[i].tid, NULL, NULL);
+}
+
+/* --- what is read while it is stopped ----------------------------------------------------- */
+
+static int read_registers(struct writer *w)
+{
+	for (size_t i = 0; i < w->nthreads; i++) {
+		struct thread_regs *t = &w->threads[i];
+		struct iovec iov = { t->regs, sizeof(t->regs) };
+
+		if (ptrace(PTRACE_GETREGSET, t->tid, (void *)(uintptr_t)NT_PRSTATUS, &iov) == 0)
+			t->len = iov.iov_len;
+	}
+	return HR_OK;
+}
+
+static void read_auxv(struct writer *w)
+{
+	char path[64];
+	int fd;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/auxv", (int)w->pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	n = fd >= 0 ? read(fd, w->auxv, sizeof(w->auxv)) : -1;
+	w->auxv_len = n > 0 ? (size_t)n / 16 * 16 : 0;
+	if (fd >= 0)
+		close(fd);
+}
+
+/* Whether a line of /proc/PID/maps is memory the core must hold. */
+static bool wanted(const char *perms, unsigned long inode, const char *name)
+{
+	if (perms[0] != 'r')
+		return false; /* reserved address space (PROT_NONE) */
+	if (!strncmp(name, "[vvar", 5) || !strcmp(name, "[vsyscall]"))
+		return false;
+	return perms[1] == 'w' || inode == 0;
+}
+
+static int read_maps(struct writer *w)
+{
+	char path[64], line[4096];
+	FILE *f;
+	int rc = HR_OK;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)w->pid);
+	if (!(f = fopen(path, "re")))
+		return sys_fail(w, "cannot read its memory map");
+	while (!rc && fgets(line, sizeof(line), f)) {
+		unsigned long long start, end;
+		unsigned long inode;
+		char perms[8], name[4096] = "";
+		struct mapping *m;
+
+		if (sscanf(line, "%llx-%llx %7s %*s %*s %lu %4095[^\n]", &start, &end, perms, &inode,
+			   name) < 4 || !wanted(perms, inode, name + strspn(name, " ")))
+			continue;
+		m = hr_array_push((void **)&w->maps, &w->nmaps, &w->maps_cap, sizeof(*m));
+		if (!m)
+			rc = hr_error_set(w->err, HR_ENOMEM, "out of memory");
+		else
+			*m = (struct mapping){ start, end };
+	}
+	fclose(f);
+	return rc;
+}
+
+/* --- the file ------------------------------------------------------------------------------ */
+
+static int write_at(struct writer *w, const void *p, size_t len, uint64_t off)
+{
+	const uint8_t *b = p;
+
+	while (len) {
+		ssize_t n = pwrite(w->out, b, len, (off_t)off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return hr_error_set(w->err, HR_EIO, "cannot write the core: %s",
+					    n < 0 ? strerror(errno) : "no space");
+		b += n;
+		off += (uint64_t)n;
+		len -= (size_t)n;
+	}
+	return HR_OK;
+}
+
+static size_t note(uint8_t *out, uint32_t type, const void *desc, size_t len)
+{
+	uint32_t head[3] = { 5, (uint32_t)len, type };
+
+	memcpy(out, head, 12);
+	memcpy(out + 12, "CORE\0\0\0", 8); /* "CORE\0" padded to 4 */
+	memcpy(out + 20, desc, len);
+	memset(out + 20 + len, 0, (4 - len % 4) % 4);
+	return 20 + (len + 3) / 4 * 4;
+}
+
+/* The notes: NT_PRSTATUS per thread (pid and registers), then NT_AUXV. */
+static uint8_t *build_notes(struct writer *w, size_t *len)
+{
+	size_t cap = w->nthreads * (20 + PRSTATUS_REGS_AT + REGS_MAX + 16) + 20 + w->auxv_len;
+	uint8_t *notes = calloc(1, cap), *p = notes;
+
+	if (!notes)
+		return NULL;
+	for (size_t i = 0; i < w->nthreads; i++) {
+		const struct thread_regs *t = &w->threads[i];
+		uint8_t desc[PRSTATUS_REGS_AT + REGS_MAX + 8] = { 0 };
+		uint32_t tid = (uint32_t)t->tid;
+
+		if (!t->len)
+			continue;
+		memcpy(desc + PRSTATUS_PID_AT, &tid, 4);
+		memcpy(desc + PRSTATUS_REGS_AT, t->regs, t->len);
+		p += note(p, NT_PRSTATUS, desc, PRSTATUS_REGS_AT + t->len + 8);
+	}
+	if (w->auxv_len)
+		p += note(p, NT_AUXV, w->auxv, w->auxv_len);
+	*len = (size_t)(p - notes);
+	return notes;
+}
+
+/* Copies the touched pages of [start, end) to the file at off. */
+static int copy_mapping(struct writer *w, uint64_t start, uint64_t end, uint64_t off)
+{
+	for (uint64_t a = start; a < end; a += COPY_CHUNK) {
+		size_t len = end - a < COPY_CHUNK ? (size_t)(end - a) : COPY_CHUNK;
+		size_t npages = len / PAGE, run = 0;
+		bool have_map = w->pagemap >= 0 &&
+				pread(w->pagemap, w->pm, npages * 8, (off_t)(a / PAGE * 8)) ==
+					(ssize_t)(npages * 8);
+
+		for (size_t i = 0; i <= npages; i++) {
+			bool touched = i < npages && (!have_map || (w->pm[i] & (PAGEMAP_PRESENT |
+									       PAGEMAP_SWAPPED)));
+			if (touched) {
+				run++;
+				continue;
+			}
+			if (run) { /* pages [i - run, i) */
+				uint64_t from = a + (i - run) * PAGE;
+				ssize_t n = pread(w->mem, w->buf, run * PAGE, (off_t)from);
+
+				if (n > 0) {
+					int rc = write_at(w, w->buf, (size_t)n, off + (from - start));
+
+					if (rc)
+						return rc;
+					w->pause->bytes += (uint64_t)n;
+				}
+				run = 0;
+			}
+		}
+	}
+	return HR_OK;
+}
+
+static int write_core(struct writer *w)
+{
+	size_t notes_len, nph = 1 + w->nmaps;
+	uint8_t *notes = build_notes(w, &notes_len);
+	Elf64_Ehdr eh = { 0 };
+	Elf64_Phdr *ph = calloc(nph, sizeof(*ph));
+	uint64_t off;
+	int rc = HR_OK;
+
+	if (!notes || !ph) {
+		free(notes);
+		free(ph);
+		return hr_error_set(w->err, HR_ENOMEM, "out of memory");
+	}
+	memcpy(eh.e_ident, ELFMAG, SELFMAG);
+	eh.e_ident[EI_CLASS] = ELFCLASS64;
+	eh.e_ident[EI_DATA] = ELFDATA2LSB;
+	eh.e_ident[EI_VERSION] = EV_CURRENT;
+	eh.e_type = ET_CORE;
+#if defined(__aarch64__)
+	eh.e_machine = EM_AARCH64;
+#else
+	eh.e_machine = EM_X86_64;
+#endif
+	eh.e_version = EV_CURRENT;
+	eh.e_phoff = sizeof(eh);
+	eh.e_ehsize = sizeof(eh);
+	eh.e_phentsize = sizeof(*ph);
+	eh.e_phnum = (Elf64_Half)nph;
+	off = sizeof(eh) + nph * sizeof(*ph);
+	ph[0] = (Elf64_Phdr){ .p_type = PT_NOTE, .p_offset = off, .p_filesz = notes_len, .p_align = 4 };
+	off = (off + notes_len + PAGE - 1) / PAGE * PAGE;
+	for (size_t i = 0; i < w->nmaps; i++) {
+		uint64_t size = w->maps[i].end - w->maps[i].start;
+
+		ph[1 + i] = (Elf64_Phdr){ .p_type = PT_LOAD, .p_flags = PF_R | PF_W,
+					  .p_offset = off, .p_vaddr = w->maps[i].start,
+					  .p_filesz = size, .p_memsz = size, .p_align = PAGE };
+		off += size;
+	}
+	rc = write_at(w, &eh, sizeof(eh), 0);
+	if (!rc)
+		rc = write_at(w, ph, nph * sizeof(*ph), sizeof(eh));
+	if (!rc)
+		rc = write_at(w, notes, notes_len, ph[0].p_offset);
+	for (size_t i = 0; i < w->nmaps && !rc; i++)
+		rc = copy_mapping(w, w->maps[i].start, w->maps[i].end, ph[1 + i].p_offset);
+	if (!rc && ftruncate(w->out, (off_t)off)) /* the holes at the end are part of it */
+		rc = hr_error_set(w->err, HR_EIO, "cannot write the core: %s", strerror(errno));
+	free(notes);
+	free(ph);
+	return rc;
+}
+
+static int open_proc(struct writer *w)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/mem", (int)w->pid);
+	if ((w->mem = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return errno == EACCES || errno == EPERM ? cannot_attach(w)
+							 : sys_fail(w, "cannot open its memory");
+	snprintf(path, sizeof(path), "/proc/%d/pagemap", (int)w->pid);
+	w->pagemap = open(path, O_RDONLY | O_CLOEXEC);
+	w->buf = malloc(COPY_CHUNK);
+	w->pm = malloc(COPY_CHUNK / PAGE * sizeof(uint64_t));
+	return w->buf && w->pm ? HR_OK : hr_error_set(w->err, HR_ENOMEM, "out of memory");
+}
+
+/* The pause: stop, read, write, resume. Resumes on every path. */
+static int stopped_copy(struct writer *w)
+{
+	double t0 = now();
+	int rc = stop_all(w);
+
+	if (!rc)
+		rc = open_proc(w);
+	if (!rc) {
+		read_registers(w);
+		read_auxv(w);
+		rc = read_maps(w);
+	}
+	if (!rc)
+		rc = write_core(w);
+	if (w->hold_seconds) /* tests kill heapref here: the process must run on */
+		sleep(w->hold_seconds);
+	resume_all(w);
+	w->pause->stopped_seconds = now() - t0;
+	return rc;
+}
+
+int hr_core_write_process(int pid, int out_fd, unsigned hold_seconds, struct hr_core_pause *pause,
+			  struct hr_error *err)
+{
+	struct writer w = { .pid = (pid_t)pid, .out = out_fd, .mem = -1, .pagemap = -1,
+			    .hold_seconds = hold_seconds, .pause = pause, .err = err };
+	int rc;
+
+	memset(pause, 0, sizeof(*pause));
+	if (pid <= 0)
+		return hr_error_set(err, HR_EUSAGE, "not a process id: %d", pid);
+	rc = stopped_copy(&w);
+	pause->threads = w.nthreads;
+	if (w.mem >= 0)
+		close(w.mem);
+	if (w.pagemap >= 0)
+		close(w.pagemap);
+	free(w.threads);
+	free(w.maps);
+	free(w.buf);
+	free(w.pm);
+	return rc;
+}
