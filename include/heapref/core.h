@@ -48,6 +48,10 @@ struct hr_dump *hr_core_open(const char *path, struct hr_binary *bin, struct hr_
 struct hr_dump *hr_core_open_as(const char *path, const char *name, struct hr_binary *bin,
 				struct hr_error *err);
 
+/* The same on a core in memory (fuzzing, tests): bytes must outlive the model. */
+struct hr_dump *hr_core_open_bytes(const void *bytes, size_t len, const char *name,
+				   struct hr_binary *bin, struct hr_error *err);
+
 /* What taking a live process's core cost it. */
 struct hr_core_pause {
 	double stopped_seconds; /* from the first thread stopped to the last one resumed */

@@ -86,8 +86,11 @@ static int map_core(struct core_image *img, const char *path, struct hr_error *e
 
 static int check_header(const struct core_image *img, const Elf64_Ehdr *eh, struct hr_error *err)
 {
-	if (img->len < sizeof(*eh) || memcmp(eh->e_ident, ELFMAG, SELFMAG))
+	if (img->len < SELFMAG || memcmp(eh->e_ident, ELFMAG, SELFMAG))
 		return bad(img, err, 0, "not an ELF file");
+	if (img->len < sizeof(*eh))
+		return bad(img, err, img->len, "the ELF header is cut short: %zu of its %zu bytes "
+			   "(truncated core?)", img->len, sizeof(*eh));
 	if (eh->e_ident[EI_CLASS] != ELFCLASS64 || eh->e_ident[EI_DATA] != ELFDATA2LSB)
 		return bad(img, err, EI_CLASS, "not a 64-bit little-endian ELF file");
 	if (eh->e_type != ET_CORE)
@@ -218,16 +221,11 @@ static int read_program_headers(struct core_image *img, const Elf64_Ehdr *eh, st
 	return HR_OK;
 }
 
-int core_image_open(struct core_image *img, const char *path, const char *name,
-		    struct hr_error *err)
+static int parse_image(struct core_image *img, struct hr_error *err)
 {
 	Elf64_Ehdr eh;
 	int rc;
 
-	memset(img, 0, sizeof(*img));
-	img->path = name;
-	if ((rc = map_core(img, path, err)))
-		return rc;
 	memcpy(&eh, img->map, img->len < sizeof(eh) ? img->len : sizeof(eh));
 	if ((rc = check_header(img, &eh, err)))
 		return rc;
@@ -235,9 +233,34 @@ int core_image_open(struct core_image *img, const char *path, const char *name,
 	return read_program_headers(img, &eh, err);
 }
 
+int core_image_open(struct core_image *img, const char *path, const char *name,
+		    struct hr_error *err)
+{
+	int rc;
+
+	memset(img, 0, sizeof(*img));
+	img->path = name;
+	img->owns_map = true;
+	if ((rc = map_core(img, path, err)))
+		return rc;
+	return parse_image(img, err);
+}
+
+int core_image_open_bytes(struct core_image *img, const uint8_t *bytes, size_t len,
+			  const char *name, struct hr_error *err)
+{
+	memset(img, 0, sizeof(*img));
+	img->path = name;
+	img->map = bytes;
+	img->len = len;
+	if (!len)
+		return bad(img, err, 0, "an empty file");
+	return parse_image(img, err);
+}
+
 void core_image_release(struct core_image *img, bool keep_map)
 {
-	if (img->map && !keep_map)
+	if (img->map && img->owns_map && !keep_map)
 		munmap((void *)img->map, img->len);
 	free(img->segs);
 	free(img->threads);

@@ -39,6 +39,7 @@ struct core_image {
 	const char *path;
 	const uint8_t *map;
 	size_t len;
+	bool owns_map;               /* mapped by core_image_open() */
 	struct core_seg *segs;       /* sorted by vaddr, not overlapping */
 	size_t nsegs;
 	struct core_thread *threads;
@@ -52,6 +53,9 @@ struct core_image {
  * core_image_release(). */
 int core_image_open(struct core_image *img, const char *path, const char *name,
 		    struct hr_error *err);
+/* The same on bytes in memory (fuzzing): they must outlive the image and the model. */
+int core_image_open_bytes(struct core_image *img, const uint8_t *bytes, size_t len,
+			  const char *name, struct hr_error *err);
 /* Frees the tables; unmaps the file unless keep_map (the model owns it then). */
 void core_image_release(struct core_image *img, bool keep_map);
 /* The bytes at addr if [addr, addr + len) is all in the file part of one segment, else NULL. */

@@ -208,7 +208,8 @@ static int begin(struct core_reader *r, const char *path)
 		return rc;
 	params = params_of(r);
 	r->map_given = true; /* hr_dump_build_begin() owns the mapping from now on, even failing */
-	r->model = hr_dump_build_begin(path, r->img.map, r->img.len, true, &params, r->err);
+	r->model = hr_dump_build_begin(path, r->img.map, r->img.len, r->img.owns_map, &params,
+					r->err);
 	if (!r->model)
 		return r->err->code;
 	params.go_version = hr_dump_build_string(r->model, version, strlen(version));
@@ -221,30 +222,43 @@ struct hr_dump *hr_core_open(const char *path, struct hr_binary *bin, struct hr_
 	return hr_core_open_as(path, path, bin, err);
 }
 
+/* The reading, once the image is open (or failed to: rc). */
+static struct hr_dump *read_core(struct core_reader *r, int rc, const char *name)
+{
+	if (!rc)
+		rc = begin(r, name);
+	if (!rc)
+		rc = read_all(r);
+	if (!rc) {
+		struct hr_dump_params params = *hr_dump_params(r->model);
+
+		params.heap_start = r->heap_lo / ARENA_ALIGN * ARENA_ALIGN;
+		params.heap_end = (r->heap_hi + ARENA_ALIGN - 1) / ARENA_ALIGN * ARENA_ALIGN;
+		hr_dump_build_params(r->model, &params);
+		rc = hr_dump_build_finish(r->model, r->err);
+	}
+	if (rc) {
+		hr_dump_free(r->model); /* unmaps the core if it got that far */
+		r->model = NULL;
+	}
+	core_image_release(&r->img, r->map_given);
+	pcln_free(r->pcln);
+	free(r->bits);
+	return r->model;
+}
+
 struct hr_dump *hr_core_open_as(const char *path, const char *name, struct hr_binary *bin,
 				struct hr_error *err)
 {
 	struct core_reader r = { .bin = bin, .err = err, .ps = 8 };
-	int rc = core_image_open(&r.img, path, name, err);
 
-	if (!rc)
-		rc = begin(&r, name);
-	if (!rc)
-		rc = read_all(&r);
-	if (!rc) {
-		struct hr_dump_params params = *hr_dump_params(r.model);
+	return read_core(&r, core_image_open(&r.img, path, name, err), name);
+}
 
-		params.heap_start = r.heap_lo / ARENA_ALIGN * ARENA_ALIGN;
-		params.heap_end = (r.heap_hi + ARENA_ALIGN - 1) / ARENA_ALIGN * ARENA_ALIGN;
-		hr_dump_build_params(r.model, &params);
-		rc = hr_dump_build_finish(r.model, err);
-	}
-	if (rc) {
-		hr_dump_free(r.model); /* unmaps the core if it got that far */
-		r.model = NULL;
-	}
-	core_image_release(&r.img, r.map_given);
-	pcln_free(r.pcln);
-	free(r.bits);
-	return r.model;
+struct hr_dump *hr_core_open_bytes(const void *bytes, size_t len, const char *name,
+				   struct hr_binary *bin, struct hr_error *err)
+{
+	struct core_reader r = { .bin = bin, .err = err, .ps = 8 };
+
+	return read_core(&r, core_image_open_bytes(&r.img, bytes, len, name, err), name);
 }

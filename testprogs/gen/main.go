@@ -341,6 +341,7 @@ func main() {
 	start = time.Now()
 	dump.Write(path)
 	facts["dump_seconds"] = time.Since(start).Seconds()
+	facts["write_heap_dump_seconds"] = dump.WriteSeconds
 	runtime.KeepAlive(&lists)
 	runtime.KeepAlive(recMap)
 	runtime.KeepAlive(recSlice)

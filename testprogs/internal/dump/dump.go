@@ -12,6 +12,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"syscall"
+	"time"
 	"unsafe"
 )
 
@@ -60,7 +61,9 @@ func WriteAfter(path string, then func()) {
 		defer debug.SetGCPercent(debug.SetGCPercent(-1))
 		then()
 	}
+	start := time.Now()
 	debug.WriteHeapDump(f.Fd())
+	WriteSeconds = time.Since(start).Seconds()
 	hold()
 	if err := f.Close(); err != nil {
 		Fail(err)
@@ -105,6 +108,9 @@ func hold() {
 	}
 	syscall.Read(HoldFD, holdBuf[:])
 }
+
+// WriteSeconds is how long the last runtime/debug.WriteHeapDump took (benchmarks).
+var WriteSeconds float64
 
 // Globals, not locals: a local array passed to a system call escapes to the heap.
 var (
