@@ -214,6 +214,8 @@ uint64_t hr_binary_table_bytes(const struct hr_binary *bin);
 uint64_t hr_binary_elf_data_addr(const struct hr_binary *bin);
 /* The ELF header's entry point (an ELF address): a core's AT_ENTRY minus it is the bias. */
 uint64_t hr_binary_elf_entry(const struct hr_binary *bin);
+/* Whether the binary is position-independent (ELF type ET_DYN): loaded at a bias. */
+bool hr_binary_is_pie(const struct hr_binary *bin);
 /* Sets the bias added to every ELF address (run-time = ELF + bias). */
 void hr_binary_set_bias(struct hr_binary *bin, uint64_t bias);
 /* Sets the bias from the run-time address of the data segment (the dump's data record). */

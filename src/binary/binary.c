@@ -194,6 +194,11 @@ uint64_t hr_binary_elf_entry(const struct hr_binary *bin)
 	return bin->elf_entry;
 }
 
+bool hr_binary_is_pie(const struct hr_binary *bin)
+{
+	return bin->pie;
+}
+
 uint64_t hr_binary_bias(const struct hr_binary *bin)
 {
 	return bin->bias;

@@ -202,6 +202,7 @@ static int check_header(struct hr_binary *bin, struct hr_error *err)
 	bin->big_endian = eh.e_ident[EI_DATA] == ELFDATA2MSB;
 	bin->ptr_size = eh.e_ident[EI_CLASS] == ELFCLASS64 ? 8 : 4;
 	bin->elf_entry = eh.e_entry;
+	bin->pie = eh.e_type == ET_DYN;
 	return HR_OK;
 }
 

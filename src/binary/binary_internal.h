@@ -101,6 +101,7 @@ struct hr_binary {
 	bool big_endian;
 	unsigned ptr_size;
 	uint64_t elf_entry;       /* e_entry, an ELF address */
+	bool pie;                 /* ET_DYN: loaded at a bias */
 	uint64_t bias;
 	char limits[HR_ERROR_MAX];
 

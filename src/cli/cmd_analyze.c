@@ -17,6 +17,7 @@
 
 #include "args.h"
 #include "commands.h"
+#include "inputs.h"
 #include "heapref/binary.h"
 #include "heapref/chains.h"
 #include "heapref/dump.h"
@@ -37,6 +38,8 @@ struct analyze_args {
 	bool why;             /* heapref why: addresses after BINARY DUMP */
 	const char *binary;
 	const char *dump;
+	int pid;              /* --pid: a running process instead of DUMP */
+	const char *save_core; /* --save-core */
 	char **addresses;
 	int naddresses;
 	const char *output;
@@ -108,7 +111,7 @@ static bool parse_number(const char *text, unsigned long max, unsigned long *out
 
 /* The values of the options that take one, as cli_parse() found them (NULL: not given). */
 struct option_values {
-	const char *max_depth, *cutoff, *n, *format, *examples, *attribution;
+	const char *max_depth, *cutoff, *n, *format, *examples, *attribution, *pid;
 };
 
 /* The options' values, checked; then what goes with what. */
@@ -153,6 +156,37 @@ static int check_options(struct analyze_args *a, const struct option_values *v)
 				      "are: not with --text or another view");
 	if ((a->by_type || a->types_first) + a->by_alloc > 1 || (a->by_type && a->types_first))
 		return usage_error(a, "one view at a time: --by-alloc, --by-type or --types-first");
+	if (v->pid && (!parse_number(v->pid, INT32_MAX, &n) || n == 0))
+		return cli_usage_error(cmd, "--pid takes a process id, not %s", v->pid);
+	a->pid = v->pid ? (int)n : 0;
+	if (a->save_core && (!a->pid || !a->save_core[0]))
+		return usage_error(a, "--save-core FILE goes with --pid");
+	return ST_OK;
+}
+
+/*
+ * With --pid there is no DUMP, and the binary is optional (/proc/PID/exe): the first
+ * operand is the binary if a file of that name exists (why's addresses and types are
+ * never file names).
+ */
+static int check_process_operands(struct analyze_args *a, int n, char **argv)
+{
+	int first = n > 0 && access(argv[0], F_OK) == 0 && (a->mode != MODE_WHY || n > 1);
+	uint64_t addr;
+
+	if (a->mode == MODE_WHY ? n - first < 1 : n - first > 0)
+		return a->mode == MODE_WHY
+			       ? usage_error(a, "why --pid PID takes addresses or types (after the "
+					     "binary, if given)")
+			       : cli_usage_error(mode_names[a->mode], "with --pid, %s takes at "
+						 "most the binary", mode_names[a->mode]);
+	for (int i = first; i < n; i++)
+		if (isdigit((unsigned char)argv[i][0]) && !parse_address(argv[i], &addr))
+			return cli_usage_error("why", "not an address: %s (addresses are numbers, "
+					       "like 0xc000012340)", argv[i]);
+	a->binary = first ? argv[0] : NULL;
+	a->addresses = argv + first;
+	a->naddresses = n - first;
 	return ST_OK;
 }
 
@@ -190,6 +224,8 @@ static int parse_args(int argc, char **argv, enum mode mode, struct analyze_args
 		{ "--max-depth", NULL, NULL, &v.max_depth },
 		{ "--stats", NULL, &a->stats, NULL },
 		{ "--force", NULL, &a->force, NULL },
+		{ "--pid", NULL, NULL, &v.pid },
+		{ "--save-core", NULL, NULL, &a->save_core },
 	};
 	const struct cli_opt analyze_only[] = {
 		{ "--output", "-o", NULL, &a->output },
@@ -207,8 +243,8 @@ static int parse_args(int argc, char **argv, enum mode mode, struct analyze_args
 	const struct cli_opt retained_only[] = { { "-n", NULL, NULL, &v.n },
 						 { "--format", NULL, NULL, &v.format } };
 	const struct cli_opt goroutines_only[] = { { "--format", NULL, NULL, &v.format } };
-	struct cli_opt opts[16];
-	int nopts = 4, n, rc;
+	struct cli_opt opts[24];
+	int nopts = (int)(sizeof(common) / sizeof(common[0])), n, rc;
 
 	*a = (struct analyze_args){ .mode = mode, .why = mode == MODE_WHY, .max_depth = 256,
 				    .cutoff_percent = 1.0, .retained = { .top = 20 }, .paths = 1 };
@@ -225,7 +261,9 @@ static int parse_args(int argc, char **argv, enum mode mode, struct analyze_args
 		opts[nopts++] = goroutines_only[0];
 	}
 	rc = cli_parse(mode_names[mode], argc, argv, opts, nopts, &n);
-	if (rc || (rc = check_options(a, &v)) || (rc = check_operands(a, n, argv)))
+	if (rc || (rc = check_options(a, &v)))
+		return rc;
+	if ((rc = a->pid ? check_process_operands(a, n, argv) : check_operands(a, n, argv)))
 		return rc;
 	if (!a->output)
 		a->output = a->text ? "-" : "heapref.pb.gz";
@@ -552,11 +590,9 @@ static int analysis_open(const char *binary, const char *dump,
 			 const struct analysis_options *o, struct analysis *an,
 			 struct hr_scan_options *opts, struct hr_error *err)
 {
-	if (!(an->dump = hr_dump_open(dump, err)))
+	if (open_heap_input(binary, dump, o->input_name, &an->bin, &an->dump, err))
 		return err->code;
 	stats_mark(o->stats, "read+index", stderr);
-	if (!(an->bin = hr_binary_open(binary, err)))
-		return err->code;
 	if (!hr_binary_is_go(an->bin))
 		return hr_error_set(err, HR_EINPUT, "%s: not a Go binary (no .gopclntab or "
 				    ".go.buildinfo section)", binary);
@@ -733,13 +769,24 @@ static int run(int argc, char **argv, enum mode mode)
 	struct timespec start;
 	struct analysis an;
 	struct analysis_options o;
+	struct process_input proc = { 0 };
 	int st = parse_args(argc, argv, mode, &a);
 
 	if (st)
 		return st == ST_HELP ? ST_OK : st;
-	if (inputs_swapped(mode_names[mode], a.binary, a.dump))
+	if (!a.pid && inputs_swapped(mode_names[mode], a.binary, a.dump))
 		return ST_USAGE;
 	clock_gettime(CLOCK_MONOTONIC, &start);
+	if (a.pid) {
+		const char *hold = getenv("HEAPREF_TEST_HOLD_STOPPED"); /* docs/cores.md */
+
+		proc = (struct process_input){ .pid = a.pid, .save_core = a.save_core,
+					       .hold_seconds = hold ? (unsigned)atoi(hold) : 0 };
+		if (take_process_core(&proc, &err))
+			return status_of(&err);
+		a.dump = proc.path;
+		a.binary = a.binary ? a.binary : proc.binary;
+	}
 	o = (struct analysis_options){ .max_depth = a.max_depth, .full_chains = a.full_chains,
 				       .force = a.force,
 				       .keep_paths = mode != MODE_ANALYZE || a.goroutine_labels ||
@@ -750,7 +797,8 @@ static int run(int argc, char **argv, enum mode mode)
 				       .keep_goroutines = mode == MODE_GOROUTINES || a.goroutine_labels,
 				       .keep_root_edges = mode == MODE_RETAINED || a.by_dominator ||
 							  (mode == MODE_WHY && a.paths > 1),
-				       .stats = a.stats ? stats_start() : NULL };
+				       .stats = a.stats ? stats_start() : NULL,
+				       .input_name = a.pid ? proc.name : NULL };
 	if ((st = analysis_run(a.binary, a.dump, &o, &an)) != ST_OK)
 		goto done;
 	if ((st = write_answer(&a, &an, o.stats, &err)) != ST_OK) {
@@ -763,6 +811,7 @@ static int run(int argc, char **argv, enum mode mode)
 	analysis_release(&an);
 done:
 	stats_stop(o.stats);
+	process_input_release(&proc);
 	return st;
 }
 

@@ -28,6 +28,7 @@
 #include "args.h"
 #include "commands.h"
 #include "heapref/binary.h"
+#include "heapref/core.h"
 #include "heapref/dump.h"
 
 enum { ST_OK = 0, ST_INPUT = 1, ST_USAGE = 2, ST_RESOURCES = 3 };
@@ -386,7 +387,9 @@ static int vars_in_dump(struct hr_binary *bin, const char *dump_path, const char
 {
 	struct hr_error err = { 0 };
 	struct hr_frame_vars fv = { 0 };
-	struct hr_dump *dump = hr_dump_open(dump_path, &err);
+	struct hr_dump *dump = hr_input_kind_of(dump_path) == HR_INPUT_CORE
+				       ? hr_core_open(dump_path, bin, &err)
+				       : hr_dump_open(dump_path, &err);
 	const struct hr_goroutine *gs;
 	const struct hr_frame *frames;
 	size_t ng, nf;
@@ -394,7 +397,7 @@ static int vars_in_dump(struct hr_binary *bin, const char *dump_path, const char
 
 	if (!dump)
 		return report(&err);
-	if (hr_dump_data(dump)->present &&
+	if (hr_dump_source(dump) == HR_SOURCE_DUMP && hr_dump_data(dump)->present &&
 	    hr_binary_set_bias_from_data(bin, hr_dump_data(dump)->addr, &err)) {
 		hr_dump_free(dump);
 		return report(&err);

@@ -51,6 +51,7 @@ struct analysis_options {
 	bool keep_types;      /* analyze --by-type: each object's type */
 	bool keep_goroutines; /* goroutines: which goroutine's stack reached each object */
 	struct stats *stats;  /* --stats, or NULL */
+	const char *input_name; /* what to call the heap input in messages, NULL: its path */
 };
 
 /* One pair analysed: both passes have run and charged every reachable object to tree. */

@@ -13,6 +13,8 @@
 
 #include "args.h"
 #include "commands.h"
+#include "inputs.h"
+#include "heapref/core.h"
 #include "heapref/dump.h"
 #include "heapref/writers.h"
 #include "stats.h"
@@ -42,12 +44,21 @@ static int report(const struct hr_error *err)
 }
 
 
-/* Opens a dump; with stats, reports how long reading and indexing took and what it holds. */
-static struct hr_dump *open_dump(const char *path, struct stats *stats, struct hr_error *err)
+/*
+ * Opens the heap input (a dump, or a core with its binary before it); with stats,
+ * reports how long reading and indexing took and what it holds. *bin is the binary
+ * when one was given; the caller frees both.
+ */
+static struct hr_dump *open_dump(const char *binary, const char *path, struct stats *stats,
+				 struct hr_binary **bin, struct hr_error *err)
 {
-	struct hr_dump *dump = hr_dump_open(path, err);
+	struct hr_dump *dump = NULL;
 
-	if (dump && stats) {
+	if (open_heap_input(binary, path, NULL, bin, &dump, err)) {
+		hr_dump_free(dump);
+		return NULL;
+	}
+	if (stats) {
 		stats_mark(stats, "read+index", stderr);
 		fprintf(stderr, "stats: %.0f MB, %zu objects; index %.1f MB (%.1f bytes per object)\n",
 			(double)hr_dump_file_size(dump) / 1e6, hr_dump_object_count(dump),
@@ -59,10 +70,17 @@ static struct hr_dump *open_dump(const char *path, struct stats *stats, struct h
 	return dump;
 }
 
+/* Whether the operands start with a binary (an ELF file that is not a core). */
+static bool starts_with_binary(int argc, char **argv)
+{
+	return argc > 1 && hr_input_kind_of(argv[0]) == HR_INPUT_ELF;
+}
+
 static int cmd_info(int argc, char **argv)
 {
 	struct hr_error err = { 0 };
 	struct stats *stats = NULL;
+	struct hr_binary *bin = NULL;
 	struct hr_dump *dump;
 	bool want_stats = false;
 	const struct cli_opt opts[] = { { "--stats", NULL, &want_stats, NULL } };
@@ -70,19 +88,21 @@ static int cmd_info(int argc, char **argv)
 
 	if (rc)
 		return rc == CLI_HELP ? EXIT_OK : rc;
-	if (argc != 1)
-		return cli_usage_error("info", "info takes one argument: the heap dump file");
+	if (argc != 1 && !(argc == 2 && starts_with_binary(argc, argv)))
+		return cli_usage_error("info", "info takes the heap dump, or the binary and its core");
 	if (want_stats)
 		stats = stats_start();
-	dump = open_dump(argv[0], stats, &err);
+	dump = open_dump(argc == 2 ? argv[0] : NULL, argv[argc - 1], stats, &bin, &err);
 	if (!dump) {
 		stats_stop(stats);
+		hr_binary_free(bin);
 		return report(&err);
 	}
 	rc = hr_write_dump_info(stdout, dump, &err);
 	stats_mark(stats, "summary", stderr);
 	stats_stop(stats);
 	hr_dump_free(dump);
+	hr_binary_free(bin);
 	if (rc) {
 		fprintf(stderr, "heapref: standard output: %s\n", err.msg);
 		return EXIT_RESOURCES;
@@ -102,27 +122,32 @@ static int parse_address(const char *text, uint64_t *addr)
 static int cmd_object(int argc, char **argv)
 {
 	struct hr_error err = { 0 };
+	struct hr_binary *bin = NULL;
 	struct hr_dump *dump;
 	uint64_t addr;
-	int i, rc = cli_parse("object", argc, argv, NULL, 0, &argc);
+	int i, first, rc = cli_parse("object", argc, argv, NULL, 0, &argc);
 
 	if (rc)
 		return rc == CLI_HELP ? EXIT_OK : rc;
-	if (argc < 2)
-		return cli_usage_error("object", "object takes a heap dump file and one or more "
-				       "addresses");
-	for (i = 1; i < argc; i++)
+	first = starts_with_binary(argc, argv) ? 2 : 1; /* [BINARY] DUMP|CORE ADDRESS... */
+	if (argc < first + 1)
+		return cli_usage_error("object", "object takes a heap dump (or a binary and its "
+				       "core) and one or more addresses");
+	for (i = first; i < argc; i++)
 		if (parse_address(argv[i], &addr))
 			return cli_usage_error("object", "not an address: %s (addresses are numbers, "
 					       "like 0xc000012340)", argv[i]);
-	dump = hr_dump_open(argv[0], &err);
-	if (!dump)
+	dump = open_dump(first == 2 ? argv[0] : NULL, argv[first - 1], NULL, &bin, &err);
+	if (!dump) {
+		hr_binary_free(bin);
 		return report(&err);
-	for (i = 1; i < argc && !rc; i++) {
+	}
+	for (i = first; i < argc && !rc; i++) {
 		parse_address(argv[i], &addr);
 		rc = hr_write_object_at(stdout, dump, addr, 64, &err);
 	}
 	hr_dump_free(dump);
+	hr_binary_free(bin);
 	if (rc) {
 		fprintf(stderr, "heapref: standard output: %s\n", err.msg);
 		return EXIT_RESOURCES;

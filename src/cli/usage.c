@@ -10,7 +10,8 @@ static const char heapref_usage[] =
 	"usage: heapref <command> [options] [arguments]\n"
 	"\n"
 	"Find out which variables keep a Go program's memory alive, from a heap dump\n"
-	"(runtime/debug.WriteHeapDump) and the binary that wrote it. Options may come\n"
+	"(runtime/debug.WriteHeapDump) or a core file and the binary that wrote it, or from\n"
+	"a running process (--pid). DUMP below may be a core file too. Options may come\n"
 	"before or after the arguments; heapref help COMMAND (or heapref COMMAND --help)\n"
 	"explains a command's options.\n"
 	"\n"
@@ -18,17 +19,18 @@ static const char heapref_usage[] =
 	"  analyze [-o FILE] [--text [--cutoff PCT] [--by-index]] [--full-chains]\n"
 	"          [--max-depth N] [--stats] [--force] [--examples N]\n"
 	"          [--attribution first|dominator]\n"
-	"          [--by-alloc | --by-type | --types-first | --goroutine-labels] BINARY DUMP\n"
+	"          [--by-alloc | --by-type | --types-first | --goroutine-labels]\n"
+	"          BINARY DUMP | --pid PID [--save-core FILE] [BINARY]\n"
 	"                write a pprof profile (default heapref.pb.gz) whose stacks are\n"
 	"                reference chains from root variables to the memory they keep\n"
 	"                alive; view it with go tool pprof -top / -traces / -http=:8080;\n"
 	"                --text: the chains as a condensed text report instead\n"
 	"  why [-n K] [--full-chains] [--max-depth N] [--stats] [--force] BINARY DUMP\n"
-	"          ADDRESS|TYPE...\n"
+	"          ADDRESS|TYPE... (or --pid PID [--save-core FILE] [BINARY] ADDRESS|TYPE...)\n"
 	"                why the heap object at each address (or the biggest of a type)\n"
 	"                is alive: its chain and up to K independent paths from roots\n"
 	"  retained [--format text|tsv] [-n N] [--full-chains] [--max-depth N] [--stats]\n"
-	"          [--force] BINARY DUMP\n"
+	"          [--force] BINARY DUMP | --pid PID [--save-core FILE] [BINARY]\n"
 	"                the root variables and objects by retained size: what would be\n"
 	"                freed if each let go (the dominator tree of the object graph)\n"
 	"  diff [-o FILE | --text [--by-index]] [--full-chains] [--max-depth N] [--stats]\n"
@@ -36,16 +38,16 @@ static const char heapref_usage[] =
 	"                how each chain grew between two dumps: a pprof profile (as\n"
 	"                pprof -diff_base makes) or a table, biggest growth first\n"
 	"  goroutines [--format text|tsv] [--full-chains] [--max-depth N] [--stats]\n"
-	"          [--force] BINARY DUMP\n"
+	"          [--force] BINARY DUMP | --pid PID [--save-core FILE] [BINARY]\n"
 	"                the goroutines by kind (creator, stack, state) with the memory\n"
 	"                their stacks keep alive; likely leaked ones marked\n"
 	"  allocs [-o FILE] BINARY DUMP\n"
 	"                the classic in-use heap profile (allocation sites), rebuilt from\n"
 	"                the dump's memory-profile records\n"
-	"  info [--stats] DUMP\n"
+	"  info [--stats] DUMP | BINARY CORE\n"
 	"                summarise a heap dump: Go version, records, objects by size,\n"
 	"                goroutines by state, segments, finalizers, memstats\n"
-	"  object DUMP ADDRESS...\n"
+	"  object [BINARY] DUMP ADDRESS...\n"
 	"                the heap object containing each address (interior pointers\n"
 	"                too) and where its pointer words point\n"
 	"  types [--summary | --rtype TYPE] BINARY [PATTERN]\n"
@@ -64,7 +66,14 @@ static const char analyze_usage[] =
 	"                       [--max-depth N] [--stats] [--force] [--examples N]\n"
 	"                       [--attribution first|dominator]\n"
 	"                       [--by-alloc | --by-type | --types-first | --goroutine-labels]\n"
-	"                       BINARY DUMP\n"
+	"                       BINARY DUMP | --pid PID [--save-core FILE] [BINARY]\n"
+	"  DUMP            a heap dump or a core file (gcore, the kernel, --save-core)\n"
+	"  --pid PID       the running process PID instead: stopped, its memory copied into\n"
+	"                  a core (in memory) and resumed; the pause is reported on stderr;\n"
+	"                  BINARY defaults to /proc/PID/exe. Also for why, retained and\n"
+	"                  goroutines\n"
+	"  --save-core FILE\n"
+	"                  --pid: keep the core in FILE (heapref analyze BINARY FILE reads it)\n"
 	"  -o FILE         where to write (default heapref.pb.gz, or standard output with\n"
 	"                  --text; - for standard output)\n"
 	"  --text          a condensed text report of the chains instead of a pprof profile\n"
@@ -101,6 +110,7 @@ static const char analyze_usage[] =
 static const char why_usage[] =
 	"usage: heapref why [-n K] [--full-chains] [--max-depth N] [--stats] [--force]\n"
 	"                   BINARY DUMP ADDRESS|TYPE...\n"
+	"       heapref why [options] --pid PID [--save-core FILE] [BINARY] ADDRESS|TYPE...\n"
 	"  for each address, the heap object holding it and why it is alive: the chain it\n"
 	"  is charged to and the objects through which a root reaches it (8 more bytes of\n"
 	"  memory per heap object than analyze); for a type (main.Item), the biggest\n"
@@ -112,11 +122,15 @@ static const char why_usage[] =
 	"  --full-chains   do not fold recursion (as analyze)\n"
 	"  --max-depth N   cut chains after N named nodes (default 256; 0 for no limit)\n"
 	"  --stats         time, CPU and peak memory of each phase, on stderr\n"
-	"  --force         analyse even when the dump does not look written by the binary\n";
+	"  --force         analyse even when the dump does not look written by the binary\n"
+	"  --pid PID       a running process instead of BINARY DUMP (see analyze --help)\n"
+	"  --save-core FILE\n"
+	"                  --pid: keep the core in FILE\n";
 
 static const char retained_usage[] =
 	"usage: heapref retained [--format text|tsv] [-n N] [--full-chains] [--max-depth N]\n"
 	"                        [--stats] [--force] BINARY DUMP\n"
+	"                        | --pid PID [--save-core FILE] [BINARY]\n"
 	"  the root variables and the heap objects by retained size: what would be freed\n"
 	"  if each let go (the dominator tree of the object graph)\n"
 	"  --format tsv    a header row and tab-separated rows, for scripts (default text)\n"
@@ -124,7 +138,10 @@ static const char retained_usage[] =
 	"  --full-chains   do not fold recursion (as analyze)\n"
 	"  --max-depth N   cut chains after N named nodes (default 256; 0 for no limit)\n"
 	"  --stats         time, CPU and peak memory of each phase, on stderr\n"
-	"  --force         analyse even when the dump does not look written by the binary\n";
+	"  --force         analyse even when the dump does not look written by the binary\n"
+	"  --pid PID       a running process instead of BINARY DUMP (see analyze --help)\n"
+	"  --save-core FILE\n"
+	"                  --pid: keep the core in FILE\n";
 
 static const char diff_usage[] =
 	"usage: heapref diff [-o FILE | --text [--by-index]] [--full-chains] [--max-depth N]\n"
@@ -145,6 +162,7 @@ static const char diff_usage[] =
 static const char goroutines_usage[] =
 	"usage: heapref goroutines [--format text|tsv] [--full-chains] [--max-depth N]\n"
 	"                          [--stats] [--force] BINARY DUMP\n"
+	"                          | --pid PID [--save-core FILE] [BINARY]\n"
 	"  the goroutines grouped by kind (the function whose go statement created them,\n"
 	"  the functions on their stack, their status and wait reason), with how many there\n"
 	"  are and the objects and bytes their stacks reached first, biggest first; those\n"
@@ -154,7 +172,10 @@ static const char goroutines_usage[] =
 	"  --full-chains   do not fold recursion (as analyze)\n"
 	"  --max-depth N   cut chains after N named nodes (default 256; 0 for no limit)\n"
 	"  --stats         time, CPU and peak memory of each phase, on stderr\n"
-	"  --force         analyse even when the dump does not look written by the binary\n";
+	"  --force         analyse even when the dump does not look written by the binary\n"
+	"  --pid PID       a running process instead of BINARY DUMP (see analyze --help)\n"
+	"  --save-core FILE\n"
+	"                  --pid: keep the core in FILE\n";
 
 static const char allocs_usage[] =
 	"usage: heapref allocs [-o FILE] BINARY DUMP\n"
@@ -166,13 +187,15 @@ static const char allocs_usage[] =
 	"                  standard output)\n";
 
 static const char info_usage[] =
-	"usage: heapref info [--stats] DUMP\n"
+	"usage: heapref info [--stats] DUMP | BINARY CORE\n"
 	"  a summary of a heap dump: Go version, records, objects by size, goroutines by\n"
-	"  state, segments, finalizers, memstats\n"
+	"  state, segments, finalizers, memstats; of a core (with its binary), the same\n"
+	"  read from the runtime's structures\n"
 	"  --stats         time, CPU and peak memory of reading the dump, on stderr\n";
 
 static const char object_usage[] =
-	"usage: heapref object DUMP ADDRESS...\n"
+	"usage: heapref object [BINARY] DUMP ADDRESS...\n"
+	"  DUMP            a heap dump, or a core file after its binary\n"
 	"  for each address (decimal or 0x hex), the heap object containing it (interior\n"
 	"  pointers too) and where its pointer words point\n";
 

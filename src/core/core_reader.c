@@ -127,6 +127,7 @@ static int check_same_binary(struct core_reader *r)
 	uint64_t addr, size;
 	uint8_t buf[256];
 	const uint8_t *in_core;
+	uint64_t i;
 
 	if (!hr_binary_section_range(r->bin, ".note.go.buildid", &addr, &size) || size > sizeof(buf))
 		return HR_OK;
@@ -134,6 +135,10 @@ static int check_same_binary(struct core_reader *r)
 	in_core = core_ptr(&r->img, addr, size);
 	if (!in_core || hr_binary_read(r->bin, addr, buf, (size_t)size, NULL))
 		return HR_OK; /* the core left the page out: nothing to compare */
+	for (i = 0; i < size && !in_core[i]; i++)
+		;
+	if (i == size)
+		return HR_OK; /* a hole: the page was not written */
 	if (memcmp(in_core, buf, (size_t)size))
 		return hr_error_set(r->err, HR_EINPUT, "%s: byte %" PRIu64 ": not a core of %s: the "
 				    "Go build ID in the core differs from the binary's", r->img.path,
@@ -181,13 +186,24 @@ static int read_all(struct core_reader *r)
 	return HR_OK;
 }
 
+/*
+ * A PIE binary runs at a bias: the entry point the kernel gave the process (AT_ENTRY)
+ * less the binary's own. Any other binary runs where it says, so a different entry
+ * point means the core is of another program.
+ */
 static int set_bias(struct core_reader *r)
 {
 	uint64_t entry = hr_binary_elf_entry(r->bin);
 
-	if (r->img.entry && entry && r->img.entry != entry)
+	if (!r->img.entry || !entry || r->img.entry == entry)
+		return HR_OK;
+	if (hr_binary_is_pie(r->bin)) {
 		hr_binary_set_bias(r->bin, r->img.entry - entry);
-	return HR_OK;
+		return HR_OK;
+	}
+	return hr_error_set(r->err, HR_EINPUT, "%s: not a core of %s: its entry point is 0x%" PRIx64
+			    " and the binary's 0x%" PRIx64, r->img.path, hr_binary_path(r->bin),
+			    r->img.entry, entry);
 }
 
 /* Opens the pieces hr_core_open() reads with, up to the model's start. */

@@ -40,6 +40,7 @@
 
 struct mapping {
 	uint64_t start, end;
+	bool all_pages; /* copied whether touched or not (a file's first page) */
 };
 
 struct thread_regs {
@@ -198,14 +199,23 @@ static void read_auxv(struct writer *w)
 		close(fd);
 }
 
-/* Whether a line of /proc/PID/maps is memory the core must hold. */
-static bool wanted(const char *perms, unsigned long inode, const char *name)
+/*
+ * How much of a line of /proc/PID/maps the core must hold: all of memory the process
+ * may have written (writable or anonymous); of a file mapped from its start, the first
+ * page, as the kernel writes it (the ELF headers and notes, where the Go build ID is
+ * that tells the reader whose core it is); nothing of the rest (text, read-only data:
+ * the reader takes them from the binary).
+ */
+static uint64_t wanted(const char *perms, unsigned long long offset, unsigned long inode,
+		       const char *name, uint64_t size)
 {
 	if (perms[0] != 'r')
-		return false; /* reserved address space (PROT_NONE) */
+		return 0; /* reserved address space (PROT_NONE) */
 	if (!strncmp(name, "[vvar", 5) || !strcmp(name, "[vsyscall]"))
-		return false;
-	return perms[1] == 'w' || inode == 0;
+		return 0;
+	if (perms[1] == 'w' || inode == 0)
+		return size;
+	return offset == 0 && size >= PAGE ? PAGE : 0;
 }
 
 static int read_maps(struct writer *w)
@@ -218,19 +228,23 @@ static int read_maps(struct writer *w)
 	if (!(f = fopen(path, "re")))
 		return sys_fail(w, "cannot read its memory map");
 	while (!rc && fgets(line, sizeof(line), f)) {
-		unsigned long long start, end;
+		unsigned long long start, end, offset;
 		unsigned long inode;
 		char perms[8], name[4096] = "";
 		struct mapping *m;
+		uint64_t keep;
 
-		if (sscanf(line, "%llx-%llx %7s %*s %*s %lu %4095[^\n]", &start, &end, perms, &inode,
-			   name) < 4 || !wanted(perms, inode, name + strspn(name, " ")))
+		if (sscanf(line, "%llx-%llx %7s %llx %*s %lu %4095[^\n]", &start, &end, perms, &offset,
+			   &inode, name) < 5 || end <= start)
+			continue;
+		keep = wanted(perms, offset, inode, name + strspn(name, " "), end - start);
+		if (!keep)
 			continue;
 		m = hr_array_push((void **)&w->maps, &w->nmaps, &w->maps_cap, sizeof(*m));
 		if (!m)
 			rc = hr_error_set(w->err, HR_ENOMEM, "out of memory");
 		else
-			*m = (struct mapping){ start, end };
+			*m = (struct mapping){ start, start + keep, keep < end - start };
 	}
 	fclose(f);
 	return rc;
@@ -294,12 +308,14 @@ static uint8_t *build_notes(struct writer *w, size_t *len)
 }
 
 /* Copies the touched pages of [start, end) to the file at off. */
-static int copy_mapping(struct writer *w, uint64_t start, uint64_t end, uint64_t off)
+static int copy_mapping(struct writer *w, const struct mapping *m, uint64_t off)
 {
+	uint64_t start = m->start, end = m->end;
+
 	for (uint64_t a = start; a < end; a += COPY_CHUNK) {
 		size_t len = end - a < COPY_CHUNK ? (size_t)(end - a) : COPY_CHUNK;
 		size_t npages = len / PAGE, run = 0;
-		bool have_map = w->pagemap >= 0 &&
+		bool have_map = !m->all_pages && w->pagemap >= 0 &&
 				pread(w->pagemap, w->pm, npages * 8, (off_t)(a / PAGE * 8)) ==
 					(ssize_t)(npages * 8);
 
@@ -374,7 +390,7 @@ static int write_core(struct writer *w)
 	if (!rc)
 		rc = write_at(w, notes, notes_len, ph[0].p_offset);
 	for (size_t i = 0; i < w->nmaps && !rc; i++)
-		rc = copy_mapping(w, w->maps[i].start, w->maps[i].end, ph[1 + i].p_offset);
+		rc = copy_mapping(w, &w->maps[i], ph[1 + i].p_offset);
 	if (!rc && ftruncate(w->out, (off_t)off)) /* the holes at the end are part of it */
 		rc = hr_error_set(w->err, HR_EIO, "cannot write the core: %s", strerror(errno));
 	free(notes);

@@ -30,7 +30,10 @@ static void print_header(FILE *out, const struct hr_dump *d)
 
 	fprintf(out, "file:          %s\n", hr_dump_path(d));
 	fprintf(out, "size:          %" PRIu64 " bytes\n", hr_dump_file_size(d));
-	fprintf(out, "format:        go1.%u heap dump\n", hr_dump_format_minor(d));
+	if (hr_dump_source(d) == HR_SOURCE_CORE)
+		fprintf(out, "format:        core file (records: what a dump of it would hold)\n");
+	else
+		fprintf(out, "format:        go1.%u heap dump\n", hr_dump_format_minor(d));
 	fprintf(out, "go version:    ");
 	print_str(out, p->go_version);
 	fprintf(out, "\narch:          ");

@@ -18,6 +18,7 @@ import hashlib
 import json
 import os
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
@@ -223,6 +224,66 @@ def run(binary, dump_path, args=(), timeout=RUN_TIMEOUT):
     if size == 0:
         raise ProgError("%s left no dump at %s:\n%s" % (" ".join(cmd), dump_path, stderr))
     return facts
+
+
+# The descriptor a program holds on after its dump when a test opens it
+# (testprogs/internal/dump: HoldFD).
+HOLD_FD = 100
+
+
+def run_held(binary, dump_path, while_held, args=(), timeout=RUN_TIMEOUT):
+    """Runs a test program that holds after writing its dump; returns (facts, result).
+
+    The program gets one end of a socket pair as descriptor HOLD_FD; after its dump
+    it says "held" there and waits, changing nothing, until it reads a byte. Then
+    while_held(pid) runs (to take a core of the state the dump shows) and its result
+    is returned with the facts. Programs for another architecture run under an
+    emulator, whose process is not the program's: ProgError.
+    """
+    cmd = _command(binary)
+    if len(cmd) > 1:
+        raise ProgError("%s runs under an emulator: its process is not the Go program's" %
+                        binary)
+    ours, theirs = socket.socketpair()
+    saved = os.dup(HOLD_FD) if _fd_open(HOLD_FD) else None
+    os.dup2(theirs.fileno(), HOLD_FD)
+    try:
+        p = subprocess.Popen(cmd + list(args) + [dump_path], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, pass_fds=(HOLD_FD,))
+    finally:
+        theirs.close()
+        if saved is None:
+            os.close(HOLD_FD)
+        else:
+            os.dup2(saved, HOLD_FD)
+            os.close(saved)
+    try:
+        ours.settimeout(timeout)
+        said = ours.recv(5)
+        if said != b"held\n":
+            p.kill()
+            out, err = p.communicate()
+            raise ProgError("%s did not hold after its dump (said %r):\n%s" % (
+                binary, said, err.decode(errors="replace")))
+        result = while_held(p.pid)
+        ours.send(b"x")
+        out, err = p.communicate(timeout=timeout)
+    finally:
+        ours.close()
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    if p.returncode != 0:
+        raise ProgError("%s exited %d:\n%s" % (binary, p.returncode, err.decode(errors="replace")))
+    return json.loads(out.decode()), result
+
+
+def _fd_open(fd):
+    try:
+        os.fstat(fd)
+        return True
+    except OSError:
+        return False
 
 
 def _source_digest(name):

@@ -1,0 +1,53 @@
+/*
+ * pcln_internal.h - the function table's structures, shared by pcln.c (the table) and
+ * unwind.c (frames as a heap dump records them).
+ */
+#ifndef HEAPREF_CORE_PCLN_INTERNAL_H
+#define HEAPREF_CORE_PCLN_INTERNAL_H
+
+#include "pcln.h"
+
+struct pcln {
+	const struct hr_binary *bin; /* for funcdata (stack maps), in its read-only data */
+	uint8_t *tab;                /* a copy of .gopclntab */
+	uint64_t len;
+	uint64_t bias;
+	uint32_t ptr_size;
+	uint32_t min_lc;             /* instruction size quantum of PC deltas */
+	uint32_t func_fields;        /* offset of funcID in a _func: 36 (1.18-1.19), 40 (1.20+) */
+	uint64_t nfunc;
+	uint64_t funcnametab, pctab, pclntab; /* offsets in tab */
+	uint64_t text;               /* run-time address of runtime.text */
+	uint64_t gofunc;             /* run-time address of go:func.*, 0 if none */
+};
+
+/* One function's record, decoded. */
+struct pcln_func {
+	uint64_t off;    /* of its _func in tab */
+	uint64_t entry;  /* run-time address */
+	int32_t args;
+	int32_t name_off;
+	uint32_t deferreturn;
+	uint32_t pcsp;
+	uint32_t npcdata;
+	uint8_t func_id;
+	uint8_t flag;
+	uint8_t nfuncdata;
+};
+
+#define PCLN_FLAG_TOPFRAME 0x1
+#define PCLN_FLAG_SPWRITE 0x2
+#define PCLN_PCDATA_STACKMAP 1
+#define PCLN_FUNCDATA_ARGS 0
+#define PCLN_FUNCDATA_LOCALS 1
+#define PCLN_ARGS_UNKNOWN INT32_MIN
+
+bool pcln_find(const struct pcln *p, uint64_t pc, struct pcln_func *f);
+const char *pcln_name(const struct pcln *p, const struct pcln_func *f, size_t *len);
+/* The value of the PC-value table at offset table of pctab at pc; -1 if none. */
+int32_t pcln_value(const struct pcln *p, const struct pcln_func *f, uint32_t table, uint64_t pc);
+int32_t pcln_pcdata(const struct pcln *p, const struct pcln_func *f, uint32_t index, uint64_t pc);
+/* Run-time address of funcdata index, 0 if none. */
+uint64_t pcln_funcdata(const struct pcln *p, const struct pcln_func *f, uint32_t index);
+
+#endif

@@ -1,0 +1,224 @@
+"""End-to-end tests of the core reader: a core of a process gives the profile its dump gives.
+
+    heapref analyze --pid PID [--save-core FILE] [BINARY]
+    heapref analyze BINARY CORE
+
+The oracle is the runtime itself. Each scenario program writes its heap dump and then
+holds, changing nothing (testprogs/internal/dump: hold), while the test takes a core of
+the same process state with heapref's own --pid --save-core (and, once, with gdb's
+gcore). The profile of the core must equal the profile of the dump: the same chains
+with the same objects and bytes, but for what the runtime's own goroutines allocate
+between the dump and the core under runtime roots (RUNTIME_SLACK_*). Nothing here compares heapref
+with itself on one input: the dump is written by runtime.WriteHeapDump from the
+runtime's own view of the heap, the core is read by heapref from the runtime's raw
+structures (spans, bitmaps, allgs, pclntab), two independent routes to one answer.
+
+Also: a process is never left stopped (heapref killed while it holds the process);
+a core without its binary, a truncated core and a core of another binary are refused
+with one line.
+
+Which Go builds the programs: the matrix entry HEAPREF_MATRIX names (ctest runs this
+module once per amd64 entry, e2e_core_<entry>); without it the machine's Go. Cores are
+deleted as soon as their test has read them.
+"""
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import profile  # noqa: E402
+import progs  # noqa: E402
+import toolchains  # noqa: E402
+
+ENTRY = toolchains.selected()
+BUILDS = (("default", None), ("noopt", "all=-N -l"))
+# Between the dump and the core the program holds still, but the runtime does not: its
+# own goroutines may allocate or let go (seen: a P's timer heap, one 16-byte slice under
+# runtime.allp; in testprogs/server, net/http's timers firing, 9 objects), and which M runs which goroutine changes which runtime root reaches an
+# M first (runtime.allm or runtime.allgptr). So chains under runtime roots may differ,
+# and the totals by at most this much; every other chain must be equal to the byte.
+RUNTIME_SLACK_OBJECTS = 32
+RUNTIME_SLACK_BYTES = 32768
+
+
+def _differences(a, b, limit=12):
+    """The chains whose values differ between profiles a and b, as text lines."""
+    out = []
+    for chain in sorted(set(a) | set(b)):
+        va, vb = a.get(chain, [0, 0]), b.get(chain, [0, 0])
+        if list(va) != list(vb):
+            out.append("  %s: dump %s, core %s" % (" > ".join(chain), va, vb))
+    return out[:limit] + (["  ... %d more" % (len(out) - limit)] if len(out) > limit else [])
+
+
+class CoreMatchesDump(unittest.TestCase):
+    """Every scenario, both builds: analyze of the core == analyze of the dump."""
+
+    @classmethod
+    def setUpClass(cls):
+        toolchains.check(ENTRY, progs.go_version(env=ENTRY.env))
+        if toolchains.emulator_for(ENTRY.goarch):
+            raise unittest.SkipTest("%s runs under an emulator: --pid reads the emulator's "
+                                    "process, not the program's" % ENTRY.name)
+        cls.work = tempfile.mkdtemp(prefix="heapref-core-")
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.work, ignore_errors=True)
+
+    def held_profiles(self, name, gcflags, pid_only=False):
+        """Builds and runs name holding; returns (dump profile, core profile, pid profile)."""
+        d = os.path.join(self.work, "%s-%s" % (name, gcflags is not None))
+        binary = progs.build(name, d, env=ENTRY.env, gcflags=gcflags)
+        dump, core = os.path.join(d, name + ".dump"), os.path.join(d, name + ".core")
+        out = {k: os.path.join(d, k + ".pb.gz") for k in ("dump", "core", "pid")}
+
+        def while_held(pid):
+            return progs.heapref("analyze", "--pid", pid, "--save-core", core, binary,
+                                 "-o", out["pid"])
+
+        _, (st, _, err) = progs.run_held(binary, dump, while_held)
+        self.assertEqual(st, 0, err)
+        self.assertRegex(err, r"process \d+ stopped for \d+\.\d+ s")
+        try:
+            st, _, err = progs.heapref("analyze", binary, core, "-o", out["core"])
+            self.assertEqual(st, 0, err)
+        finally:
+            os.remove(core)
+        st, _, err = progs.heapref("analyze", binary, dump, "-o", out["dump"])
+        self.assertEqual(st, 0, err)
+        return tuple(profile.load(out[k]) for k in ("dump", "core", "pid"))
+
+    def check(self, name, gcflags):
+        from_dump, from_core, from_pid = self.held_profiles(name, gcflags)
+        self.assertEqual(from_core, from_pid, "the saved core and --pid differ")
+        report = "\n".join(_differences(from_dump, from_core))
+        differing = [c for c in set(from_dump) | set(from_core)
+                     if list(from_dump.get(c, [0, 0])) != list(from_core.get(c, [0, 0]))]
+        self.assertEqual([c for c in differing if not c[0].startswith("runtime.")], [],
+                         "chains of the program's roots differ:\n" + report)
+        (co, cb), (do, db) = profile.totals(from_core), profile.totals(from_dump)
+        self.assertLessEqual(abs(co - do), RUNTIME_SLACK_OBJECTS, report)
+        self.assertLessEqual(abs(cb - db), RUNTIME_SLACK_BYTES, report)
+        self.assertGreater(profile.totals(from_core)[0], 0)
+
+
+def _add_scenario_tests():
+    for name in progs.PROGRAMS:
+        for build, gcflags in BUILDS:
+            def test(self, name=name, gcflags=gcflags):
+                self.check(name, gcflags)
+            test.__name__ = "test_%s_%s" % (name, build)
+            setattr(CoreMatchesDump, test.__name__, test)
+
+
+_add_scenario_tests()
+
+
+class ProcessNeverLeftStopped(unittest.TestCase):
+    """heapref killed while it holds the process: the kernel lets the process go."""
+
+    def test_killed_while_stopped(self):
+        if toolchains.emulator_for(ENTRY.goarch):
+            self.skipTest("emulated")
+        work = tempfile.mkdtemp(prefix="heapref-stop-")
+        self.addCleanup(shutil.rmtree, work, True)
+        binary = progs.build("cache", work, env=ENTRY.env)
+
+        def while_held(pid):
+            env = dict(os.environ, HEAPREF_TEST_HOLD_STOPPED="60")
+            h = subprocess.Popen([progs.HEAPREF, "analyze", "--pid", str(pid), binary,
+                                  "-o", os.path.join(work, "p.pb.gz")], env=env,
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+            stopped = _wait_for_state(pid, "t", 60)
+            h.send_signal(signal.SIGKILL)
+            h.wait()
+            return stopped, _wait_for_state(pid, "S", 10)
+
+        _, (stopped, running) = progs.run_held(binary, os.path.join(work, "cache.dump"),
+                                               while_held)
+        self.assertTrue(stopped, "heapref never stopped the process")
+        self.assertTrue(running, "the process stayed stopped after heapref was killed")
+
+
+class BadCores(unittest.TestCase):
+    """A core refused with one line and status 1 (2 without its binary), never a crash."""
+
+    @classmethod
+    def setUpClass(cls):
+        if toolchains.emulator_for(ENTRY.goarch):
+            raise unittest.SkipTest("emulated")
+        cls.work = tempfile.mkdtemp(prefix="heapref-badcore-")
+        cls.binary = progs.build("cache", cls.work, env=ENTRY.env)
+        cls.other = progs.build("list", cls.work, env=ENTRY.env)
+        cls.core = os.path.join(cls.work, "cache.core")
+
+        def while_held(pid):
+            return progs.heapref("analyze", "--pid", pid, "--save-core", cls.core, cls.binary,
+                                 "-o", os.path.join(cls.work, "p.pb.gz"))
+
+        progs.run_held(cls.binary, os.path.join(cls.work, "cache.dump"), while_held)
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.work, ignore_errors=True)
+
+    def refused(self, args, status, *words):
+        st, out, err = progs.heapref(*args)
+        self.assertEqual(st, status, err)
+        self.assertEqual(out, "")
+        lines = err.splitlines()
+        self.assertEqual(len(lines), 1, err)
+        self.assertTrue(lines[0].startswith("heapref: "), err)
+        for w in words:
+            self.assertIn(w, lines[0])
+        return lines[0]
+
+    def test_core_without_binary(self):
+        self.refused(("info", self.core), 2, self.core, "give the binary")
+
+    def test_core_of_another_binary(self):
+        self.refused(("analyze", self.other, self.core, "-o", os.path.join(self.work, "x.pb.gz")),
+                     1, self.core, "not a core of")
+        self.assertFalse(os.path.exists(os.path.join(self.work, "x.pb.gz")))
+
+    def test_truncated(self):
+        size = os.path.getsize(self.core)
+        for keep in (20, 64 + 56 * 2, size // 2, size - 1):
+            cut = os.path.join(self.work, "cut.core")
+            with open(self.core, "rb") as f, open(cut, "wb") as g:
+                g.write(f.read(keep))
+            line = self.refused(("analyze", self.binary, cut, "-o",
+                                 os.path.join(self.work, "x.pb.gz")), 1, cut)
+            self.assertRegex(line, r"byte \d+|cannot read", line)
+
+    def test_no_such_process(self):
+        self.refused(("analyze", "--pid", "999999999", self.binary), 1, "999999999")
+
+    def test_save_core_needs_pid(self):
+        self.refused(("analyze", "--save-core", "x", self.binary, self.core), 2, "--pid")
+
+
+def _state(pid):
+    with open("/proc/%d/stat" % pid) as f:
+        return f.read().rsplit(")", 1)[1].split()[0]
+
+
+def _wait_for_state(pid, state, seconds):
+    """Whether process pid reaches the /proc state letter within seconds."""
+    end = time.time() + seconds
+    while time.time() < end:
+        if _state(pid) == state:
+            return True
+        time.sleep(0.02)
+    return False
+
+
+if __name__ == "__main__":
+    unittest.main()
