@@ -18,6 +18,7 @@ import hashlib
 import json
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -276,6 +277,50 @@ def run_held(binary, dump_path, while_held, args=(), timeout=RUN_TIMEOUT):
     if p.returncode != 0:
         raise ProgError("%s exited %d:\n%s" % (binary, p.returncode, err.decode(errors="replace")))
     return json.loads(out.decode()), result
+
+
+def emulated_core(binary, dump_path, core_dir, args=(), timeout=RUN_TIMEOUT):
+    """Runs a program built for another architecture under its emulator, holding after
+    its dump, and makes the emulator write the program's core (qemu-user writes the
+    guest's own core, qemu_<prog>_<date>_<pid>.core in the working directory, when the
+    program dies of a signal): GOTRACEBACK=crash, SIGABRT once held. Returns the core's
+    path in core_dir; the host's core of the emulator itself, if any, is removed."""
+    cmd = _command(binary)
+    ours, theirs = socket.socketpair()
+    os.dup2(theirs.fileno(), HOLD_FD)
+    env = dict(os.environ, GOTRACEBACK="crash")
+
+    def unlimited_cores():
+        import resource
+        resource.setrlimit(resource.RLIMIT_CORE, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
+
+    try:
+        p = subprocess.Popen(cmd + list(args) + [os.path.abspath(dump_path)],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+                             cwd=core_dir, pass_fds=(HOLD_FD,), preexec_fn=unlimited_cores)
+    finally:
+        theirs.close()
+        os.close(HOLD_FD)
+    try:
+        ours.settimeout(timeout)
+        said = ours.recv(5)
+        if said != b"held\n":
+            raise ProgError("%s did not hold after its dump (said %r)" % (binary, said))
+        p.send_signal(signal.SIGABRT)
+        p.communicate(timeout=timeout)
+    finally:
+        ours.close()
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    cores = [f for f in os.listdir(core_dir) if f.startswith("qemu_") and f.endswith(".core")]
+    for f in os.listdir(core_dir):
+        if f == "core" or f.startswith("core."):
+            os.remove(os.path.join(core_dir, f))
+    if len(cores) != 1:
+        raise ProgError("%s under its emulator left %d guest cores in %s" % (
+            binary, len(cores), core_dir))
+    return os.path.join(core_dir, cores[0])
 
 
 def _fd_open(fd):
