@@ -57,6 +57,7 @@ PROGRAMS = [
     "static",
     "syncmap",
     "server",
+    "deadslot",
 ]
 
 DUMP_MAGIC = b"go1.7 heap dump\n"

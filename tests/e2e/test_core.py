@@ -13,6 +13,10 @@ with itself on one input: the dump is written by runtime.WriteHeapDump from the
 runtime's own view of the heap, the core is read by heapref from the runtime's raw
 structures (spans, bitmaps, allgs, pclntab), two independent routes to one answer.
 
+testprogs/deadslot leaves a dead stack slot holding the address of memory a long list
+has since reused: the list must be main.head's whole in both profiles, nothing charged
+through the dead slot.
+
 Also: a process is never left stopped (heapref killed while it holds the process);
 a core without its binary, a truncated core and a core of another binary are refused
 with one line.
@@ -36,6 +40,7 @@ import unittest
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import profile  # noqa: E402
 import progs  # noqa: E402
+import reach  # noqa: E402
 import toolchains  # noqa: E402
 
 ENTRY = toolchains.selected()
@@ -94,7 +99,24 @@ class CoreMatchesDump(unittest.TestCase):
             os.remove(core)
         st, _, err = progs.heapref("analyze", binary, dump, "-o", out["dump"])
         self.assertEqual(st, 0, err)
+        if name == "deadslot":
+            self.check_dead_slot(dump)
         return tuple(profile.load(out[k]) for k in ("dump", "core", "pid"))
+
+    def check_dead_slot(self, dump):
+        """The scenario holds: main.worker's frame keeps, in a slot its stack map says is
+        dead, an address now inside a live heap object (the list reused the memory)."""
+        d = reach.load(dump)
+        word = d.word_reader()
+        frames = [f for f in d.frames if f.name in ("main.worker", b"main.worker")]
+        self.assertTrue(frames, "no main.worker frame in the dump")
+        stale = []
+        for f in frames:
+            c, live = d.contents(f), set(f.offsets)
+            stale += [off for off in range(0, len(c) - d.params.ptr_size + 1, d.params.ptr_size)
+                      if off not in live and d.find(word(c, off)[0]) is not None]
+        self.assertTrue(stale, "main.worker's frame holds no dead slot into the heap: the "
+                        "scenario did not happen")
 
     def take_core(self, binary, dump, core, out):
         """Runs binary holding after its dump; heapref --pid --save-core takes its core."""
@@ -119,6 +141,10 @@ class CoreMatchesDump(unittest.TestCase):
         self.assertLessEqual(abs(co - do), RUNTIME_SLACK_OBJECTS, report)
         self.assertLessEqual(abs(cb - db), RUNTIME_SLACK_BYTES, report)
         self.assertGreater(profile.totals(from_core)[0], 0)
+        if name == "deadslot": # nothing lost to, nor charged through, the dead slot
+            for p in (from_dump, from_core):
+                self.assertEqual(profile.cum(p, ("main.head",)), (100000, 100000 * 48))
+                self.assertEqual(profile.cum(p, ("main.worker",))[0], 0)
 
 
 def _add_scenario_tests():
