@@ -307,6 +307,33 @@ static uint8_t *build_notes(struct writer *w, size_t *len)
 	return notes;
 }
 
+static bool zero_page(const uint8_t *p)
+{
+	uint64_t acc = 0, v;
+
+	for (size_t i = 0; i < PAGE; i += 8) {
+		memcpy(&v, p + i, 8);
+		acc |= v;
+	}
+	return !acc;
+}
+
+/* Writes the len bytes of w->buf to off but for pages of zeros, left as holes. */
+static int write_pages(struct writer *w, size_t len, uint64_t off)
+{
+	size_t from = 0, at;
+	int rc;
+
+	for (at = 0; at < len; at += PAGE) {
+		if (len - at < PAGE || !zero_page(w->buf + at))
+			continue;
+		if (at > from && (rc = write_at(w, w->buf + from, at - from, off + from)))
+			return rc;
+		from = at + PAGE;
+	}
+	return from < len ? write_at(w, w->buf + from, len - from, off + from) : HR_OK;
+}
+
 /* Copies the touched pages of [start, end) to the file at off. */
 static int copy_mapping(struct writer *w, const struct mapping *m, uint64_t off)
 {
@@ -331,7 +358,7 @@ static int copy_mapping(struct writer *w, const struct mapping *m, uint64_t off)
 				ssize_t n = pread(w->mem, w->buf, run * PAGE, (off_t)from);
 
 				if (n > 0) {
-					int rc = write_at(w, w->buf, (size_t)n, off + (from - start));
+					int rc = write_pages(w, (size_t)n, off + (from - start));
 
 					if (rc)
 						return rc;
