@@ -9,14 +9,14 @@
 #
 # Environment (all optional):
 #   FUZZ_SECONDS  run time of each target (default 60)
-#   FUZZ_TARGETS  which targets, of "dump binary analyze" (default all three)
+#   FUZZ_TARGETS  which targets, of "dump binary analyze core" (default all four)
 #   FUZZ_RSS_MB   memory limit, also the largest single allocation (default 2048)
 #   FUZZ_TIMEOUT  seconds one input may take before it counts as a hang (default 10)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 seconds=${FUZZ_SECONDS:-60}
-targets=${FUZZ_TARGETS:-dump binary analyze}
+targets=${FUZZ_TARGETS:-dump binary analyze core}
 rss_mb=${FUZZ_RSS_MB:-2048}
 timeout=${FUZZ_TIMEOUT:-10}
 build=build-fuzz
@@ -44,20 +44,24 @@ for t in $targets; do
   fi
 done
 
-# The analyze target's fixed binary; if the rebuilt one differs from the binary that wrote
-# the committed seeds (another Go release, changed sources), new seeds come from it.
-if [[ " $targets " == *" analyze "* ]]; then
+# The analyze and core targets' fixed binary; if the rebuilt one differs from the binary
+# that wrote the committed seeds (another Go release, changed sources), new seeds come
+# from it.
+if [[ " $targets " == *" analyze "* || " $targets " == *" core "* ]]; then
   rc=0
   bash tests/fuzz/tools/seed_binary.sh build "$run/seed" || rc=$?
   if [ "$rc" -eq 10 ]; then
-    echo "heapref: making the analyze seeds again from the binary built here"
-    rm -f "$run/corpus/analyze"/*
-    bash tests/fuzz/tools/make_corpus.sh analyze "$run/corpus/analyze"
-    if [ -d tests/fuzz/regressions/analyze ]; then
-      cp tests/fuzz/regressions/analyze/* "$run/corpus/analyze/"
-    fi
+    for t in analyze core; do
+      [[ " $targets " == *" $t "* ]] || continue
+      echo "heapref: making the $t seeds again from the binary built here"
+      rm -f "$run/corpus/$t"/*
+      bash tests/fuzz/tools/make_corpus.sh "$t" "$run/corpus/$t"
+      if [ -d "tests/fuzz/regressions/$t" ]; then
+        cp "tests/fuzz/regressions/$t"/* "$run/corpus/$t/"
+      fi
+    done
   elif [ "$rc" -ne 0 ]; then
-    echo "heapref: cannot build the fixed binary of the analyze target" >&2
+    echo "heapref: cannot build the fixed binary of the analyze and core targets" >&2
     exit 1
   fi
   export HEAPREF_FUZZ_BINARY="$run/seed/seedprog"
@@ -75,7 +79,10 @@ for t in $targets; do
   # tests/fuzz/lsan.supp) is matched by its function and no other leak hides behind it
   unwind=
   [ "$t" = binary ] && unwind=:fast_unwind_on_malloc=0
-  ASAN_OPTIONS="$asan_options$unwind" "$build/tests/fuzz/fuzz_$t" -max_total_time="$seconds" \
+  # fuzz_core's seed is a core of 2.4 MB: libFuzzer would cut inputs to 1 MB
+  maxlen=()
+  [ "$t" = core ] && maxlen=(-max_len=4194304)
+  ASAN_OPTIONS="$asan_options$unwind" "$build/tests/fuzz/fuzz_$t" -max_total_time="$seconds" "${maxlen[@]}" \
     -rss_limit_mb="$rss_mb" -malloc_limit_mb="$rss_mb" -timeout="$timeout" -print_final_stats=1 \
     -artifact_prefix="$run/artifacts/$t/" "$run/corpus/$t" >"$run/$t.log" 2>&1 || rc=$?
   grep -E '^stat::(number_of_executed_units|average_exec_per_sec|new_units_added|peak_rss_mb)' \

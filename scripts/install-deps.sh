@@ -23,6 +23,8 @@ $tests && packages+=(valgrind)
 # strace: tests/e2e/test_parallel.py counts a system call per analysis
 $tests && packages+=(strace)
 $fuzz && packages+=(clang libclang-rt-14-dev)
+# gdb: tools/make_corpus.sh core writes the core seed with gcore (when the seed binary changed)
+$fuzz && packages+=(gdb)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -3,6 +3,7 @@
 #
 #   make_corpus.sh all              rewrites tests/fuzz/corpus/{dump,binary,analyze}/ and
 #                                   tests/fuzz/seedprog/seedprog.sha256
+#   make_corpus.sh core OUTDIR      only the core seed (needs gdb)
 #   make_corpus.sh analyze OUTDIR   only the analyze seeds, into OUTDIR, from the fixed
 #                                   binary as built here (scripts/fuzz.sh, when that binary
 #                                   differs from the one the committed seeds came from)
@@ -84,6 +85,20 @@ make_binary() {
   gcc -nostdlib -static-pie -fPIE -Wl,--build-id=none -g -O1 -o "$out/c-pie-dwarf5" "$tools/cprog.c"
 }
 
+# --- core: a core of the fixed binary, cut down ---------------------------------------------
+# gdb stops the seed program as it exits (after its dump) and writes its core; over 1 GB,
+# cut to about 2.6 MB by prune_core.py.
+make_core() { # outdir
+  local out=$1 rc=0
+  bash "$tools/seed_binary.sh" build "$work/seed" || rc=$?
+  [ "$rc" -eq 0 ] || [ "$rc" -eq 10 ] || { echo "make_corpus: cannot build the seed binary" >&2; exit 1; }
+  gdb -batch -ex 'break runtime.exit' -ex run -ex "gcore $work/seed.core" \
+    --args "$work/seed/seedprog" "$work/seed-core.hdump" >/dev/null 2>&1
+  mkdir -p "$out"
+  python3 "$tools/prune_core.py" "$work/seed.core" "$out/seed"
+  rm -f "$work/seed.core"
+}
+
 case ${1:-} in
 all)
   rm -rf "$fuzz/corpus/analyze"
@@ -91,14 +106,20 @@ all)
   sha256sum "$work/seed/seedprog" | awk '{ print $1 "  seedprog" }' >"$fuzz/seedprog/seedprog.sha256"
   make_dump
   make_binary
+  rm -rf "$fuzz/corpus/core"
+  make_core "$fuzz/corpus/core"
   du -sh "$fuzz/corpus"/*
   ;;
 analyze)
   [ $# -eq 2 ] || { echo "usage: $0 analyze OUTDIR" >&2; exit 2; }
   make_analyze "$2"
   ;;
+core)
+  [ $# -eq 2 ] || { echo "usage: $0 core OUTDIR" >&2; exit 2; }
+  make_core "$2"
+  ;;
 *)
-  echo "usage: $0 all | analyze OUTDIR" >&2
+  echo "usage: $0 all | analyze OUTDIR | core OUTDIR" >&2
   exit 2
   ;;
 esac

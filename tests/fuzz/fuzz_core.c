@@ -1,0 +1,94 @@
+/*
+ * fuzz_core.c - fuzz target: the core reader (hr_core_open_bytes()) on any core file,
+ * with one fixed binary, the seed program (HEAPREF_FUZZ_BINARY, opened once), then
+ * the model it builds through the lookups every later stage uses and the `heapref info`
+ * writer (to /dev/null).
+ *
+ * A rejected core fails with one HR_EINPUT line naming it. An accepted one has
+ * objects sorted by address that do not overlap, each found at its first and last
+ * byte, and frames whose contents end where the next frame of their goroutine starts
+ * or below it.
+ */
+#include <string.h>
+
+#include "fuzz_target.h"
+#include "heapref/binary.h"
+#include "heapref/core.h"
+#include "heapref/dump.h"
+#include "heapref/writers.h"
+
+#define NAME "fuzz.core"
+
+static struct hr_binary *fixed_binary; /* opened once, never freed */
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	const char *path = getenv("HEAPREF_FUZZ_BINARY");
+	struct hr_error err = { 0 };
+
+	(void)argc;
+	(void)argv;
+	if (!path || !path[0]) {
+		fprintf(stderr, "fuzz_core: set HEAPREF_FUZZ_BINARY to the binary the seed cores "
+				"come from (scripts/fuzz.sh does)\n");
+		exit(2);
+	}
+	if (!(fixed_binary = hr_binary_open(path, &err))) {
+		fprintf(stderr, "fuzz_core: %s\n", err.msg);
+		exit(2);
+	}
+	return 0;
+}
+
+static void check_objects(const struct hr_dump *d)
+{
+	uint64_t end = 0;
+
+	for (size_t i = 0; i < hr_dump_object_count(d); i++) {
+		struct hr_object o = hr_dump_object(d, i);
+
+		FUZZ_CHECK(o.size && o.addr >= end, "object %zu at 0x%llx overlaps the one before", i,
+			   (unsigned long long)o.addr);
+		FUZZ_CHECK(hr_dump_object_at(d, o.addr) == (int64_t)i &&
+				   hr_dump_object_at(d, o.addr + o.size - 1) == (int64_t)i,
+			   "object %zu not found at its first and last byte", i);
+		end = o.addr + o.size;
+	}
+}
+
+static void check_frames(const struct hr_dump *d)
+{
+	size_t ng, nf;
+	const struct hr_goroutine *g = hr_dump_goroutines(d, &ng);
+	const struct hr_frame *f = hr_dump_frames(d, &nf);
+
+	for (size_t i = 0; i < ng; i++)
+		for (uint32_t k = 1; k < g[i].frame_count; k++) {
+			const struct hr_frame *a = &f[g[i].first_frame + k - 1], *b = a + 1;
+
+			FUZZ_CHECK(a->sp + a->contents.len <= b->sp && b->depth == a->depth + 1,
+				   "frames %u and %u of goroutine %zu out of order", k - 1, k, i);
+		}
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct hr_error err = { 0 };
+	struct hr_dump *d;
+	FILE *null;
+
+	hr_binary_set_bias(fixed_binary, 0); /* the reader sets it from each core */
+	d = hr_core_open_bytes(data, size, NAME, fixed_binary, &err);
+	if (!d) {
+		FUZZ_CHECK_ERROR(&err, HR_EINPUT, NAME);
+		return 0;
+	}
+	check_objects(d);
+	check_frames(d);
+	null = fopen("/dev/null", "w");
+	FUZZ_CHECK(null, "cannot open /dev/null");
+	FUZZ_CHECK(hr_write_dump_info(null, d, &err) == HR_OK, "info: %s", err.msg);
+	fclose(null);
+	hr_dump_free(d);
+	return 0;
+}
