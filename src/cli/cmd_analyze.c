@@ -524,6 +524,8 @@ static int check_inputs(const char *binary_path, const char *dump_path, bool for
 		warn_unknown_version(binary_path, bv, strlen(bv));
 	if (hr_binary_limits(bin)[0])
 		fprintf(stderr, "heapref: warning: %s: %s\n", binary_path, hr_binary_limits(bin));
+	if (hr_dump_caveat(dump)[0])
+		fprintf(stderr, "heapref: warning: %s: %s\n", hr_dump_path(dump), hr_dump_caveat(dump));
 	return ST_OK;
 }
 

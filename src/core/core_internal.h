@@ -130,6 +130,7 @@ struct core_reader {
 	unsigned go_minor;         /* N of the binary's go1.N, 0 if unknown */
 	uint64_t heap_lo, heap_hi; /* of the in-use spans, for the params */
 	uint64_t unbuilt_masks;    /* objects whose type's on-demand GC mask was never built */
+	uint64_t unwind_stops;     /* running goroutines whose stack did not unwind to its end */
 	struct pcln *pcln;         /* the binary's function table, for unwinding */
 	uint64_t *bits;            /* scratch pointer bits */
 	size_t bits_cap;           /* in words */

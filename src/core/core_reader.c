@@ -7,6 +7,7 @@
 #include <elf.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -238,6 +239,23 @@ struct hr_dump *hr_core_open(const char *path, struct hr_binary *bin, struct hr_
 	return hr_core_open_as(path, path, bin, err);
 }
 
+/* What could not be read exactly, said once by the commands. */
+static void set_caveat(struct core_reader *r)
+{
+	char text[256] = "";
+
+	if (r->unwind_stops)
+		snprintf(text, sizeof(text), "%" PRIu64 " goroutine%s running when the core was taken "
+			 "could be unwound only in part: what their lower frames keep is not charged "
+			 "to them", r->unwind_stops, r->unwind_stops == 1 ? "" : "s");
+	else if (r->unbuilt_masks)
+		snprintf(text, sizeof(text), "%" PRIu64 " object%s whose type's pointer mask the "
+			 "runtime had not built yet: their words are followed by type only",
+			 r->unbuilt_masks, r->unbuilt_masks == 1 ? "" : "s");
+	if (text[0])
+		hr_dump_build_caveat(r->model, text);
+}
+
 /* The reading, once the image is open (or failed to: rc). */
 static struct hr_dump *read_core(struct core_reader *r, int rc, const char *name)
 {
@@ -251,6 +269,7 @@ static struct hr_dump *read_core(struct core_reader *r, int rc, const char *name
 		params.heap_start = r->heap_lo / ARENA_ALIGN * ARENA_ALIGN;
 		params.heap_end = (r->heap_hi + ARENA_ALIGN - 1) / ARENA_ALIGN * ARENA_ALIGN;
 		hr_dump_build_params(r->model, &params);
+		set_caveat(r);
 		rc = hr_dump_build_finish(r->model, r->err);
 	}
 	if (rc) {

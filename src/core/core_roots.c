@@ -108,6 +108,30 @@ static int add_frame(void *ctx, const struct pcln_frame *pf)
 	return hr_dump_build_frame(r->model, &f, pf->bits, r->err);
 }
 
+/*
+ * Unwinds one goroutine into frames of the model. A goroutine that was running when the
+ * core was taken may be caught anywhere, between safe points: where its stack cannot be
+ * unwound further, it keeps the frames found so far (counted in unwind_stops). Any other
+ * goroutine stopped at a safe point, so a stack that does not unwind is a bad core.
+ */
+static int unwind(struct core_reader *r, struct unwind_ctx *u, const struct hr_goroutine *g,
+		  uint64_t pc, uint64_t lr, uint64_t stack_hi)
+{
+	struct hr_error why = { 0 };
+	int rc = pcln_unwind(r->pcln, read_target, r, pc, g->sp, lr, stack_hi, add_frame, u, &why);
+
+	if (!rc || !why.code)
+		return rc; /* done, or add_frame() failed and said why in r->err */
+	if (why.code == HR_EINPUT && g->status == G_RUNNING) {
+		r->unwind_stops++;
+		return HR_OK;
+	}
+	if (why.code == HR_EINPUT)
+		return hr_error_set(r->err, HR_EINPUT, "%s: goroutine %" PRIu64 ": %s", r->img.path,
+				    g->goid, why.msg);
+	return hr_error_set(r->err, why.code, "%s", why.msg);
+}
+
 static struct hr_bytes wait_reason(struct core_reader *r, uint64_t reason)
 {
 	const struct rt_layout *L = &r->L;
@@ -168,9 +192,11 @@ static int read_goroutine(struct core_reader *r, uint64_t gaddr)
 		sp = syscallsp;
 		pc = cr_field(r, gaddr, &L->g_syscallpc, "g.syscallpc");
 		lr = 0;
-	} else if (status == G_RUNNING && (t = thread_of(r, gaddr))) {
-		sp = t->sp, pc = t->pc, lr = t->lr; /* stopped wherever it was */
-	} else {
+	} else if (status == G_RUNNING && (t = thread_of(r, gaddr)) &&
+		   t->sp >= cr_field(r, gaddr, &L->g_stack_lo, "g.stack.lo") &&
+		   t->sp < cr_field(r, gaddr, &L->g_stack_hi, "g.stack.hi")) {
+		sp = t->sp, pc = t->pc, lr = t->lr; /* stopped wherever it was, on its stack */
+	} else { /* or on the system stack, having saved where it was (systemstack, mcall) */
 		sp = cr_field(r, gaddr, &L->g_sched_sp, "g.sched.sp");
 		pc = cr_field(r, gaddr, &L->g_sched_pc, "g.sched.pc");
 		lr = cr_field(r, gaddr, &L->g_sched_lr, "g.sched.lr");
@@ -193,8 +219,7 @@ static int read_goroutine(struct core_reader *r, uint64_t gaddr)
 		return hr_error_set(r->err, HR_ENOMEM, "out of memory");
 	if ((rc = hr_dump_build_goroutine(r->model, &g, r->err)))
 		return rc;
-	return pcln_unwind(r->pcln, read_target, r, pc, sp, lr,
-			   cr_field(r, gaddr, &L->g_stack_hi, "g.stack.hi"), add_frame, &u, r->err);
+	return unwind(r, &u, &g, pc, lr, cr_field(r, gaddr, &L->g_stack_hi, "g.stack.hi"));
 }
 
 int core_read_goroutines(struct core_reader *r)

@@ -211,3 +211,15 @@ enum hr_source hr_dump_source(const struct hr_dump *d)
 {
 	return d->source;
 }
+
+void hr_dump_build_caveat(struct hr_dump *d, const char *text)
+{
+	struct hr_bytes b = hr_dump_build_string(d, text, strlen(text) + 1);
+
+	d->caveat = b.ptr ? (const char *)b.ptr : NULL;
+}
+
+const char *hr_dump_caveat(const struct hr_dump *d)
+{
+	return d->caveat ? d->caveat : "";
+}

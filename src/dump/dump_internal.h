@@ -179,6 +179,7 @@ struct hr_dump {
 	size_t split_min;       /* files this large have their second half read by a thread */
 	enum dump_split split;  /* what became of that */
 	enum hr_source source;
+	const char *caveat;     /* hr_dump_build_caveat(), in strings */
 	struct str_block *strings; /* copies made by hr_dump_build_string(), newest first */
 };
 
