@@ -29,6 +29,7 @@ Cores are deleted as soon as their test has read them.
 """
 
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -183,6 +184,39 @@ class ProcessNeverLeftStopped(unittest.TestCase):
                                                while_held)
         self.assertTrue(stopped, "heapref never stopped the process")
         self.assertTrue(running, "the process stayed stopped after heapref was killed")
+
+
+class OtherCommandsOnAProcess(unittest.TestCase):
+    """why, retained and goroutines take --pid as analyze does, and info and object a core."""
+
+    def test_commands(self):
+        if toolchains.emulator_for(ENTRY.goarch):
+            self.skipTest("emulated")
+        work = tempfile.mkdtemp(prefix="heapref-pidcmds-")
+        self.addCleanup(shutil.rmtree, work, True)
+        binary = progs.build("cache", work, env=ENTRY.env)
+        core = os.path.join(work, "cache.core")
+
+        def while_held(pid):
+            return {cmd: progs.heapref(*args) for cmd, args in (
+                ("retained", ("retained", "--pid", pid, binary)),
+                ("goroutines", ("goroutines", "--pid", pid)),
+                ("why", ("why", "--pid", pid, "--save-core", core, binary, "main.Entry")))}
+
+        _, got = progs.run_held(binary, os.path.join(work, "cache.dump"), while_held)
+        for cmd, (st, out, err) in got.items():
+            self.assertEqual(st, 0, "%s: %s" % (cmd, err))
+            self.assertRegex(err, r"process \d+ stopped for", cmd)
+        self.assertIn("main.cache", got["retained"][1])
+        self.assertIn("dump.hold", got["goroutines"][1])  # the main goroutine, held
+        self.assertIn("main.cache", got["why"][1])
+        st, out, err = progs.heapref("info", binary, core)
+        self.assertEqual(st, 0, err)
+        self.assertIn("format:        core file", out)
+        m = re.search(r"^\s+(0x[0-9a-f]+)", got["why"][1], re.M)
+        if m:
+            st, out, err = progs.heapref("object", binary, core, m.group(1))
+            self.assertEqual(st, 0, err)
 
 
 class BadCores(unittest.TestCase):
