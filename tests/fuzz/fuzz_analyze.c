@@ -13,8 +13,8 @@
  */
 #include <string.h>
 
-#include "fuzz_target.h"
 #include "heapref/binary.h"
+#include "fuzz_target.h"
 #include "heapref/chains.h"
 #include "heapref/dominators.h"
 #include "heapref/dump.h"
@@ -29,21 +29,9 @@ static struct hr_binary *fixed_binary;
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-	const char *path = getenv("HEAPREF_FUZZ_BINARY");
-	struct hr_error err = { 0 };
-
 	(void)argc;
 	(void)argv;
-	if (!path || !path[0]) {
-		fprintf(stderr, "fuzz_analyze: set HEAPREF_FUZZ_BINARY to the binary the seed "
-				"dumps come from (scripts/fuzz.sh does)\n");
-		exit(2);
-	}
-	fixed_binary = hr_binary_open(path, &err);
-	if (!fixed_binary) {
-		fprintf(stderr, "fuzz_analyze: %s\n", err.msg);
-		exit(2);
-	}
+	fixed_binary = fuzz_fixed_binary("fuzz_analyze");
 	return 0;
 }
 

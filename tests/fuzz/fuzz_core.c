@@ -11,8 +11,8 @@
  */
 #include <string.h>
 
-#include "fuzz_target.h"
 #include "heapref/binary.h"
+#include "fuzz_target.h"
 #include "heapref/core.h"
 #include "heapref/dump.h"
 #include "heapref/writers.h"
@@ -23,20 +23,9 @@ static struct hr_binary *fixed_binary; /* opened once, never freed */
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-	const char *path = getenv("HEAPREF_FUZZ_BINARY");
-	struct hr_error err = { 0 };
-
 	(void)argc;
 	(void)argv;
-	if (!path || !path[0]) {
-		fprintf(stderr, "fuzz_core: set HEAPREF_FUZZ_BINARY to the binary the seed cores "
-				"come from (scripts/fuzz.sh does)\n");
-		exit(2);
-	}
-	if (!(fixed_binary = hr_binary_open(path, &err))) {
-		fprintf(stderr, "fuzz_core: %s\n", err.msg);
-		exit(2);
-	}
+	fixed_binary = fuzz_fixed_binary("fuzz_core");
 	return 0;
 }
 

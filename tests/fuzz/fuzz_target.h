@@ -47,4 +47,28 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 			   "the error is not one line naming the file: %s", (err)->msg); \
 	} while (0)
 
+#ifdef HEAPREF_BINARY_H
+/*
+ * The fixed binary of the targets that read its dumps or cores, named by
+ * HEAPREF_FUZZ_BINARY (scripts/fuzz.sh and ctest set it); exits 2 without it.
+ */
+static inline struct hr_binary *fuzz_fixed_binary(const char *target)
+{
+	const char *path = getenv("HEAPREF_FUZZ_BINARY");
+	struct hr_error err = { 0 };
+	struct hr_binary *bin;
+
+	if (!path || !path[0]) {
+		fprintf(stderr, "%s: set HEAPREF_FUZZ_BINARY to the binary the seeds come from "
+				"(scripts/fuzz.sh does)\n", target);
+		exit(2);
+	}
+	if (!(bin = hr_binary_open(path, &err))) {
+		fprintf(stderr, "%s: %s\n", target, err.msg);
+		exit(2);
+	}
+	return bin;
+}
+#endif
+
 #endif
