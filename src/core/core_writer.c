@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/ptrace.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
@@ -41,6 +42,7 @@
 struct mapping {
 	uint64_t start, end;
 	bool all_pages; /* copied whether touched or not (a file's first page) */
+	uint64_t file_off; /* where its memory goes in the core */
 };
 
 struct thread_regs {
@@ -61,6 +63,8 @@ struct writer {
 	uint8_t auxv[4096];
 	size_t auxv_len;
 	uint8_t *buf;             /* COPY_CHUNK bytes */
+	uint8_t *out_map;         /* the core file, mapped while it is written; or NULL */
+	uint64_t out_len;
 	uint64_t *pm;             /* pagemap entries of one chunk */
 	unsigned hold_seconds;
 	struct hr_core_pause *pause;
@@ -244,7 +248,7 @@ static int read_maps(struct writer *w)
 		if (!m)
 			rc = hr_error_set(w->err, HR_ENOMEM, "out of memory");
 		else
-			*m = (struct mapping){ start, start + keep, keep < end - start };
+			*m = (struct mapping){ start, start + keep, keep < end - start, 0 };
 	}
 	fclose(f);
 	return rc;
@@ -334,13 +338,48 @@ static int write_pages(struct writer *w, size_t len, uint64_t off)
 	return from < len ? write_at(w, w->buf + from, len - from, off + from) : HR_OK;
 }
 
-/* Copies the touched pages of [start, end) to the file at off. */
-static int copy_mapping(struct writer *w, const struct mapping *m, uint64_t off)
+/*
+ * Copies len bytes of the process at from to the core at off: straight from its pages
+ * into the mapped core (process_vm_readv, one copy), else through /proc/PID/mem. Pages
+ * that cannot be read (unmapped meanwhile) stay zeros.
+ */
+static int copy_run(struct writer *w, uint64_t from, size_t len, uint64_t off)
 {
-	uint64_t start = m->start, end = m->end;
+	ssize_t n = -1;
 
-	for (uint64_t a = start; a < end; a += COPY_CHUNK) {
-		size_t len = end - a < COPY_CHUNK ? (size_t)(end - a) : COPY_CHUNK;
+	if (w->out_map) {
+		struct iovec local = { w->out_map + off, len }, remote = { (void *)(uintptr_t)from, len };
+
+		n = process_vm_readv(w->pid, &local, 1, &remote, 1, 0);
+		if (n < (ssize_t)len) /* the rest, through /proc/PID/mem */
+			n = (n > 0 ? n : 0) + pread(w->mem, w->out_map + off + (n > 0 ? n : 0),
+						    len - (size_t)(n > 0 ? n : 0),
+						    (off_t)(from + (uint64_t)(n > 0 ? n : 0)));
+		w->pause->bytes += n > 0 ? (uint64_t)n : 0;
+		return HR_OK;
+	}
+	for (size_t done = 0; done < len; done += COPY_CHUNK) {
+		size_t part = len - done < COPY_CHUNK ? len - done : COPY_CHUNK;
+		int rc;
+
+		n = pread(w->mem, w->buf, part, (off_t)(from + done));
+		if (n <= 0)
+			continue;
+		if ((rc = write_pages(w, (size_t)n, off + done)))
+			return rc;
+		w->pause->bytes += (uint64_t)n;
+	}
+	return HR_OK;
+}
+
+typedef int (*run_fn)(struct writer *w, uint64_t from, size_t len, uint64_t off);
+
+/* Calls fn on each run of pages of mapping m the process has touched (all of them where
+ * /proc/PID/pagemap cannot tell), with where the run goes in the core. */
+static int for_each_touched_run(struct writer *w, const struct mapping *m, run_fn fn)
+{
+	for (uint64_t a = m->start; a < m->end; a += COPY_CHUNK) {
+		size_t len = m->end - a < COPY_CHUNK ? (size_t)(m->end - a) : COPY_CHUNK;
 		size_t npages = len / PAGE, run = 0;
 		bool have_map = !m->all_pages && w->pagemap >= 0 &&
 				pread(w->pagemap, w->pm, npages * 8, (off_t)(a / PAGE * 8)) ==
@@ -349,36 +388,142 @@ static int copy_mapping(struct writer *w, const struct mapping *m, uint64_t off)
 		for (size_t i = 0; i <= npages; i++) {
 			bool touched = i < npages && (!have_map || (w->pm[i] & (PAGEMAP_PRESENT |
 									       PAGEMAP_SWAPPED)));
+			uint64_t from;
+			int rc;
+
 			if (touched) {
 				run++;
 				continue;
 			}
-			if (run) { /* pages [i - run, i) */
-				uint64_t from = a + (i - run) * PAGE;
-				ssize_t n = pread(w->mem, w->buf, run * PAGE, (off_t)from);
-
-				if (n > 0) {
-					int rc = write_pages(w, (size_t)n, off + (from - start));
-
-					if (rc)
-						return rc;
-					w->pause->bytes += (uint64_t)n;
-				}
-				run = 0;
-			}
+			if (!run)
+				continue;
+			from = a + (i - run) * PAGE; /* pages [i - run, i) */
+			if ((rc = fn(w, from, run * PAGE, m->file_off + (from - m->start))))
+				return rc;
+			run = 0;
 		}
 	}
 	return HR_OK;
 }
 
-static int write_core(struct writer *w)
+/* Allocates and maps the pages of a run in the core, ahead of the copy. */
+static int prefault_run(struct writer *w, uint64_t from, size_t len, uint64_t off)
+{
+	(void)from;
+	if (fallocate(w->out, 0, (off_t)off, (off_t)len) == 0)
+		madvise(w->out_map + off, len, MADV_POPULATE_WRITE);
+	return HR_OK;
+}
+
+/* After the process runs again: pages of zeros in the mapped core become holes. */
+static void punch_zero_pages(struct writer *w)
+{
+	for (size_t i = 0; w->out_map && i < w->nmaps; i++) {
+		uint64_t off = w->maps[i].file_off, end = off + (w->maps[i].end - w->maps[i].start);
+		uint64_t hole = UINT64_MAX;
+
+		for (uint64_t p = off; p <= end; p += PAGE) {
+			bool zero = p < end && zero_page(w->out_map + p);
+
+			if (zero && hole == UINT64_MAX)
+				hole = p;
+			if (!zero && hole != UINT64_MAX) {
+				fallocate(w->out, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)hole,
+					  (off_t)(p - hole)); /* a hint: where it fails, zeros stay */
+				hole = UINT64_MAX;
+			}
+		}
+	}
+}
+
+/* Where each mapping's memory goes in the core: after the headers (the notes go last,
+ * as how many threads there are is known only once they are stopped). */
+static void lay_out(struct writer *w)
+{
+	uint64_t off = sizeof(Elf64_Ehdr) + (1 + w->nmaps) * sizeof(Elf64_Phdr);
+
+	off = (off + PAGE - 1) / PAGE * PAGE;
+	for (size_t i = 0; i < w->nmaps; i++) {
+		w->maps[i].file_off = off;
+		off += w->maps[i].end - w->maps[i].start;
+	}
+	w->out_len = off;
+}
+
+/* Sizes the core and maps it; 0, or the errno of what failed. */
+static int map_core(struct writer *w)
+{
+	void *map;
+
+	if (w->out_map)
+		munmap(w->out_map, (size_t)w->out_len);
+	w->out_map = NULL;
+	lay_out(w);
+	if (ftruncate(w->out, (off_t)w->out_len))
+		return errno;
+	map = mmap(NULL, (size_t)w->out_len, PROT_READ | PROT_WRITE, MAP_SHARED, w->out, 0);
+	w->out_map = map == MAP_FAILED ? NULL : map; /* else written through a buffer */
+	return 0;
+}
+
+/*
+ * Before the process is stopped: the core laid out for its mappings as they are, and
+ * the pages it has touched allocated in the file and mapped, so that the copy while it
+ * is stopped is a copy and nothing else (no page faults, no block allocation). Hints
+ * only: where they fail, the copy does that work itself.
+ */
+static int prepare(struct writer *w)
+{
+	int rc = read_maps(w), code;
+
+	if (rc)
+		return rc;
+	if ((code = map_core(w))) {
+		errno = code;
+		return hr_error_set(w->err, HR_EIO, "cannot write the core: %s", strerror(errno));
+	}
+	for (size_t i = 0; i < w->nmaps && w->out_map; i++)
+		for_each_touched_run(w, &w->maps[i], prefault_run);
+	return HR_OK;
+}
+
+/* Whether the mappings are those prepare() laid the core out for; if not, again. */
+static int check_layout(struct writer *w)
+{
+	struct mapping *old = w->maps;
+	size_t n = w->nmaps;
+	bool same;
+	int rc, code;
+
+	w->maps = NULL;
+	w->nmaps = w->maps_cap = 0;
+	if ((rc = read_maps(w))) {
+		free(old);
+		return rc;
+	}
+	same = n == w->nmaps;
+	for (size_t i = 0; same && i < n; i++)
+		same = old[i].start == w->maps[i].start && old[i].end == w->maps[i].end;
+	free(old);
+	if (same) {
+		lay_out(w);
+		return HR_OK;
+	}
+	if ((code = map_core(w))) { /* it mapped or unmapped memory meanwhile */
+		errno = code;
+		return hr_error_set(w->err, HR_EIO, "cannot write the core: %s", strerror(errno));
+	}
+	return HR_OK;
+}
+
+/* The ELF header, program headers and notes, at the start of the core. */
+static int write_headers(struct writer *w)
 {
 	size_t notes_len, nph = 1 + w->nmaps;
 	uint8_t *notes = build_notes(w, &notes_len);
 	Elf64_Ehdr eh = { 0 };
 	Elf64_Phdr *ph = calloc(nph, sizeof(*ph));
-	uint64_t off;
-	int rc = HR_OK;
+	int rc;
 
 	if (!notes || !ph) {
 		free(notes);
@@ -400,26 +545,20 @@ static int write_core(struct writer *w)
 	eh.e_ehsize = sizeof(eh);
 	eh.e_phentsize = sizeof(*ph);
 	eh.e_phnum = (Elf64_Half)nph;
-	off = sizeof(eh) + nph * sizeof(*ph);
-	ph[0] = (Elf64_Phdr){ .p_type = PT_NOTE, .p_offset = off, .p_filesz = notes_len, .p_align = 4 };
-	off = (off + notes_len + PAGE - 1) / PAGE * PAGE;
+	ph[0] = (Elf64_Phdr){ .p_type = PT_NOTE, .p_offset = w->out_len, .p_filesz = notes_len,
+			      .p_align = 4 };
 	for (size_t i = 0; i < w->nmaps; i++) {
 		uint64_t size = w->maps[i].end - w->maps[i].start;
 
 		ph[1 + i] = (Elf64_Phdr){ .p_type = PT_LOAD, .p_flags = PF_R | PF_W,
-					  .p_offset = off, .p_vaddr = w->maps[i].start,
+					  .p_offset = w->maps[i].file_off, .p_vaddr = w->maps[i].start,
 					  .p_filesz = size, .p_memsz = size, .p_align = PAGE };
-		off += size;
 	}
 	rc = write_at(w, &eh, sizeof(eh), 0);
 	if (!rc)
 		rc = write_at(w, ph, nph * sizeof(*ph), sizeof(eh));
 	if (!rc)
 		rc = write_at(w, notes, notes_len, ph[0].p_offset);
-	for (size_t i = 0; i < w->nmaps && !rc; i++)
-		rc = copy_mapping(w, &w->maps[i], ph[1 + i].p_offset);
-	if (!rc && ftruncate(w->out, (off_t)off)) /* the holes at the end are part of it */
-		rc = hr_error_set(w->err, HR_EIO, "cannot write the core: %s", strerror(errno));
 	free(notes);
 	free(ph);
 	return rc;
@@ -440,25 +579,34 @@ static int open_proc(struct writer *w)
 	return w->buf && w->pm ? HR_OK : hr_error_set(w->err, HR_ENOMEM, "out of memory");
 }
 
-/* The pause: stop, read, write, resume. Resumes on every path. */
+/* The pause: stop, copy, resume; resumes on every path. The rest before or after it. */
 static int stopped_copy(struct writer *w)
 {
-	double t0 = now();
-	int rc = stop_all(w);
+	double t0;
+	int rc = open_proc(w);
 
 	if (!rc)
-		rc = open_proc(w);
+		rc = prepare(w);
+	if (rc)
+		return rc;
+	t0 = now();
+	rc = stop_all(w);
+	if (!rc)
+		rc = check_layout(w);
 	if (!rc) {
 		read_registers(w);
 		read_auxv(w);
-		rc = read_maps(w);
 	}
-	if (!rc)
-		rc = write_core(w);
+	for (size_t i = 0; i < w->nmaps && !rc; i++)
+		rc = for_each_touched_run(w, &w->maps[i], copy_run);
 	if (w->hold_seconds) /* tests kill heapref here: the process must run on */
 		sleep(w->hold_seconds);
 	resume_all(w);
 	w->pause->stopped_seconds = now() - t0;
+	if (!rc)
+		rc = write_headers(w);
+	if (!rc)
+		punch_zero_pages(w);
 	return rc;
 }
 
@@ -482,5 +630,7 @@ int hr_core_write_process(int pid, int out_fd, unsigned hold_seconds, struct hr_
 	free(w.maps);
 	free(w.buf);
 	free(w.pm);
+	if (w.out_map)
+		munmap(w.out_map, (size_t)w.out_len);
 	return rc;
 }
