@@ -357,6 +357,11 @@ void hr_dump_build_params(struct hr_dump *d, const struct hr_dump_params *params
 /* Ends the building: sorts and indexes the objects (HR_EINPUT if two overlap). */
 int hr_dump_build_finish(struct hr_dump *d, struct hr_error *err);
 
+/* Sets the caveat: one sentence on what the front end could not read exactly (copied). */
+void hr_dump_build_caveat(struct hr_dump *d, const char *text);
+/* The caveat of a model built by another front end, "" when there is none. */
+const char *hr_dump_caveat(const struct hr_dump *dump);
+
 /* Where the model came from: a heap dump, or a core file or process (the core reader). */
 enum hr_source { HR_SOURCE_DUMP, HR_SOURCE_CORE };
 enum hr_source hr_dump_source(const struct hr_dump *dump);

@@ -570,7 +570,9 @@ static int open_proc(struct writer *w)
 
 	snprintf(path, sizeof(path), "/proc/%d/mem", (int)w->pid);
 	if ((w->mem = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-		return errno == EACCES || errno == EPERM ? cannot_attach(w)
+		return errno == ENOENT				 ? hr_error_set(w->err, HR_EINPUT, "no process %d",
+										(int)w->pid)
+		       : errno == EACCES || errno == EPERM ? cannot_attach(w)
 							 : sys_fail(w, "cannot open its memory");
 	snprintf(path, sizeof(path), "/proc/%d/pagemap", (int)w->pid);
 	w->pagemap = open(path, O_RDONLY | O_CLOEXEC);

@@ -496,7 +496,7 @@ class Cases:
     def run_all(self):
         for case in (self.not_dumps, self.not_binaries, self.outputs, self.real_truncated,
                      self.real_flipped, self.real_patched, self.real_graphs,
-                     self.every_kind, self.huge_claims):
+                     self.every_kind, self.huge_claims, self.cores):
             t0 = time.monotonic()
             case()
             if VERBOSE:
@@ -538,6 +538,61 @@ class Cases:
                         lambda name: ("info", name))
         self.unreadable("unreadable dump (chmod 000)", "secret.dump", self.buf,
                         lambda name: ("analyze", "-o", "out.pb.gz", self.bin, name))
+
+    # cores and processes ---------------------------------------------------------------
+
+    def cores(self):
+        """A core of finalizer (taken with --pid --save-core as it holds after its dump),
+        given without its binary, with another binary (cycle and true, linked by
+        not_binaries), and cut short; and --pid of a process that is not there."""
+        lab = self.lab
+        refused = "refused; nothing written, out.pb.gz untouched"
+        binary, _, _ = progs.prepare("finalizer", WORK, go=GO, env=ENV)
+        core = lab.path("finalizer.core")
+
+        def while_held(pid):
+            return progs.heapref("analyze", "--pid", pid, "--save-core", core, binary,
+                                 "-o", lab.path("held.pb.gz"))
+
+        _, (st, _, err) = progs.run_held(binary, lab.path("held.dump"), while_held)
+        if st != 0:
+            lab.add("a core of finalizer", "--pid --save-core", st, err, [err], "not made")
+            return
+        lab.remove("held.dump")
+        lab.remove("held.pb.gz")
+        with open(core, "rb") as f:
+            head = f.read(1 << 20)
+        size = os.path.getsize(core)
+
+        def analyze(what, binary_name, core_name, status, names, offset=None):
+            """The line's numbers (addresses, offsets, how many mappings) vary by run."""
+            args = ("analyze", "-o", "out.pb.gz", binary_name, core_name)
+            res = lab.run(*args)
+            lab.add(what, cmd(*args), status, numbers_as_n(res.lines[0]) if res.lines else "",
+                    lab.refusal(res, status, names, offset), refused)
+
+        res = lab.run("info", "finalizer.core")
+        lab.add("a core without its binary", cmd("info", "finalizer.core"), 2,
+                res.lines[0] if res.lines else "",
+                lab.refusal(res, 2, ["finalizer.core", "give the binary"]), "refused")
+        analyze("a core of finalizer with the binary of cycle", "cycle", "finalizer.core", 1,
+                ["finalizer.core", "not a core of cycle"])
+        analyze("a core with a non-Go binary (/bin/true)", "true", "finalizer.core", 1,
+                ["true", "not a Go binary"])
+        for keep, where, offset in ((40, "inside its ELF header", 40),
+                                    (64 + 56, "inside its program headers", 32),
+                                    (size // 2, "in the middle", True)):
+            name = "cut.core"
+            lab.write(name, head[:keep] if keep <= len(head) else
+                      open(core, "rb").read()[:keep])
+            analyze("a core cut %s (%s bytes)" % (where, "half its" if offset is True else keep),
+                    self.bin, name, 1, [name], offset)
+            lab.remove(name)
+        args = ("analyze", "--pid", "999999999", self.bin)
+        res = lab.run(*args)
+        lab.add("--pid of no process", cmd(*args), 1, res.lines[0] if res.lines else "",
+                lab.refusal(res, 1, ["999999999"]), "refused; nothing written")
+        lab.remove("finalizer.core")
 
     def unreadable(self, what, name, data, args_of):
         """A file chmod 000. Root reads it anyway, so as root heapref runs without the
