@@ -350,6 +350,12 @@ int hr_dump_build_frame(struct hr_dump *d, const struct hr_frame *f, const uint6
 			struct hr_error *err);
 int hr_dump_build_finalizer(struct hr_dump *d, bool queued, const struct hr_finalizer *f,
 			    struct hr_error *err);
+/* A memory-profile bucket with its b->frame_count frames (strings already in the model;
+ * first_frame is filled in). */
+int hr_dump_build_memprof(struct hr_dump *d, const struct hr_memprof_bucket *b,
+			  const struct hr_memprof_frame *frames, struct hr_error *err);
+int hr_dump_build_alloc_sample(struct hr_dump *d, const struct hr_alloc_sample *s,
+			       struct hr_error *err);
 int hr_dump_build_itab(struct hr_dump *d, const struct hr_itab *it, struct hr_error *err);
 int hr_dump_build_os_thread(struct hr_dump *d, const struct hr_os_thread *t, struct hr_error *err);
 /* Replaces the params given to hr_dump_build_begin() (the heap range is known last). */

@@ -7,7 +7,7 @@
 
 #include "args.h"
 #include "commands.h"
-#include "heapref/core.h"
+#include "inputs.h"
 #include "heapref/binary.h"
 #include "heapref/dump.h"
 #include "heapref/writers.h"
@@ -43,13 +43,8 @@ int cmd_allocs(int argc, char **argv)
 		return cli_usage_error("allocs", "-o takes a file name");
 	if (inputs_swapped("allocs", argv[0], argv[1]))
 		return ST_USAGE;
-	if (hr_input_kind_of(argv[1]) == HR_INPUT_CORE) {
-		fprintf(stderr, "heapref: %s: allocs reads heap dumps only: the memory profile is "
-			"not read from cores yet\n", argv[1]);
-		return ST_INPUT;
-	}
 	st = ST_INPUT;
-	if ((bin = hr_binary_open(argv[0], &err)) && (dump = hr_dump_open(argv[1], &err))) {
+	if (!open_heap_input(argv[0], argv[1], NULL, &bin, &dump, &err)) {
 		struct allocs_output o = { dump, { .binary = argv[0], .build_id = hr_binary_build_id(bin) } };
 
 		st = write_output_file(output ? output : "heapref-allocs.pb.gz", write_allocs, &o,

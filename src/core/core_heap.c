@@ -407,7 +407,7 @@ int core_read_heap(struct core_reader *r)
 		if (!rc)
 			rc = span_objects(&w, &s);
 		if (!rc) /* registered finalizers, in the order a dump lists them */
-			rc = core_span_finalizers(r, s.addr, s.base);
+			rc = core_span_specials(r, s.addr, s.base);
 	}
 	r->unbuilt_masks = w.unbuilt_masks;
 	heap_walk_release(&w);

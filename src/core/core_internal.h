@@ -107,6 +107,10 @@ struct rt_layout {
 	/* runtime.itabTableType, the itab */
 	struct rt_field it_size, it_entries, itab_type;
 	struct rt_field funcval_fn;
+	/* the memory profile: runtime.mbuckets, runtime.bucket, runtime.memRecord, and
+	 * runtime.specialprofile; absent fields leave the profile out */
+	uint64_t mbuckets, bucket_size;
+	struct rt_field bk_allnext, bk_size, bk_nstk, mr_allocs, mr_frees, spp_b;
 };
 
 /* Fills L from bin's DWARF; HR_EINPUT naming the Go version and what is missing. */
@@ -165,7 +169,10 @@ int core_read_segments(struct core_reader *r);
 int core_read_goroutines(struct core_reader *r);
 int core_read_finalizers(struct core_reader *r);
 int core_read_itabs(struct core_reader *r);
-/* The finalizers among the specials of the span at span (objects from base). */
-int core_span_finalizers(struct core_reader *r, uint64_t span, uint64_t base);
+/* The finalizers and memory-profile samples among the specials of the span at span
+ * (objects from base). */
+int core_span_specials(struct core_reader *r, uint64_t span, uint64_t base);
+/* The memory-profile buckets of runtime.mbuckets. */
+int core_read_memprof(struct core_reader *r);
 
 #endif

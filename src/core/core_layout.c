@@ -92,6 +92,12 @@ static const struct field_spec fields[] = {
 	F("runtime.itabTableType", "entries", it_entries, true),
 	F("internal/abi.ITab|runtime.itab", "Type|_type", itab_type, true),
 	F("runtime.funcval", "fn", funcval_fn, true),
+	F("runtime.bucket", "allnext", bk_allnext, false),
+	F("runtime.bucket", "size", bk_size, false),
+	F("runtime.bucket", "nstk", bk_nstk, false),
+	F("runtime.memRecord", "active.allocs", mr_allocs, false),
+	F("runtime.memRecord", "active.frees", mr_frees, false),
+	F("runtime.specialprofile", "b", spp_b, false),
 };
 
 /* Copies the n-th "|"-separated alternative of list into buf; false past the last. */
@@ -217,6 +223,7 @@ static int load_globals(struct rt_layout *L, const struct hr_binary *bin, const 
 		{ "runtime.itabTable", offsetof(struct rt_layout, itab_table), false },
 		{ "runtime.allm", offsetof(struct rt_layout, allm), false },
 		{ "runtime.ncpu", offsetof(struct rt_layout, ncpu), false },
+		{ "runtime.mbuckets", offsetof(struct rt_layout, mbuckets), false },
 	};
 	const struct hr_global *wr = hr_binary_find_global(bin, "runtime.waitReasonStrings");
 
@@ -289,6 +296,7 @@ int rt_layout_load(struct rt_layout *L, const struct hr_binary *bin, const char 
 		return unknown_runtime(bin, core_path, "heap bitmap (runtime.heapArena.bitmap or "
 				       "runtime.mspan.largeType)", err);
 	L->inline_mark_bits = marks ? hr_binary_type(bin, marks)->size : 0;
+	L->bucket_size = hr_binary_type(bin, find_struct(bin, "runtime.bucket"))->size;
 	rc = hr_binary_type(bin, find_struct(bin, "runtime.finalizer"))->size ? HR_OK : HR_EINPUT;
 	L->fin_size = hr_binary_type(bin, find_struct(bin, "runtime.finalizer"))->size;
 	if (rc)

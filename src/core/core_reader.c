@@ -182,7 +182,7 @@ static int read_all(struct core_reader *r)
 
 	if ((rc = core_read_heap(r)) || (rc = core_read_itabs(r)) ||
 	    (rc = core_read_goroutines(r)) || (rc = core_read_segments(r)) ||
-	    (rc = core_read_finalizers(r)))
+	    (rc = core_read_finalizers(r)) || (rc = core_read_memprof(r)))
 		return rc;
 	return HR_OK;
 }

@@ -6,6 +6,7 @@
  * queued to run (runtime.allfin), the itabs (runtime.itabTable) and the Ms (runtime.allm).
  */
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -249,26 +250,49 @@ static int too_long(struct core_reader *r, const char *list)
 			    r->img.path, list);
 }
 
-int core_span_finalizers(struct core_reader *r, uint64_t span, uint64_t base)
+/* The kinds of the specials a dump reads, numbered differently across releases (the
+ * runtime's constants, which DWARF does not carry). */
+static unsigned special_finalizer(const struct core_reader *r)
+{
+	return r->go_minor >= 25 ? 2 : 1;
+}
+
+static unsigned special_profile(const struct core_reader *r)
+{
+	return r->go_minor >= 25 ? 4 : r->go_minor >= 23 ? 3 : 2;
+}
+
+static int add_special(struct core_reader *r, uint64_t sp, uint64_t obj)
 {
 	const struct rt_layout *L = &r->L;
-	unsigned kind_fin = r->go_minor >= 25 ? 2 : 1; /* _KindSpecialFinalizer */
+	uint64_t kind = cr_field(r, sp, &L->sp_kind, "special.kind");
+	struct hr_finalizer f;
+
+	if (kind == special_profile(r) && L->spp_b.present) {
+		struct hr_alloc_sample s = { obj, cr_field(r, sp, &L->spp_b, "specialprofile.b") };
+
+		return r->failed ? cr_fail_report(r) : hr_dump_build_alloc_sample(r->model, &s, r->err);
+	}
+	if (kind != special_finalizer(r))
+		return r->failed ? cr_fail_report(r) : HR_OK;
+	f.obj = obj;
+	f.fn = cr_field(r, sp, &L->spf_fn, "specialfinalizer.fn");
+	f.fn_pc = f.fn ? cr_field(r, f.fn, &L->funcval_fn, "funcval.fn") : 0;
+	f.arg_type = cr_field(r, sp, &L->spf_fint, "specialfinalizer.fint");
+	f.obj_type = cr_field(r, sp, &L->spf_ot, "specialfinalizer.ot");
+	return r->failed ? cr_fail_report(r) : hr_dump_build_finalizer(r->model, false, &f, r->err);
+}
+
+int core_span_specials(struct core_reader *r, uint64_t span, uint64_t base)
+{
+	const struct rt_layout *L = &r->L;
 	uint64_t sp = cr_field(r, span, &L->s_specials, "mspan.specials");
 	int rc = HR_OK;
 
 	for (uint64_t n = 0; sp && !rc; n++, sp = cr_field(r, sp, &L->sp_next, "special.next")) {
-		struct hr_finalizer f;
-
 		if (n > MAX_LIST)
 			return too_long(r, "a span's specials");
-		if (cr_field(r, sp, &L->sp_kind, "special.kind") != kind_fin)
-			continue;
-		f.obj = base + cr_field(r, sp, &L->sp_offset, "special.offset");
-		f.fn = cr_field(r, sp, &L->spf_fn, "specialfinalizer.fn");
-		f.fn_pc = f.fn ? cr_field(r, f.fn, &L->funcval_fn, "funcval.fn") : 0;
-		f.arg_type = cr_field(r, sp, &L->spf_fint, "specialfinalizer.fint");
-		f.obj_type = cr_field(r, sp, &L->spf_ot, "specialfinalizer.ot");
-		rc = r->failed ? cr_fail_report(r) : hr_dump_build_finalizer(r->model, false, &f, r->err);
+		rc = add_special(r, sp, base + cr_field(r, sp, &L->sp_offset, "special.offset"));
 	}
 	return r->failed ? cr_fail_report(r) : rc;
 }
@@ -331,4 +355,80 @@ int core_read_itabs(struct core_reader *r)
 		rc = r->failed ? cr_fail_report(r) : hr_dump_build_os_thread(r->model, &t, r->err);
 	}
 	return r->failed ? cr_fail_report(r) : rc;
+}
+
+/* --- the memory profile ------------------------------------------------------------------ */
+
+#define MAX_STACK 1024 /* runtime.maxProfStackDepth is at most this */
+
+/* One PC of a bucket's stack, as the dump writes it: function, file and line, or
+ * "(0x...)", "?" and 0 for a PC in no function. */
+static int stack_frame(struct core_reader *r, uint64_t pc, bool caller,
+		       struct hr_memprof_frame *out)
+{
+	const char *func, *file;
+	size_t func_len, file_len;
+	char unknown[32];
+
+	if (pcln_source(r->pcln, pc, caller, &func, &func_len, &file, &file_len, &out->line)) {
+		out->func = hr_dump_build_string(r->model, func, func_len);
+		out->file = hr_dump_build_string(r->model, file, file_len);
+	} else {
+		snprintf(unknown, sizeof(unknown), "(0x%" PRIx64 ")", pc);
+		out->func = hr_dump_build_string(r->model, unknown, strlen(unknown));
+		out->file = hr_dump_build_string(r->model, "?", 1);
+		out->line = 0;
+	}
+	return out->func.ptr && out->file.ptr ? HR_OK
+					      : hr_error_set(r->err, HR_ENOMEM, "out of memory");
+}
+
+static int read_bucket(struct core_reader *r, uint64_t b, struct hr_memprof_frame *frames)
+{
+	const struct rt_layout *L = &r->L;
+	struct hr_memprof_bucket mb = { .id = b };
+	uint64_t nstk = cr_field(r, b, &L->bk_nstk, "bucket.nstk"), record;
+	int rc = HR_OK;
+
+	if (nstk > MAX_STACK)
+		return hr_error_set(r->err, HR_EINPUT, "%s: memory profile bucket 0x%" PRIx64
+				    " claims %" PRIu64 " frames", r->img.path, b, nstk);
+	mb.size = cr_field(r, b, &L->bk_size, "bucket.size");
+	record = b + L->bucket_size + nstk * r->ps;
+	mb.allocs = cr_field(r, record, &L->mr_allocs, "memRecord.active.allocs");
+	mb.frees = cr_field(r, record, &L->mr_frees, "memRecord.active.frees");
+	mb.frame_count = (uint32_t)nstk;
+	for (uint64_t i = 0; i < nstk && !rc; i++) {
+		uint64_t pc = cr_word(r, b + L->bucket_size + i * r->ps, "a bucket's stack");
+
+		rc = r->failed ? cr_fail_report(r) : stack_frame(r, pc, i > 0, &frames[i]);
+	}
+	if (!rc && r->failed)
+		rc = cr_fail_report(r);
+	return rc ? rc : hr_dump_build_memprof(r->model, &mb, frames, r->err);
+}
+
+int core_read_memprof(struct core_reader *r)
+{
+	const struct rt_layout *L = &r->L;
+	struct hr_memprof_frame *frames;
+	uint64_t b;
+	int rc = HR_OK;
+
+	if (!L->mbuckets || !L->bucket_size || !L->bk_allnext.present || !L->bk_nstk.present ||
+	    !L->mr_allocs.present)
+		return HR_OK; /* a runtime laid out otherwise: no memory profile */
+	frames = malloc(MAX_STACK * sizeof(*frames));
+	if (!frames)
+		return hr_error_set(r->err, HR_ENOMEM, "out of memory");
+	b = cr_word(r, L->mbuckets, "runtime.mbuckets");
+	for (uint64_t n = 0; b && !rc; n++, b = cr_field(r, b, &L->bk_allnext, "bucket.allnext")) {
+		if (n > MAX_LIST) {
+			rc = too_long(r, "runtime.mbuckets");
+			break;
+		}
+		rc = read_bucket(r, b, frames);
+	}
+	free(frames);
+	return rc ? rc : r->failed ? cr_fail_report(r) : HR_OK;
 }

@@ -112,6 +112,8 @@ static int read_header(struct pcln *p, const struct hr_binary *bin, struct hr_er
 	fields = 8 + 3 * ps; /* magic..ptrSize, nfunc, nfiles, textStart */
 	p->nfunc = word_at(p, 8);
 	p->funcnametab = word_at(p, fields);
+	p->cutab = word_at(p, fields + ps);
+	p->filetab = word_at(p, fields + 2 * ps);
 	p->pctab = word_at(p, fields + 3 * ps);
 	p->pclntab = word_at(p, fields + 4 * ps);
 	if (p->funcnametab >= p->len || p->pctab >= p->len || p->pclntab >= p->len ||
@@ -181,6 +183,9 @@ bool pcln_find(const struct pcln *p, uint64_t pc, struct pcln_func *f)
 	f->args = (int32_t)u32_at(p, fo + 8);
 	f->deferreturn = u32_at(p, fo + 12);
 	f->pcsp = u32_at(p, fo + 16);
+	f->pcfile = u32_at(p, fo + 20);
+	f->pcln = u32_at(p, fo + 24);
+	f->cu_offset = u32_at(p, fo + 32);
 	f->npcdata = u32_at(p, fo + 28);
 	f->func_id = p->tab[fo + p->func_fields];
 	f->flag = p->tab[fo + p->func_fields + 1];
@@ -270,4 +275,54 @@ uint64_t pcln_funcdata(const struct pcln *p, const struct pcln_func *f, uint32_t
 		return 0;
 	off = u32_at(p, f->off + p->func_fields + 4 + f->npcdata * 4 + index * 4);
 	return off == UINT32_MAX ? 0 : p->gofunc + off;
+}
+
+/* A NUL-terminated string at offset at of the table; "" when there is none. */
+static const char *string_at(const struct pcln *p, uint64_t at, size_t *len)
+{
+	const char *s, *end;
+
+	*len = 0;
+	if (at >= p->len)
+		return "";
+	s = (const char *)p->tab + at;
+	end = memchr(s, 0, (size_t)(p->len - at));
+	*len = end ? (size_t)(end - s) : 0;
+	return end ? s : "";
+}
+
+bool pcln_file_line(const struct pcln *p, const struct pcln_func *f, uint64_t pc,
+		    const char **file, size_t *file_len, int32_t *line)
+{
+	int32_t fileno = pcln_value(p, f, f->pcfile, pc);
+	uint32_t off;
+
+	*line = pcln_value(p, f, f->pcln, pc);
+	if (fileno < 0 || *line < 0)
+		return false;
+	off = u32_at(p, p->cutab + ((uint64_t)f->cu_offset + (uint64_t)fileno) * 4);
+	if (off == UINT32_MAX)
+		return false;
+	*file = string_at(p, p->filetab + off, file_len);
+	return *file_len > 0;
+}
+
+bool pcln_source(const struct pcln *p, uint64_t pc, bool caller, const char **func,
+		 size_t *func_len, const char **file, size_t *file_len, uint64_t *line)
+{
+	struct pcln_func f;
+	int32_t l;
+
+	if (!pcln_find(p, pc, &f))
+		return false;
+	*func = pcln_name(p, &f, func_len);
+	if (caller && pc > f.entry)
+		pc--; /* a return address: the call is the instruction before */
+	if (!pcln_file_line(p, &f, pc, file, file_len, &l)) {
+		*file = "?";
+		*file_len = 1;
+		l = 0;
+	}
+	*line = (uint64_t)l;
+	return true;
 }

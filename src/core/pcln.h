@@ -20,6 +20,13 @@ int pcln_open(const struct hr_binary *bin, uint64_t bias, struct pcln **out, str
 void pcln_free(struct pcln *p);
 /* Entry PC and name of the function containing pc; false if none. name points into memory owned by p. */
 bool pcln_func_at(const struct pcln *p, uint64_t pc, uint64_t *entry, const char **name, size_t *name_len);
+/*
+ * What runtime.WriteHeapDump writes for a PC of a memory-profile bucket's stack: the
+ * function, and the file and line ("?" and 0 when the table has none; a caller's PC,
+ * a return address, is first backed up into its call). False when no function holds pc.
+ */
+bool pcln_source(const struct pcln *p, uint64_t pc, bool caller, const char **func,
+		 size_t *func_len, const char **file, size_t *file_len, uint64_t *line);
 /* Reads len bytes of the target's memory at addr; 0 on success, non-zero if not readable. */
 typedef int (*pcln_read_fn)(void *ctx, uint64_t addr, void *buf, size_t len);
 struct pcln_frame {

@@ -16,7 +16,7 @@ struct pcln {
 	uint32_t min_lc;             /* instruction size quantum of PC deltas */
 	uint32_t func_fields;        /* offset of funcID in a _func: 36 (1.18-1.19), 40 (1.20+) */
 	uint64_t nfunc;
-	uint64_t funcnametab, pctab, pclntab; /* offsets in tab */
+	uint64_t funcnametab, cutab, filetab, pctab, pclntab; /* offsets in tab */
 	uint64_t text;               /* run-time address of runtime.text */
 	uint64_t gofunc;             /* run-time address of go:func.*, 0 if none */
 };
@@ -28,7 +28,8 @@ struct pcln_func {
 	int32_t args;
 	int32_t name_off;
 	uint32_t deferreturn;
-	uint32_t pcsp;
+	uint32_t pcsp, pcfile, pcln;
+	uint32_t cu_offset;
 	uint32_t npcdata;
 	uint8_t func_id;
 	uint8_t flag;
@@ -47,6 +48,9 @@ const char *pcln_name(const struct pcln *p, const struct pcln_func *f, size_t *l
 /* The value of the PC-value table at offset table of pctab at pc; -1 if none. */
 int32_t pcln_value(const struct pcln *p, const struct pcln_func *f, uint32_t table, uint64_t pc);
 int32_t pcln_pcdata(const struct pcln *p, const struct pcln_func *f, uint32_t index, uint64_t pc);
+/* The source file and line of pc in f, as runtime.funcline gives them; false: "?", 0. */
+bool pcln_file_line(const struct pcln *p, const struct pcln_func *f, uint64_t pc,
+		    const char **file, size_t *file_len, int32_t *line);
 /* Run-time address of funcdata index, 0 if none. */
 uint64_t pcln_funcdata(const struct pcln *p, const struct pcln_func *f, uint32_t index);
 

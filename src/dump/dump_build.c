@@ -165,6 +165,39 @@ int hr_dump_build_finalizer(struct hr_dump *d, bool queued, const struct hr_fina
 	return HR_OK;
 }
 
+int hr_dump_build_memprof(struct hr_dump *d, const struct hr_memprof_bucket *b,
+			  const struct hr_memprof_frame *frames, struct hr_error *err)
+{
+	struct hr_memprof_bucket *slot;
+
+	if (d->bucket_frames_n + b->frame_count >= UINT32_MAX)
+		return hr_error_set(err, HR_EINPUT, "%s: too many memory profile frames", d->path);
+	if (hr_array_reserve((void **)&d->bucket_frames, &d->bucket_frames_cap,
+			     d->bucket_frames_n + b->frame_count + 1, sizeof(*frames)))
+		return nomem(d, err);
+	slot = VEC_PUSH(d, buckets);
+	if (!slot)
+		return nomem(d, err);
+	*slot = *b;
+	slot->first_frame = (uint32_t)d->bucket_frames_n;
+	memcpy(d->bucket_frames + d->bucket_frames_n, frames, b->frame_count * sizeof(*frames));
+	d->bucket_frames_n += b->frame_count;
+	d->counts[HR_REC_MEMPROF]++;
+	return HR_OK;
+}
+
+int hr_dump_build_alloc_sample(struct hr_dump *d, const struct hr_alloc_sample *s,
+			       struct hr_error *err)
+{
+	struct hr_alloc_sample *slot = VEC_PUSH(d, samples);
+
+	if (!slot)
+		return nomem(d, err);
+	*slot = *s;
+	d->counts[HR_REC_ALLOC_SAMPLE]++;
+	return HR_OK;
+}
+
 int hr_dump_build_itab(struct hr_dump *d, const struct hr_itab *it, struct hr_error *err)
 {
 	struct hr_itab *slot = VEC_PUSH(d, itabs);
