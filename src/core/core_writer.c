@@ -205,29 +205,39 @@ static void read_auxv(struct writer *w)
 
 /*
  * How much of a line of /proc/PID/maps the core must hold: all of memory the process
- * may have written (writable or anonymous); of a file mapped from its start, the first
- * page, as the kernel writes it (the ELF headers and notes, where the Go build ID is
- * that tells the reader whose core it is); nothing of the rest (text, read-only data:
- * the reader takes them from the binary).
+ * may have written (writable or anonymous); all of the executable's read-only data, page
+ * by page whether touched or not (a PIE binary's types and itabs hold pointers the
+ * loader relocated, which the file has unrelocated); of another file, or of text, the
+ * first page if it is mapped from the start, as the kernel writes it (the ELF headers
+ * and notes, where the Go build ID is that tells the reader whose core it is), nothing
+ * else (the reader takes text from the binary). *all_pages: copy untouched pages too.
  */
 static uint64_t wanted(const char *perms, unsigned long long offset, unsigned long inode,
-		       const char *name, uint64_t size)
+		       const char *name, const char *exe, uint64_t size, bool *all_pages)
 {
+	*all_pages = false;
 	if (perms[0] != 'r')
 		return 0; /* reserved address space (PROT_NONE) */
 	if (!strncmp(name, "[vvar", 5) || !strcmp(name, "[vsyscall]"))
 		return 0;
 	if (perms[1] == 'w' || inode == 0)
 		return size;
+	*all_pages = true;
+	if (perms[2] != 'x' && exe[0] && !strcmp(name, exe))
+		return size;
 	return offset == 0 && size >= PAGE ? PAGE : 0;
 }
 
 static int read_maps(struct writer *w)
 {
-	char path[64], line[4096];
+	char path[64], line[4096], exe[4096] = "";
 	FILE *f;
 	int rc = HR_OK;
+	ssize_t n;
 
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)w->pid);
+	n = readlink(path, exe, sizeof(exe) - 1);
+	exe[n > 0 ? n : 0] = 0;
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)w->pid);
 	if (!(f = fopen(path, "re")))
 		return sys_fail(w, "cannot read its memory map");
@@ -241,14 +251,17 @@ static int read_maps(struct writer *w)
 		if (sscanf(line, "%llx-%llx %7s %llx %*s %lu %4095[^\n]", &start, &end, perms, &offset,
 			   &inode, name) < 5 || end <= start)
 			continue;
-		keep = wanted(perms, offset, inode, name + strspn(name, " "), end - start);
+		bool all_pages;
+
+		keep = wanted(perms, offset, inode, name + strspn(name, " "), exe, end - start,
+			      &all_pages);
 		if (!keep)
 			continue;
 		m = hr_array_push((void **)&w->maps, &w->nmaps, &w->maps_cap, sizeof(*m));
 		if (!m)
 			rc = hr_error_set(w->err, HR_ENOMEM, "out of memory");
 		else
-			*m = (struct mapping){ start, start + keep, keep < end - start, 0 };
+			*m = (struct mapping){ start, start + keep, all_pages, 0 };
 	}
 	fclose(f);
 	return rc;

@@ -78,14 +78,15 @@ class CoreMatchesDump(unittest.TestCase):
     def tearDownClass(cls):
         shutil.rmtree(cls.work, ignore_errors=True)
 
-    def held_profiles(self, name, gcflags):
+    def held_profiles(self, name, gcflags, extra_env=None):
         """Builds and runs name holding; returns (dump profile, core profile, pid profile).
 
         A program under an emulator (arm64 here) cannot be read with --pid (the process
         is the emulator's): the emulator writes the program's own core instead, when
         the program is made to crash once held, and the pid profile is the core's."""
-        d = os.path.join(self.work, "%s-%s" % (name, gcflags is not None))
-        binary = progs.build(name, d, env=ENTRY.env, gcflags=gcflags)
+        d = os.path.join(self.work, "%s-%s-%s" % (name, gcflags is not None, bool(extra_env)))
+        binary = progs.build(name, d, env=dict(ENTRY.env or {}, **(extra_env or {})),
+                             gcflags=gcflags)
         dump, core = os.path.join(d, name + ".dump"), os.path.join(d, name + ".core")
         out = {k: os.path.join(d, k + ".pb.gz") for k in ("dump", "core", "pid")}
         if self.emulated:
@@ -130,8 +131,12 @@ class CoreMatchesDump(unittest.TestCase):
         self.assertEqual(st, 0, err)
         self.assertRegex(err, r"process \d+ stopped for \d+\.\d+ s")
 
-    def check(self, name, gcflags):
-        from_dump, from_core, from_pid = self.held_profiles(name, gcflags)
+    def test_cache_pie(self):
+        """A position-independent binary: the core reader finds its load bias (AT_ENTRY)."""
+        self.check("cache", None, {"GOFLAGS": "-buildmode=pie"})
+
+    def check(self, name, gcflags, extra_env=None):
+        from_dump, from_core, from_pid = self.held_profiles(name, gcflags, extra_env)
         self.assertEqual(from_core, from_pid, "the saved core and --pid differ")
         report = "\n".join(_differences(from_dump, from_core))
         differing = [c for c in set(from_dump) | set(from_core)
