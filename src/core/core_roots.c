@@ -116,10 +116,21 @@ static int add_frame(void *ctx, const struct pcln_frame *pf)
  * goroutine stopped at a safe point, so a stack that does not unwind is a bad core.
  */
 static int unwind(struct core_reader *r, struct unwind_ctx *u, const struct hr_goroutine *g,
-		  uint64_t pc, uint64_t lr, uint64_t stack_hi)
+		  uint64_t pc, uint64_t lr, uint64_t stack_lo, uint64_t stack_hi)
 {
 	struct hr_error why = { 0 };
-	int rc = pcln_unwind(r->pcln, read_target, r, pc, g->sp, lr, stack_hi, add_frame, u, &why);
+	int rc;
+
+	if (g->sp < stack_lo || g->sp >= stack_hi) {
+		if (g->status == G_RUNNING) { /* caught where it kept no position on its stack */
+			r->unwind_stops++;
+			return HR_OK;
+		}
+		return hr_error_set(r->err, HR_EINPUT, "%s: goroutine %" PRIu64 ": its stack pointer "
+				    "0x%" PRIx64 " is outside its stack 0x%" PRIx64 "-0x%" PRIx64,
+				    r->img.path, g->goid, g->sp, stack_lo, stack_hi);
+	}
+	rc = pcln_unwind(r->pcln, read_target, r, pc, g->sp, lr, stack_hi, add_frame, u, &why);
 
 	if (!rc || !why.code)
 		return rc; /* done, or add_frame() failed and said why in r->err */
@@ -220,7 +231,8 @@ static int read_goroutine(struct core_reader *r, uint64_t gaddr)
 		return hr_error_set(r->err, HR_ENOMEM, "out of memory");
 	if ((rc = hr_dump_build_goroutine(r->model, &g, r->err)))
 		return rc;
-	return unwind(r, &u, &g, pc, lr, cr_field(r, gaddr, &L->g_stack_hi, "g.stack.hi"));
+	return unwind(r, &u, &g, pc, lr, cr_field(r, gaddr, &L->g_stack_lo, "g.stack.lo"),
+		      cr_field(r, gaddr, &L->g_stack_hi, "g.stack.hi"));
 }
 
 int core_read_goroutines(struct core_reader *r)
