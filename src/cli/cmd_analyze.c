@@ -54,7 +54,8 @@ struct analyze_args {
 	bool by_alloc;        /* --by-alloc */
 	bool by_type;         /* --by-type */
 	bool types_first;     /* --types-first */
-	bool goroutine_labels; /* --goroutine-labels */
+	bool goroutine_labels; /* --goroutine-labels, or by default (labels() says) */
+	bool no_goroutine_labels; /* --no-goroutine-labels */
 	unsigned paths;       /* why -n */
 	unsigned examples;    /* --examples */
 	struct hr_retained_options retained;
@@ -154,6 +155,11 @@ static int check_options(struct analyze_args *a, const struct option_values *v)
 				    a->types_first))
 		return usage_error(a, "--goroutine-labels is for the profile of the chains as they "
 				      "are: not with --text or another view");
+	if (a->goroutine_labels && a->no_goroutine_labels)
+		return usage_error(a, "--goroutine-labels or --no-goroutine-labels, not both");
+	/* on by default for the profile of the chains as they are */
+	a->goroutine_labels = a->mode == MODE_ANALYZE && !a->no_goroutine_labels && !a->text &&
+			      !a->by_dominator && !a->by_alloc && !a->by_type && !a->types_first;
 	if ((a->by_type || a->types_first) + a->by_alloc > 1 || (a->by_type && a->types_first))
 		return usage_error(a, "one view at a time: --by-alloc, --by-type or --types-first");
 	if (v->pid && (!parse_number(v->pid, INT32_MAX, &n) || n == 0))
@@ -238,6 +244,7 @@ static int parse_args(int argc, char **argv, enum mode mode, struct analyze_args
 		{ "--by-type", NULL, &a->by_type, NULL },
 		{ "--types-first", NULL, &a->types_first, NULL },
 		{ "--goroutine-labels", NULL, &a->goroutine_labels, NULL },
+		{ "--no-goroutine-labels", NULL, &a->no_goroutine_labels, NULL },
 	};
 	const struct cli_opt why_only[] = { { "-n", NULL, NULL, &v.n } };
 	const struct cli_opt retained_only[] = { { "-n", NULL, NULL, &v.n },
@@ -791,7 +798,7 @@ static int run(int argc, char **argv, enum mode mode)
 	}
 	o = (struct analysis_options){ .max_depth = a.max_depth, .full_chains = a.full_chains,
 				       .force = a.force,
-				       .keep_paths = mode != MODE_ANALYZE || a.goroutine_labels ||
+				       .keep_paths = mode != MODE_ANALYZE ||
 						     a.by_dominator ||
 						     a.examples || a.by_alloc || a.by_type ||
 						     a.types_first,

@@ -18,8 +18,8 @@ static const char heapref_usage[] =
 	"commands:\n"
 	"  analyze [-o FILE] [--text [--cutoff PCT] [--by-index]] [--full-chains]\n"
 	"          [--max-depth N] [--stats] [--force] [--examples N]\n"
-	"          [--attribution first|dominator]\n"
-	"          [--by-alloc | --by-type | --types-first | --goroutine-labels]\n"
+	"          [--attribution first|dominator] [--by-alloc | --by-type | --types-first]\n"
+	"          [--goroutine-labels | --no-goroutine-labels]\n"
 	"          BINARY DUMP | --pid PID [--save-core FILE] [BINARY]\n"
 	"                write a pprof profile (default heapref.pb.gz) whose stacks are\n"
 	"                reference chains from root variables to the memory they keep\n"
@@ -65,7 +65,8 @@ static const char analyze_usage[] =
 	"usage: heapref analyze [-o FILE] [--text [--cutoff PCT] [--by-index]] [--full-chains]\n"
 	"                       [--max-depth N] [--stats] [--force] [--examples N]\n"
 	"                       [--attribution first|dominator]\n"
-	"                       [--by-alloc | --by-type | --types-first | --goroutine-labels]\n"
+	"                       [--by-alloc | --by-type | --types-first]\n"
+	"                       [--goroutine-labels | --no-goroutine-labels]\n"
 	"                       BINARY DUMP | --pid PID [--save-core FILE] [BINARY]\n"
 	"  DUMP            a heap dump or a core file (gcore, the kernel, --save-core)\n"
 	"  --pid PID       the running process PID instead: stopped, its memory copied into\n"
@@ -102,10 +103,13 @@ static const char analyze_usage[] =
 	"  --by-type       under each chain, its objects by type (\"type main.Item\", \"type\n"
 	"                  []uint8\" for an array of it, \"type ?\" if reached by bitmap only)\n"
 	"  --types-first   the types as roots, the chains holding each below it\n"
+	"  --no-goroutine-labels\n"
+	"                  do not split what goroutines' stacks reached by goroutine; by\n"
+	"                  default (the profile of the chains, no other view) each such\n"
+	"                  sample is labelled goroutine, created_by, status and wait_reason\n"
+	"                  (4 more bytes per heap object while analysing)\n"
 	"  --goroutine-labels\n"
-	"                  split what goroutines' stacks reached by goroutine, each sample\n"
-	"                  labelled goroutine, created_by, status and wait_reason (12 more\n"
-	"                  bytes per heap object while analysing)\n";
+	"                  the default of the profile; an error with --text or another view\n";
 
 static const char why_usage[] =
 	"usage: heapref why [-n K] [--full-chains] [--max-depth N] [--stats] [--force]\n"

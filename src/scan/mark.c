@@ -47,6 +47,7 @@ struct marker {
 	uint64_t objects, bytes; /* claimed, not yet charged */
 	uint32_t node;           /* what the drain charges to, for the paths if kept */
 	uint32_t holder;         /* the object being read */
+	struct share_map *shares; /* with goroutines kept: the scan's, or the helper's own */
 	int status;
 };
 
@@ -85,8 +86,13 @@ static void reach(struct marker *m, uint64_t value)
 		return;
 	if (m->s->paths) /* only the claimer writes this object's entry */
 		m->s->paths[i] = (struct hr_reached_by){ m->node, m->holder };
-	if (m->s->obj_goroutine) /* its holder was claimed, and written, before it */
-		m->s->obj_goroutine[i] = m->s->obj_goroutine[m->holder];
+	if (m->s->obj_goroutine) { /* its holder was claimed, and written, before it */
+		uint32_t g = m->s->obj_goroutine[m->holder];
+
+		m->s->obj_goroutine[i] = g;
+		if (g && share_map_add(m->shares, m->node, g, 1, size))
+			m->status = HR_ENOMEM;
+	}
 	m->objects++;
 	m->bytes += size;
 	push(m, (uint32_t)i);
@@ -205,7 +211,9 @@ static void *helper_main(void *arg)
 static int mark_in_parallel(struct marker *main)
 {
 	struct mark_pool pool = { .markers = 2 };
-	struct marker helper = { .s = main->s, .pool = &pool, .node = main->node };
+	struct share_map helper_shares = { 0 };
+	struct marker helper = { .s = main->s, .pool = &pool, .node = main->node,
+				 .shares = &helper_shares };
 	pthread_t thread;
 
 	if (pthread_mutex_init(&pool.lock, NULL))
@@ -228,6 +236,9 @@ static int mark_in_parallel(struct marker *main)
 	main->bytes += helper.bytes;
 	if (!main->status)
 		main->status = helper.status;
+	if (!main->status && share_map_merge(main->shares, &helper_shares))
+		main->status = HR_ENOMEM;
+	share_map_release(&helper_shares);
 	free(helper.stack);
 	free(helper.bits);
 	free(pool.items);
@@ -241,7 +252,8 @@ static int mark_in_parallel(struct marker *main)
 int mark_drain(struct hr_scan *s, uint32_t node)
 {
 	struct marker m = { .s = s, .stack = s->stack2, .n = s->nstack2, .cap = s->stack2_cap,
-			    .bits = s->obj_bits, .bits_cap = s->obj_bits_cap, .node = node };
+			    .bits = s->obj_bits, .bits_cap = s->obj_bits_cap, .node = node,
+			    .shares = &s->shares };
 	bool alone = s->cpus < 2;
 
 	if (!m.n)

@@ -225,6 +225,16 @@ struct itab_entry {
 	uint64_t type_addr;
 };
 
+/* Shares of chain nodes by goroutine, keyed (node, goroutine) (shares.c). */
+struct share_map {
+	struct hr_goroutine_share *slots; /* goroutine 0: an empty slot */
+	size_t cap, n;
+};
+int share_map_add(struct share_map *m, uint32_t node, uint32_t goroutine, uint64_t objects,
+		  uint64_t bytes);
+int share_map_merge(struct share_map *dst, const struct share_map *src);
+void share_map_release(struct share_map *m);
+
 struct hr_scan {
 	const struct hr_dump *dump;
 	struct hr_binary *bin;
@@ -241,6 +251,7 @@ struct hr_scan {
 	uint32_t *obj_type;        /* hr_scan_keep_types(): per object, OBJ_TYPE_* or a type id */
 	uint32_t *obj_goroutine;   /* hr_scan_keep_goroutines(): per object, goroutine index + 1 */
 	uint32_t cur_goroutine;    /* index + 1 of the goroutine whose frames are walked, or 0 */
+	struct share_map shares;   /* with obj_goroutine: what each goroutine reached first */
 	struct hr_root_edge *root_edges;
 	size_t nroot_edges, root_edges_cap;
 

@@ -74,38 +74,19 @@ static int cmp_share(const void *pa, const void *pb)
 int hr_scan_goroutine_shares(const struct hr_scan *s, struct hr_goroutine_share **shares,
 			     size_t *n, struct hr_error *err)
 {
-	size_t cap = 0, m = 0;
+	size_t m = 0;
 
 	*shares = NULL;
 	*n = 0;
-	for (size_t i = 0; s->paths && s->obj_goroutine && i < s->nobj; i++) {
-		struct hr_goroutine_share *sh;
-
-		if (!s->obj_goroutine[i] || s->paths[i].node == HR_CHAINS_NONE)
-			continue;
-		if (!(sh = hr_array_push((void **)shares, n, &cap, sizeof(*sh)))) {
-			free(*shares);
-			*shares = NULL;
-			*n = 0;
-			return hr_error_set(err, HR_ENOMEM, "out of memory for the goroutines' shares");
-		}
-		*sh = (struct hr_goroutine_share){ s->paths[i].node, s->obj_goroutine[i], 1,
-						   hr_dump_object(s->dump, i).size };
-	}
-	if (!*n)
+	if (!s->shares.n)
 		return HR_OK;
-	qsort(*shares, *n, sizeof(**shares), cmp_share);
-	for (size_t i = 1; i < *n; i++) { /* one share per node and goroutine */
-		struct hr_goroutine_share *last = &(*shares)[m];
-
-		if ((*shares)[i].node == last->node && (*shares)[i].goroutine == last->goroutine) {
-			last->objects++;
-			last->bytes += (*shares)[i].bytes;
-		} else {
-			(*shares)[++m] = (*shares)[i];
-		}
-	}
-	*n = m + 1;
+	if (!(*shares = malloc(s->shares.n * sizeof(**shares))))
+		return hr_error_set(err, HR_ENOMEM, "out of memory for the goroutines' shares");
+	for (size_t i = 0; i < s->shares.cap; i++)
+		if (s->shares.slots[i].goroutine)
+			(*shares)[m++] = s->shares.slots[i];
+	qsort(*shares, m, sizeof(**shares), cmp_share);
+	*n = m;
 	return HR_OK;
 }
 
@@ -173,9 +154,13 @@ bool scan_claim(struct hr_scan *s, uint32_t obj, uint64_t size, uint32_t node, b
 	hr_bit_set(s->visited, obj);
 	if (s->paths)
 		s->paths[obj] = (struct hr_reached_by){ node, s->holder };
-	if (s->obj_goroutine) /* its holder's goroutine, or the one whose frame reached it */
-		s->obj_goroutine[obj] = s->holder < s->nobj ? s->obj_goroutine[s->holder]
-							    : s->cur_goroutine;
+	if (s->obj_goroutine) { /* its holder's goroutine, or the one whose frame reached it */
+		uint32_t g = s->holder < s->nobj ? s->obj_goroutine[s->holder] : s->cur_goroutine;
+
+		s->obj_goroutine[obj] = g;
+		if (g && share_map_add(&s->shares, node, g, 1, size))
+			s->status = HR_ENOMEM;
+	}
 	hr_chains_charge(s->tree, node, 1, size);
 	if (typed) {
 		s->sum.typed_objects++;
@@ -375,6 +360,7 @@ void hr_scan_free(struct hr_scan *s)
 		return;
 	free(s->visited);
 	free(s->paths);
+	share_map_release(&s->shares);
 	free(s->root_edges);
 	free(s->obj_type);
 	free(s->obj_goroutine);

@@ -54,20 +54,27 @@ class Goroutines(unittest.TestCase):
         self.assertLessEqual(sum(int(r["bytes"]) for r in rows), reach.reachable(self.d).bytes)
 
     def test_profile_labels_samples_by_goroutine(self):
-        """analyze --goroutine-labels: the samples of chains that start in goroutines' frames are
-        split by goroutine and labelled (goroutine, created_by, status, wait_reason), so
-        -tagfocus=created_by=main.start keeps exactly the leaked group's bytes, and -tags
-        lists 1000 goroutine ids for it; the totals are still reach.py's."""
+        """analyze, by default (as with --goroutine-labels): the samples of chains that start
+        in goroutines' frames are split by goroutine and labelled (goroutine, created_by,
+        status, wait_reason), so -tagfocus=created_by=main.start keeps exactly the leaked
+        group's bytes, and -tags lists 1000 goroutine ids for it; the totals are still
+        reach.py's. --no-goroutine-labels: the same chains, no goroutine label."""
         import re
         import subprocess
         import tempfile
         import profile
         group = self.rows()[0]
         with tempfile.TemporaryDirectory(prefix="heapref-goroutines-") as tmp:
-            pb = os.path.join(tmp, "p.pb.gz")
-            code, _, err = heapref("analyze", "--goroutine-labels", "-o", pb, self.binary,
-                                   self.dump)
+            pb, plain = os.path.join(tmp, "p.pb.gz"), os.path.join(tmp, "plain.pb.gz")
+            code, _, err = heapref("analyze", "-o", pb, self.binary, self.dump)
             self.assertEqual(code, 0, err)
+            code, _, err = heapref("analyze", "--no-goroutine-labels", "-o", plain,
+                                   self.binary, self.dump)
+            self.assertEqual(code, 0, err)
+            labelled = profile.read(pb)
+            self.assertTrue(any("goroutine" in v for v in profile.parse_raw.labels.values()))
+            self.assertEqual(profile.read(plain), labelled)  # labels last read: plain's
+            self.assertFalse(any("goroutine" in v for v in profile.parse_raw.labels.values()))
             r = reach.reachable(self.d)
             self.assertEqual(profile.totals(profile.read(pb)), (r.objects, r.bytes))
 
