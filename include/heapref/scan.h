@@ -190,13 +190,12 @@ struct hr_chains *hr_scan_chains_by_type(const struct hr_scan *scan, const struc
 					  bool fold_recursion, struct hr_error *err);
 
 /*
- * Asks the scan to remember, for each object it charges, which goroutine's stack reached
- * it first (that goroutine's frames, or an object they reached first): 4 bytes per heap
- * object. Call before pass 1. hr_scan_goroutine_of() then gives the goroutine's index in
- * hr_dump_goroutines() + 1, or 0 for an object no goroutine's stack reached first.
+ * Asks the scan to count, as it charges each object, which goroutine's stack reached it
+ * first (that goroutine's frames, or an object they reached first), by chain node:
+ * hr_scan_goroutine_shares() gives the counts. The goroutine travels with the work
+ * (queue items, pass 2's drains): no table per object. Call before pass 1.
  */
 int hr_scan_keep_goroutines(struct hr_scan *scan, struct hr_error *err);
-uint32_t hr_scan_goroutine_of(const struct hr_scan *scan, uint32_t obj);
 
 /* What a goroutine's stack reached first of a chain node's own objects. */
 struct hr_goroutine_share {
@@ -207,7 +206,7 @@ struct hr_goroutine_share {
 
 /*
  * The shares of every chain node by goroutine, sorted by node then goroutine, after both
- * passes of a scan that kept paths and goroutines; *shares is the caller's to free.
+ * passes of a scan that kept goroutines; *shares is the caller's to free.
  * 0, or HR_ENOMEM with err set.
  */
 int hr_scan_goroutine_shares(const struct hr_scan *scan, struct hr_goroutine_share **shares,

@@ -798,7 +798,7 @@ static int run(int argc, char **argv, enum mode mode)
 	}
 	o = (struct analysis_options){ .max_depth = a.max_depth, .full_chains = a.full_chains,
 				       .force = a.force,
-				       .keep_paths = mode != MODE_ANALYZE ||
+				       .keep_paths = (mode != MODE_ANALYZE && mode != MODE_GOROUTINES) ||
 						     a.by_dominator ||
 						     a.examples || a.by_alloc || a.by_type ||
 						     a.types_first,

@@ -48,6 +48,7 @@ struct marker {
 	uint32_t node;           /* what the drain charges to, for the paths if kept */
 	uint32_t holder;         /* the object being read */
 	struct share_map *shares; /* with goroutines kept: the scan's, or the helper's own */
+	uint32_t goroutine;      /* the drain's: all it reaches descends from one word */
 	int status;
 };
 
@@ -86,13 +87,8 @@ static void reach(struct marker *m, uint64_t value)
 		return;
 	if (m->s->paths) /* only the claimer writes this object's entry */
 		m->s->paths[i] = (struct hr_reached_by){ m->node, m->holder };
-	if (m->s->obj_goroutine) { /* its holder was claimed, and written, before it */
-		uint32_t g = m->s->obj_goroutine[m->holder];
-
-		m->s->obj_goroutine[i] = g;
-		if (g && share_map_add(m->shares, m->node, g, 1, size))
-			m->status = HR_ENOMEM;
-	}
+	if (m->goroutine && share_map_add(m->shares, m->node, m->goroutine, 1, size))
+		m->status = HR_ENOMEM;
 	m->objects++;
 	m->bytes += size;
 	push(m, (uint32_t)i);
@@ -213,7 +209,7 @@ static int mark_in_parallel(struct marker *main)
 	struct mark_pool pool = { .markers = 2 };
 	struct share_map helper_shares = { 0 };
 	struct marker helper = { .s = main->s, .pool = &pool, .node = main->node,
-				 .shares = &helper_shares };
+				 .shares = &helper_shares, .goroutine = main->goroutine };
 	pthread_t thread;
 
 	if (pthread_mutex_init(&pool.lock, NULL))
@@ -253,7 +249,8 @@ int mark_drain(struct hr_scan *s, uint32_t node)
 {
 	struct marker m = { .s = s, .stack = s->stack2, .n = s->nstack2, .cap = s->stack2_cap,
 			    .bits = s->obj_bits, .bits_cap = s->obj_bits_cap, .node = node,
-			    .shares = &s->shares };
+			    .shares = &s->shares,
+			    .goroutine = s->keep_goroutines ? s->cur_goroutine : 0 };
 	bool alone = s->cpus < 2;
 
 	if (!m.n)

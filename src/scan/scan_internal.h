@@ -69,6 +69,7 @@ struct work {
 	uint32_t count;     /* 0: one value; else elements (COUNT_FILL: all that fit) */
 	uint8_t mode;       /* enum walk_mode of the value or of each element */
 	uint8_t elem_name;  /* enum name_kind of each element when count != 0 */
+	uint32_t goroutine; /* index + 1 of the goroutine whose stack reached it first, or 0 */
 };
 
 /* What an item of the queue holds besides its object: interned (work_queue.c). */
@@ -79,6 +80,7 @@ struct view {
 	uint32_t count;     /* 0 or COUNT_FILL; other counts are kept in the item */
 	uint8_t mode;
 	uint8_t elem_name;
+	uint32_t goroutine;
 };
 
 #define QUEUE_LOOKAHEAD 16
@@ -127,6 +129,7 @@ struct leftover {
 	uint32_t obj;
 	uint32_t node;
 	uint64_t bits;      /* offset of its bit words in scan->leftover_bits */
+	uint32_t goroutine; /* of the object: its words' drains reach for it */
 };
 
 /* A root pointer word pass 1 did not follow, for pass 2: charged to node. */
@@ -249,9 +252,11 @@ struct hr_scan {
 	uint32_t holder;           /* the object whose words are being read, or HR_SCAN_BY_ROOT */
 	bool keep_root_edges;      /* hr_scan_keep_root_edges() */
 	uint32_t *obj_type;        /* hr_scan_keep_types(): per object, OBJ_TYPE_* or a type id */
-	uint32_t *obj_goroutine;   /* hr_scan_keep_goroutines(): per object, goroutine index + 1 */
-	uint32_t cur_goroutine;    /* index + 1 of the goroutine whose frames are walked, or 0 */
-	struct share_map shares;   /* with obj_goroutine: what each goroutine reached first */
+	bool keep_goroutines;      /* hr_scan_keep_goroutines(): shares counted */
+	/* index + 1 of the goroutine whose stack reached first what is walked now (its frames,
+	 * or an object of the queue it reached), or 0 */
+	uint32_t cur_goroutine;
+	struct share_map shares;   /* with keep_goroutines: what each goroutine reached first */
 	struct hr_root_edge *root_edges;
 	size_t nroot_edges, root_edges_cap;
 

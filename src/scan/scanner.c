@@ -55,10 +55,8 @@ int hr_scan_keep_root_edges(struct hr_scan *s, struct hr_error *err)
 
 int hr_scan_keep_goroutines(struct hr_scan *s, struct hr_error *err)
 {
-	if (!s->obj_goroutine &&
-	    !(s->obj_goroutine = calloc(s->nobj + 1, sizeof(*s->obj_goroutine))))
-		return hr_error_set(err, HR_ENOMEM, "out of memory for the goroutines of %zu "
-				    "objects", s->nobj);
+	(void)err; /* the shares grow as they are found */
+	s->keep_goroutines = true;
 	return HR_OK;
 }
 
@@ -88,11 +86,6 @@ int hr_scan_goroutine_shares(const struct hr_scan *s, struct hr_goroutine_share 
 	qsort(*shares, m, sizeof(**shares), cmp_share);
 	*n = m;
 	return HR_OK;
-}
-
-uint32_t hr_scan_goroutine_of(const struct hr_scan *s, uint32_t obj)
-{
-	return s->obj_goroutine && obj < s->nobj ? s->obj_goroutine[obj] : 0;
 }
 
 int hr_scan_keep_types(struct hr_scan *s, struct hr_error *err)
@@ -154,13 +147,10 @@ bool scan_claim(struct hr_scan *s, uint32_t obj, uint64_t size, uint32_t node, b
 	hr_bit_set(s->visited, obj);
 	if (s->paths)
 		s->paths[obj] = (struct hr_reached_by){ node, s->holder };
-	if (s->obj_goroutine) { /* its holder's goroutine, or the one whose frame reached it */
-		uint32_t g = s->holder < s->nobj ? s->obj_goroutine[s->holder] : s->cur_goroutine;
-
-		s->obj_goroutine[obj] = g;
-		if (g && share_map_add(&s->shares, node, g, 1, size))
-			s->status = HR_ENOMEM;
-	}
+	/* the goroutine whose frame reached it, or reached the object that holds it */
+	if (s->keep_goroutines && s->cur_goroutine &&
+	    share_map_add(&s->shares, node, s->cur_goroutine, 1, size))
+		s->status = HR_ENOMEM;
 	hr_chains_charge(s->tree, node, 1, size);
 	if (typed) {
 		s->sum.typed_objects++;
@@ -363,7 +353,7 @@ void hr_scan_free(struct hr_scan *s)
 	share_map_release(&s->shares);
 	free(s->root_edges);
 	free(s->obj_type);
-	free(s->obj_goroutine);
+
 	free(s->pieces.mem);
 	free(s->pieces.bits);
 	free(s->pieces.frame_word);
@@ -416,7 +406,8 @@ static int add_leftover(struct hr_scan *s, uint32_t obj, uint32_t node, const ui
 
 	if (!l)
 		return HR_ENOMEM;
-	*l = (struct leftover){ .obj = obj, .node = node, .bits = LEFTOVER_ALL };
+	*l = (struct leftover){ .obj = obj, .node = node, .bits = LEFTOVER_ALL,
+				.goroutine = s->cur_goroutine };
 	if (!bits)
 		return HR_OK;
 	if (hr_array_reserve((void **)&s->leftover_bits, &s->leftover_bits_cap,
@@ -935,9 +926,11 @@ int hr_scan_pass1(struct hr_scan *s, struct hr_error *err)
 		goto out;
 	for (struct work w; !rc && !(rc = walk_statics(s)) && queue_pop(&s->queue, s->dump, &w);) {
 		s->holder = w.obj;
+		s->cur_goroutine = w.goroutine;
 		rc = walk_object(s, &w);
 		scan_progress(s, "pass 1", 0);
 	}
+	s->cur_goroutine = 0;
 out:
 	statics_end(s);
 	free(seg[0].bits);
@@ -1012,6 +1005,7 @@ int hr_scan_pass2(struct hr_scan *s, struct hr_error *err)
 		struct leftover l = s->leftovers[i];
 
 		s->holder = l.obj;
+		s->cur_goroutine = l.goroutine;
 		rc = follow_leftover(s, &l);
 	}
 	s->holder = HR_SCAN_BY_ROOT;

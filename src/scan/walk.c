@@ -276,7 +276,7 @@ static bool follow_charged(struct hr_scan *s, uint64_t value, uint32_t type, uin
 	if (scan_enqueue(s, &(struct work){ .obj = (uint32_t)i, .node = node, .type = type,
 					    .aux = aux, .offset = (uint32_t)(value - start),
 					    .count = count, .mode = mode,
-					    .elem_name = elem_name }))
+					    .elem_name = elem_name, .goroutine = s->cur_goroutine }))
 		s->status = HR_ENOMEM;
 	return true;
 }

@@ -53,7 +53,8 @@ static uint64_t view_hash(const struct view *v)
 {
 	uint64_t h = (uint64_t)v->node * 0x9E3779B97F4A7C15u ^ (uint64_t)v->type << 32 ^ v->aux;
 
-	h ^= (uint64_t)v->count * 0xC2B2AE3D27D4EB4Fu ^ (uint64_t)v->mode << 8 ^ v->elem_name;
+	h ^= (uint64_t)v->count * 0xC2B2AE3D27D4EB4Fu ^ (uint64_t)v->mode << 8 ^ v->elem_name ^
+	     (uint64_t)v->goroutine << 40;
 	h *= 0xFF51AFD7ED558CCDu;
 	return h ^ h >> 29;
 }
@@ -61,7 +62,8 @@ static uint64_t view_hash(const struct view *v)
 static bool view_equal(const struct view *a, const struct view *b)
 {
 	return a->node == b->node && a->type == b->type && a->aux == b->aux &&
-	       a->count == b->count && a->mode == b->mode && a->elem_name == b->elem_name;
+	       a->count == b->count && a->mode == b->mode && a->elem_name == b->elem_name &&
+	       a->goroutine == b->goroutine;
 }
 
 static int grow_view_slots(struct work_queue *q)
@@ -129,7 +131,7 @@ int queue_push(struct work_queue *q, const struct work *w)
 	bool explicit_count = w->count != 0 && w->count != COUNT_FILL;
 	struct view v = { .node = w->node, .type = w->type, .aux = w->aux,
 			  .count = explicit_count ? 0 : w->count, .mode = w->mode,
-			  .elem_name = w->elem_name };
+			  .elem_name = w->elem_name, .goroutine = w->goroutine };
 	uint32_t *item = tail_room(q), n = 2;
 	int64_t id = q->last_view;
 
@@ -174,7 +176,8 @@ static bool take_item(struct work_queue *q, struct work *w)
 	item = q->head->words + q->head_pos;
 	v = &q->views[item[1] & ITEM_VIEW_MASK];
 	*w = (struct work){ .obj = item[0], .node = v->node, .type = v->type, .aux = v->aux,
-			    .count = v->count, .mode = v->mode, .elem_name = v->elem_name };
+			    .count = v->count, .mode = v->mode, .elem_name = v->elem_name,
+			    .goroutine = v->goroutine };
 	if (item[1] & ITEM_HAS_OFFSET)
 		w->offset = item[n++];
 	if (item[1] & ITEM_HAS_COUNT)

@@ -151,16 +151,20 @@ int hr_write_goroutines(FILE *out, const struct hr_dump *dump, const struct hr_b
 	uint64_t *objects = calloc(ng + 1, sizeof(*objects)), *bytes = calloc(ng + 1, sizeof(*bytes));
 	struct group *groups = NULL;
 
-	if (!objects || !bytes)
+	struct hr_goroutine_share *shares = NULL;
+	size_t nshares = 0;
+
+	if (!objects || !bytes || hr_scan_goroutine_shares(scan, &shares, &nshares, err))
 		goto nomem;
-	for (uint32_t i = 0; i < hr_dump_object_count(dump); i++) {
-		uint32_t g = hr_scan_goroutine_of(scan, i);
+	for (size_t i = 0; i < nshares; i++) {
+		uint32_t g = shares[i].goroutine;
 
 		if (g && g <= ng) {
-			objects[g - 1]++;
-			bytes[g - 1] += hr_dump_object(dump, i).size;
+			objects[g - 1] += shares[i].objects;
+			bytes[g - 1] += shares[i].bytes;
 		}
 	}
+	free(shares);
 	if (!(groups = make_groups(&c, ng, objects, bytes, &ngroups)))
 		goto nomem;
 	for (size_t k = 0; k < ngroups; k++)
