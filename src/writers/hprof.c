@@ -745,9 +745,12 @@ static int write_object(struct hprof *h, uint32_t i, struct leaves *l, bool clas
 		if (!(h->bits = malloc(h->bits_words * sizeof(uint64_t))))
 			return out_of_memory(h);
 	}
-	if (o.size > UINT32_MAX)
+	if (o.size > UINT32_MAX - 64) /* its sub-record must fit a segment's 32-bit length */
 		return hr_error_set(h->err, HR_EUSAGE, "object at 0x%llx is over 4 GiB: hprof cannot hold it",
 				    (unsigned long long)o.addr);
+	/* a big object alone in its segment, so that no segment passes 4 GiB */
+	if (!classes_only && o.size >= SEGMENT_FLUSH && flush_segment(h, &h->seg))
+		return h->err->code;
 	hr_dump_object_ptr_bits(h->dump, i, h->bits);
 	if (type && !array && is_struct(h, type) && (rc = class_for_type(h, type, o.size, l, &k)))
 		return rc;
@@ -841,8 +844,6 @@ static int global_class(struct hprof *h, const char *owner, const struct static_
 {
 	uint64_t id;
 
-	if (n > UINT16_MAX)
-		n = UINT16_MAX;
 	if (!(id = new_class(h, owner, h->object_class, 0, NULL, 0, refs, n)))
 		return h->err->code;
 	put_u1(&h->roots, SUB_ROOT_STICKY_CLASS);
@@ -867,7 +868,8 @@ static int write_segment_roots(struct hprof *h, const struct hr_segment *seg)
 		if (!ref)
 			continue;
 		static_word_name(h, seg->addr + w * h->ptr, owner, field, sizeof(field));
-		if (n && strcmp(owner, cur)) {
+		/* a class holds at most 65535 statics: a bigger global takes several */
+		if (n && (strcmp(owner, cur) || n == UINT16_MAX)) {
 			rc = global_class(h, cur, refs, n);
 			n = 0;
 		}
@@ -893,15 +895,18 @@ static int write_stack_trace(struct hprof *h, const struct hr_goroutine *g, uint
 {
 	const struct hr_frame *frames = hr_dump_frames(h->dump, &(size_t){ 0 });
 	uint64_t unknown = string_id(h, "()"), base = THREAD_ID_BASE + ((uint64_t)serial << 32);
+	uint64_t method;
 	char name[NAME_MAX_LEN];
 
 	for (uint32_t i = 0; i < g->frame_count; i++) {
 		const struct hr_frame *f = &frames[g->first_frame + i];
 
 		snprintf(name, sizeof(name), "%.*s", (int)f->func_name.len, (const char *)f->func_name.ptr);
+		if (!unknown || !(method = string_id(h, name)))
+			return h->err->code ? h->err->code : out_of_memory(h);
 		h->rec.n = 0;
 		put_id(&h->rec, base + 8 * (i + 1));
-		put_id(&h->rec, string_id(h, name));
+		put_id(&h->rec, method);
 		put_id(&h->rec, unknown);
 		put_id(&h->rec, unknown);
 		put_u4(&h->rec, class_serial);
