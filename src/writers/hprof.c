@@ -547,10 +547,19 @@ static bool leaves_to_fields(struct hprof *h, struct leaves *l, uint64_t size, b
 	return true;
 }
 
+/*
+ * The class name of a Go type: its name, but for a leading '[', which readers take for
+ * a JVM array descriptor ("[B"): "[]T" is written "slice<T>" (as the compiler's own
+ * "map<K,V>", "hchan<T>"), "[N]T" "array[N]T".
+ */
 static int type_name_into(const struct hprof *h, uint32_t type, char *buf, size_t len)
 {
 	const char *name = hr_binary_type(h->bin, type)->name;
 
+	if (!strncmp(name, "[]", 2))
+		return snprintf(buf, len, "slice<%s>", name + 2);
+	if (name[0] == '[')
+		return snprintf(buf, len, "array%s", name);
 	return snprintf(buf, len, "%s", name[0] ? name : "(unnamed)");
 }
 

@@ -9,10 +9,13 @@ each program of progs.PROGRAMS (built by the machine's Go):
     (fields, or elements, as the reader parsed them) are what reach.py, an independent
     reader of the dump, finds reachable: heapref's own totals, by its invariant;
   - the reader finds a path to a GC root for every one of them;
-  - there is one thread object per goroutine of the dump.
+  - there is one thread object per goroutine of the dump;
+  - no class name is mangled by the reader (a Go name it took for an array descriptor).
 For testprogs/cache, from its facts: the class main.Entry has one instance per entry,
 their field id holds 0 .. entries-1, and the reader's path from an Entry to its GC root
-ends at the sticky-class root named after the global main.cache.
+ends at the sticky-class root named after the global main.cache. For testprogs/goroutine,
+the path from a main.Node ends at a Java-frame root of the worker goroutine's thread, in
+the frame of main.worker.
 
 Without the reader (or java/javac) the test skips, except in CI (CI=true), where it fails.
 Environment: HEAPREF, HEAPREF_WORK (as every e2e test); HPROF_READER_JAR to use another
@@ -93,6 +96,9 @@ class Hprof(unittest.TestCase):
                 self.assertEqual((got["objects"], got["bytes"]), (r.objects, r.bytes))
                 self.assertEqual(got["unrooted"], 0, "objects with no path to a GC root")
                 self.assertEqual(got["threads"], len(d.goroutines))
+                # a Go name read as a JVM array descriptor comes out as "]..." or "...;"
+                self.assertEqual([c for c in got["classes"] if c[0] in "];" or c[-1] == ";"],
+                                 [])
 
     def test_cache(self):
         got, _, facts = self.export_and_read("cache", "--field", "main.Entry", "id",
@@ -103,6 +109,15 @@ class Hprof(unittest.TestCase):
         path = got["path"]
         self.assertEqual(path["classes"][0], "main.Entry")
         self.assertEqual((path["root_kind"], path["root_class"]), ("sticky class", "main.cache"))
+
+    def test_goroutine_frame_root(self):
+        got, _, facts = self.export_and_read("goroutine", "--path", "main.Node")
+        self.assertIn("main.Node", got["classes"])
+        path = got["path"]
+        self.assertEqual(path["root_kind"], "Java frame")
+        self.assertTrue(path["root_thread"].startswith("goroutine %d " % facts["worker_goid"]),
+                        path["root_thread"])
+        self.assertEqual(path["root_method"], facts["worker_function"])
 
     def test_unwritable_output_leaves_nothing(self):
         binary, dump, _ = progs.prepare("cache", progs.WORK)

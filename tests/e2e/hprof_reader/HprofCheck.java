@@ -5,7 +5,8 @@
  * the objects (thread objects apart) and their shallow bytes as the reader parsed them,
  * how many of them the reader finds no path to a GC root for, the class names, and on
  * request the values of one field of a class's instances and the path from the first
- * instance of a class to its GC root.
+ * instance of a class to its GC root (with, for a Java-frame root, its thread's class and
+ * the method of its frame).
  *
  * usage: java -cp LIB:DIR HprofCheck FILE [--field CLASS FIELD] [--path CLASS]
  */
@@ -21,8 +22,10 @@ import org.netbeans.lib.profiler.heap.Heap;
 import org.netbeans.lib.profiler.heap.HeapFactory;
 import org.netbeans.lib.profiler.heap.Instance;
 import org.netbeans.lib.profiler.heap.JavaClass;
+import org.netbeans.lib.profiler.heap.JavaFrameGCRoot;
 import org.netbeans.lib.profiler.heap.ObjectArrayInstance;
 import org.netbeans.lib.profiler.heap.PrimitiveArrayInstance;
+import org.netbeans.lib.profiler.heap.ThreadObjectGCRoot;
 
 public class HprofCheck {
     static final String THREAD_CLASS_PREFIX = "goroutine ";
@@ -89,11 +92,23 @@ public class HprofCheck {
                 JavaClass c = heap.getJavaClassByID(i.getInstanceId()); /* a class object */
                 return "{\"classes\":" + names(steps) + ",\"root_kind\":"
                         + quote(r == null ? "?" : r.getKind()) + ",\"root_class\":"
-                        + (c == null ? "null" : quote(c.getName())) + "}";
+                        + (c == null ? "null" : quote(c.getName())) + frame(r) + "}";
             }
             i = i.getNearestGCRootPointer();
         }
         return "{\"classes\":" + names(steps) + ",\"root_kind\":null}";
+    }
+
+    /* For a Java-frame root: its thread's class and the method of its frame. */
+    static String frame(GCRoot r) {
+        if (!(r instanceof JavaFrameGCRoot)) return "";
+        JavaFrameGCRoot f = (JavaFrameGCRoot) r;
+        ThreadObjectGCRoot t = f.getThreadGCRoot();
+        StackTraceElement[] trace = t == null ? null : t.getStackTrace();
+        int n = f.getFrameNumber();
+        String method = trace != null && n >= 0 && n < trace.length ? trace[n].getMethodName() : null;
+        return ",\"root_thread\":" + (t == null ? "null" : quote(t.getInstance().getJavaClass().getName()))
+                + ",\"root_method\":" + (method == null ? "null" : quote(method));
     }
 
     public static void main(String[] args) throws Exception {
