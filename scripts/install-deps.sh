@@ -22,6 +22,9 @@ $tests && packages+=(qemu-user-static)
 $tests && packages+=(valgrind)
 # strace: tests/e2e/test_parallel.py counts a system call per analysis
 $tests && packages+=(strace)
+# a JDK and Maven: tests/e2e/test_hprof.py reads heapref's hprof files with a Java
+# heap-dump library from Maven Central (fetched below)
+$tests && packages+=(openjdk-17-jdk-headless maven)
 $fuzz && packages+=(clang libclang-rt-14-dev)
 # gdb: tools/make_corpus.sh core writes the core seed with gcore (when the seed binary changed)
 $fuzz && packages+=(gdb)
@@ -61,3 +64,11 @@ for t in $(python3 "$matrix" toolchains); do
   fi
 done
 echo "heapref: test matrix toolchains present: $(python3 "$matrix" toolchains | tr '\n' ' ')"
+# The hprof reader of tests/e2e/test_hprof.py: the NetBeans profiler's heap library
+# (VisualVM's heap walker), from Maven Central into ~/.m2 once.
+hprof_reader=org.netbeans.modules:org-netbeans-lib-profiler:RELEASE190
+if ! mvn -q -B dependency:get -Dartifact=$hprof_reader >/dev/null; then
+  echo "heapref: cannot fetch $hprof_reader from Maven Central (tests/e2e/test_hprof.py needs it)" >&2
+  exit 1
+fi
+echo "heapref: hprof reader present: $hprof_reader"

@@ -177,6 +177,13 @@ struct hr_chains *hr_scan_chains_by_alloc(const struct hr_scan *scan, const stru
 int hr_scan_keep_types(struct hr_scan *scan, struct hr_error *err);
 
 /*
+ * The type id by which the typed walk read object obj (0: reached by bitmap only, or
+ * types not kept); *array set when it was read as an array of that type (a slice's
+ * backing array). After both passes of a scan that kept types.
+ */
+uint32_t hr_scan_type_of(const struct hr_scan *scan, uint32_t obj, bool *array);
+
+/*
  * The chain tree along the type axis (analyze --by-type), after both passes of a scan
  * that kept paths and types: a copy of from in which each object is charged below its
  * chain to a node naming its type, "type main.Item", "type []uint8" (an array of

@@ -168,4 +168,20 @@ struct hr_binary;
 int hr_write_goroutines(FILE *out, const struct hr_dump *dump, const struct hr_binary *bin,
 			const struct hr_scan *scan, bool tsv, struct hr_error *err);
 
+/* --- hprof export (src/writers/hprof.c) ------------------------------------------------ */
+
+/*
+ * Writes the objects the scan reached as a Java heap dump, the binary "JAVA PROFILE
+ * 1.0.2" hprof format, to out (docs/hprof.md): an instance of a class named after its
+ * Go type, with the DWARF members as fields, for each object the typed walk read as a
+ * struct; arrays of primitives for other pointer-free memory; arrays of words for the
+ * rest; a class of static references per global (sticky-class roots), a thread with
+ * Java-frame roots per goroutine, "unknown" roots for finalizers and other roots. The
+ * scan must have kept paths and types (hr_scan_keep_paths(), hr_scan_keep_types()) and
+ * run both passes. Returns 0, HR_EIO when writing fails, HR_ENOMEM, or HR_EUSAGE for
+ * an object or record over the format's 4 GiB.
+ */
+int hr_write_hprof(FILE *out, const struct hr_dump *dump, const struct hr_binary *bin,
+		   const struct hr_scan *scan, struct hr_error *err);
+
 #endif

@@ -34,6 +34,8 @@ int cmd_retained(int argc, char **argv);
 int cmd_goroutines(int argc, char **argv);
 /* heapref allocs [-o FILE] BINARY DUMP (cmd_allocs.c) */
 int cmd_allocs(int argc, char **argv);
+/* heapref hprof [-o FILE] [--force] BINARY DUMP (cmd_hprof.c) */
+int cmd_hprof(int argc, char **argv);
 
 /* heapref diff [--full-chains] [--max-depth N] [--stats] [--force] --text OLD_BINARY
  * OLD_DUMP NEW_BINARY NEW_DUMP (cmd_diff.c) */

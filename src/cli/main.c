@@ -189,6 +189,7 @@ static const struct {
 	{ "analyze", cmd_analyze }, { "why", cmd_why },	    { "retained", cmd_retained },
 	{ "diff", cmd_diff },	    { "allocs", cmd_allocs },	{ "goroutines", cmd_goroutines },
 	{ "info", cmd_info },
+	{ "hprof", cmd_hprof },
 	{ "object", cmd_object },   { "types", cmd_types }, { "vars", cmd_vars },
 	{ "help", cmd_help },	    { "version", cmd_version },
 };

@@ -44,6 +44,10 @@ static const char heapref_usage[] =
 	"  allocs [-o FILE] BINARY DUMP\n"
 	"                the classic in-use heap profile (allocation sites), rebuilt from\n"
 	"                the dump's memory-profile records\n"
+	"  hprof [-o FILE] [--force] BINARY DUMP\n"
+	"                the reachable heap as a Java hprof file (default heapref.hprof)\n"
+	"                for Eclipse MAT or VisualVM: Go types as classes, globals and\n"
+	"                goroutine frames as GC roots\n"
 	"  info [--stats] DUMP | BINARY CORE\n"
 	"                summarise a heap dump: Go version, records, objects by size,\n"
 	"                goroutines by state, segments, finalizers, memstats\n"
@@ -220,6 +224,16 @@ static const char vars_usage[] =
 	"  --dump DUMP     the frames of the dump's goroutines (those of functions PATTERN\n"
 	"                  names), each variable at its address in the frame\n";
 
+static const char hprof_usage[] =
+	"usage: heapref hprof [-o FILE] [--force] BINARY DUMP\n"
+	"  the objects the analysis reaches as a Java heap dump (hprof 1.0.2), to open in\n"
+	"  Eclipse MAT or VisualVM: each Go struct type a class with its DWARF fields,\n"
+	"  pointer-free memory arrays of primitives, other memory arrays of its words;\n"
+	"  each global a class whose static fields are its pointers (a GC root), each\n"
+	"  goroutine a thread whose frames' pointers are GC roots (docs/hprof.md)\n"
+	"  -o FILE         the file to write (default heapref.hprof; - for standard output)\n"
+	"  --force         export even when the dump does not look written by the binary\n";
+
 static const char help_usage[] =
 	"usage: heapref help [COMMAND]\n"
 	"  heapref's commands, or the options of one (as heapref COMMAND --help)\n";
@@ -233,6 +247,7 @@ static const struct {
 	{ "analyze", analyze_usage }, { "why", why_usage },	{ "retained", retained_usage },
 	{ "diff", diff_usage },	      { "allocs", allocs_usage },	{ "goroutines", goroutines_usage },
 	{ "info", info_usage },
+	{ "hprof", hprof_usage },
 	{ "object", object_usage },   { "types", types_usage }, { "vars", vars_usage },
 	{ "help", help_usage },	      { "version", version_usage },
 };

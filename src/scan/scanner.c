@@ -96,6 +96,14 @@ int hr_scan_keep_types(struct hr_scan *s, struct hr_error *err)
 	return HR_OK;
 }
 
+uint32_t hr_scan_type_of(const struct hr_scan *s, uint32_t obj, bool *array)
+{
+	uint32_t t = s->obj_type && obj < s->nobj ? s->obj_type[obj] : OBJ_TYPE_UNKNOWN;
+
+	*array = (t & OBJ_TYPE_ARRAY) != 0;
+	return t & ~OBJ_TYPE_ARRAY;
+}
+
 const struct hr_root_edge *hr_scan_root_edges(const struct hr_scan *s, size_t *n)
 {
 	*n = s->nroot_edges;

@@ -26,8 +26,8 @@ import progs  # noqa: E402
 
 HEAPREF, WORK, ROOT = progs.HEAPREF, progs.WORK, progs.ROOT
 CLI_DOC = os.path.join(ROOT, "docs", "cli.md")
-COMMANDS = ("analyze", "why", "retained", "diff", "goroutines", "allocs", "info", "object",
-            "types", "vars", "help", "version")
+COMMANDS = ("analyze", "why", "retained", "diff", "goroutines", "allocs", "hprof", "info",
+            "object", "types", "vars", "help", "version")
 
 
 def heapref(*args, cwd=None, umask=None):

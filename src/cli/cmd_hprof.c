@@ -1,0 +1,49 @@
+/*
+ * cmd_hprof.c - `heapref hprof [-o FILE] [--force] BINARY DUMP`: the reachable heap as a
+ * Java hprof file (src/writers/hprof.c, docs/hprof.md), for the Java heap tools.
+ */
+#include <stdio.h>
+
+#include "args.h"
+#include "commands.h"
+#include "heapref/writers.h"
+
+enum { ST_OK = 0, ST_USAGE = 2, ST_RESOURCES = 3 };
+
+static int write_hprof(FILE *out, void *ctx, struct hr_error *err)
+{
+	const struct analysis *an = ctx;
+
+	return hr_write_hprof(out, an->dump, an->bin, an->scan, err);
+}
+
+int cmd_hprof(int argc, char **argv)
+{
+	const char *output = NULL;
+	bool force = false;
+	const struct cli_opt opts[] = { { "--output", "-o", NULL, &output },
+					{ "--force", NULL, &force, NULL } };
+	struct analysis_options o = { .max_depth = 256, .force = false, .keep_paths = true,
+				      .keep_types = true };
+	struct analysis an;
+	struct hr_error err = { 0 };
+	int n, st = cli_parse("hprof", argc, argv, opts, 2, &n);
+
+	if (st)
+		return st == CLI_HELP ? ST_OK : st;
+	if (n != 2)
+		return cli_usage_error("hprof", "hprof takes a binary and a heap dump");
+	if (output && !output[0])
+		return cli_usage_error("hprof", "-o takes a file name");
+	if (inputs_swapped("hprof", argv[0], argv[1]))
+		return ST_USAGE;
+	o.force = force;
+	if ((st = analysis_run(argv[0], argv[1], &o, &an)))
+		return st;
+	if (write_output_file(output ? output : "heapref.hprof", write_hprof, &an, &err)) {
+		fprintf(stderr, "heapref: %s\n", err.msg);
+		st = ST_RESOURCES;
+	}
+	analysis_release(&an);
+	return st;
+}
