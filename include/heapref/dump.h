@@ -72,7 +72,12 @@ struct hr_dump_params {
 	struct hr_bytes go_version; /* runtime's build version, "go1.26.8"; go1.5-era dumps wrote GOEXPERIMENT here */
 	uint64_t ncpu;
 	uint64_t file_offset;   /* where the params record starts */
+	/* The runtime's clock (nanotime(): CLOCK_MONOTONIC) when the heap was taken, which
+	 * goroutines' wait_since is on: known for a core heapref took of a live process, 0
+	 * otherwise (a dump holds nothing on that clock). */
+	uint64_t now_ns;
 };
+
 
 /* A heap object: address, size (its size class, from the record) and its memory. */
 struct hr_object {
@@ -111,6 +116,8 @@ struct hr_goroutine {
 
 /* "idle", "runnable", "running", "syscall", "waiting", ... or "unknown". */
 const char *hr_goroutine_status_name(uint64_t status);
+/* How long goroutine g has waited when the heap was taken (ns), 0 if unknown. */
+uint64_t hr_goroutine_waited_ns(const struct hr_dump_params *params, const struct hr_goroutine *g);
 
 struct hr_frame {
 	uint64_t sp;            /* lowest address of the frame */

@@ -18,6 +18,11 @@
 
 struct pcln;
 
+/* heapref's own note in the cores it writes: the runtime's clock when it stopped the
+ * process (CLOCK_MONOTONIC, the clock of goroutines' wait_since), 8 bytes. */
+#define HR_CORE_NOTE_NAME "HEAPREF"
+#define HR_CORE_NOTE_CLOCK 1
+
 /* A PT_LOAD segment of the core: memory [vaddr, vaddr + memsz), of which the first
  * filesz bytes are in the file at offset (the rest reads as zeros). */
 struct core_seg {
@@ -46,6 +51,7 @@ struct core_image {
 	size_t nthreads;
 	uint16_t machine;            /* EM_X86_64 or EM_AARCH64 */
 	uint64_t entry;              /* AT_ENTRY from the auxiliary vector, 0 if none */
+	uint64_t now_ns;             /* heapref's clock note, 0 if none */
 	const struct hr_binary *bin; /* read-only memory the core left out is read from here */
 };
 

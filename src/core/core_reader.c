@@ -170,6 +170,7 @@ static struct hr_dump_params params_of(struct core_reader *r)
 		.goarch = { (const uint8_t *)(arm ? arm64 : amd64), 5 },
 		.go_version = { (const uint8_t *)version, strlen(version) },
 		.ncpu = r->L.ncpu ? (uint64_t)(int32_t)cr_uint(r, r->L.ncpu, 4, "runtime.ncpu") : 0,
+		.now_ns = r->img.now_ns,
 	};
 
 	r->failed = false; /* ncpu is for show */

@@ -62,6 +62,7 @@ struct writer {
 	size_t nmaps, maps_cap;
 	uint8_t auxv[4096];
 	size_t auxv_len;
+	uint64_t stopped_at_ns;   /* CLOCK_MONOTONIC once stopped: the runtime's nanotime() */
 	uint8_t *buf;             /* COPY_CHUNK bytes */
 	uint8_t *out_map;         /* the core file, mapped while it is written; or NULL */
 	uint64_t out_len;
@@ -288,12 +289,14 @@ static int write_at(struct writer *w, const void *p, size_t len, uint64_t off)
 	return HR_OK;
 }
 
-static size_t note(uint8_t *out, uint32_t type, const void *desc, size_t len)
+/* A note named name (at most 7 characters) into out; its bytes. */
+static size_t note(uint8_t *out, const char *name, uint32_t type, const void *desc, size_t len)
 {
-	uint32_t head[3] = { 5, (uint32_t)len, type };
+	uint32_t head[3] = { (uint32_t)strlen(name) + 1, (uint32_t)len, type };
 
 	memcpy(out, head, 12);
-	memcpy(out + 12, "CORE\0\0\0", 8); /* "CORE\0" padded to 4 */
+	memset(out + 12, 0, 8);
+	memcpy(out + 12, name, strlen(name)); /* NUL-terminated, padded to 8 */
 	memcpy(out + 20, desc, len);
 	memset(out + 20 + len, 0, (4 - len % 4) % 4);
 	return 20 + (len + 3) / 4 * 4;
@@ -302,7 +305,7 @@ static size_t note(uint8_t *out, uint32_t type, const void *desc, size_t len)
 /* The notes: NT_PRSTATUS per thread (pid and registers), then NT_AUXV. */
 static uint8_t *build_notes(struct writer *w, size_t *len)
 {
-	size_t cap = w->nthreads * (20 + PRSTATUS_REGS_AT + REGS_MAX + 16) + 20 + w->auxv_len;
+	size_t cap = w->nthreads * (20 + PRSTATUS_REGS_AT + REGS_MAX + 16) + 20 + w->auxv_len + 28;
 	uint8_t *notes = calloc(1, cap), *p = notes;
 
 	if (!notes)
@@ -316,10 +319,12 @@ static uint8_t *build_notes(struct writer *w, size_t *len)
 			continue;
 		memcpy(desc + PRSTATUS_PID_AT, &tid, 4);
 		memcpy(desc + PRSTATUS_REGS_AT, t->regs, t->len);
-		p += note(p, NT_PRSTATUS, desc, PRSTATUS_REGS_AT + t->len + 8);
+		p += note(p, "CORE", NT_PRSTATUS, desc, PRSTATUS_REGS_AT + t->len + 8);
 	}
 	if (w->auxv_len)
-		p += note(p, NT_AUXV, w->auxv, w->auxv_len);
+		p += note(p, "CORE", NT_AUXV, w->auxv, w->auxv_len);
+	if (w->stopped_at_ns)
+		p += note(p, HR_CORE_NOTE_NAME, HR_CORE_NOTE_CLOCK, &w->stopped_at_ns, 8);
 	*len = (size_t)(p - notes);
 	return notes;
 }
@@ -606,6 +611,12 @@ static int stopped_copy(struct writer *w)
 		return rc;
 	t0 = now();
 	rc = stop_all(w);
+	if (!rc) {
+		struct timespec ts;
+
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		w->stopped_at_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	}
 	if (!rc)
 		rc = check_layout(w);
 	if (!rc) {

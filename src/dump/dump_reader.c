@@ -1062,6 +1062,12 @@ void hr_dump_free(struct hr_dump *d)
 /* ---------------------------------------------------------------------------------- */
 /* Accessors                                                                           */
 
+uint64_t hr_goroutine_waited_ns(const struct hr_dump_params *p, const struct hr_goroutine *g)
+{
+	return p->now_ns && g->wait_since && g->wait_since <= p->now_ns ? p->now_ns - g->wait_since
+									 : 0;
+}
+
 const char *hr_dump_path(const struct hr_dump *d) { return d->path; }
 uint64_t hr_dump_file_size(const struct hr_dump *d) { return d->map_len; }
 unsigned hr_dump_format_minor(const struct hr_dump *d) { return d->minor; }

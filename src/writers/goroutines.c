@@ -125,20 +125,42 @@ static void write_stack(FILE *out, const struct ctx *c, const struct hr_goroutin
 		fputs(" <- ...", out);
 }
 
+/*
+ * The wait reason with how long the goroutine has waited, where the heap's clock is
+ * known (a core heapref took): "chan receive, 12 min", as Go's own tracebacks say it.
+ */
+static const char *wait_text(const struct ctx *c, const struct hr_goroutine *g, char *buf,
+			     size_t len)
+{
+	uint64_t s = hr_goroutine_waited_ns(hr_dump_params(c->d), g) / 1000000000u;
+	int n = snprintf(buf, len, "%.*s", (int)g->wait_reason.len, (const char *)g->wait_reason.ptr);
+
+	if (s && n >= 0 && (size_t)n < len)
+		snprintf(buf + n, len - (size_t)n, s >= 60 ? ", %" PRIu64 " min" : ", %" PRIu64 " s",
+			 s >= 60 ? s / 60 : s);
+	return buf;
+}
+
 static void write_group(FILE *out, const struct ctx *c, const struct group *grp, bool tsv)
 {
 	const struct hr_goroutine *g = &c->g[grp->first];
 	const char *status = hr_goroutine_status_name(g->status);
+	uint64_t waited = hr_goroutine_waited_ns(hr_dump_params(c->d), g) / 1000000000u;
+	char reason[160];
 
-	if (tsv)
+	if (tsv) {
 		fprintf(out, "%" PRIu32 "\t%" PRIu64 "\t%" PRIu64 "\t%s\t%.*s\t%s\t%s\t", grp->count,
 			grp->bytes, grp->objects, status, (int)g->wait_reason.len,
 			(const char *)g->wait_reason.ptr, creator(c, g), grp->leaked ? "yes" : "no");
-	else
-		fprintf(out, "%12" PRIu64 " %10" PRIu64 " %6" PRIu32 "  %-8s %-22.*s %s  %-28s ",
-			grp->bytes, grp->objects, grp->count, status, (int)g->wait_reason.len,
-			(const char *)g->wait_reason.ptr, grp->leaked ? "LEAK?" : "     ",
+		if (waited)
+			fprintf(out, "%" PRIu64, waited);
+		fputc('\t', out);
+	} else {
+		fprintf(out, "%12" PRIu64 " %10" PRIu64 " %6" PRIu32 "  %-8s %-22s %s  %-28s ",
+			grp->bytes, grp->objects, grp->count, status,
+			wait_text(c, g, reason, sizeof(reason)), grp->leaked ? "LEAK?" : "     ",
 			creator(c, g));
+	}
 	write_stack(out, c, g, tsv);
 	fputc('\n', out);
 }
@@ -170,8 +192,8 @@ int hr_write_goroutines(FILE *out, const struct hr_dump *dump, const struct hr_b
 	for (size_t k = 0; k < ngroups; k++)
 		leaked += groups[k].leaked ? groups[k].count : 0;
 	if (tsv)
-		fputs("count\tbytes\tobjects\tstatus\twait_reason\tcreated_by\tlikely_leaked\tstack\n",
-		      out);
+		fputs("count\tbytes\tobjects\tstatus\twait_reason\tcreated_by\tlikely_leaked\t"
+		      "waited_s\tstack\n", out);
 	else
 		fprintf(out, "%zu goroutines in %zu groups; %zu likely leaked (LEAK?: blocked in a "
 			     "channel operation or select since before a GC, holding memory)\n"

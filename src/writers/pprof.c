@@ -30,7 +30,8 @@
 #include "profile.pb-c.h"
 
 enum { STR_EMPTY, STR_INUSE_OBJECTS, STR_COUNT, STR_INUSE_SPACE, STR_BYTES, STR_EXAMPLES,
-       STR_ROOT, STR_GOROUTINE, STR_CREATED_BY, STR_STATUS, STR_WAIT_REASON, STR_FIRST_NAME };
+       STR_ROOT, STR_GOROUTINE, STR_CREATED_BY, STR_STATUS, STR_WAIT_REASON, STR_WAIT_TIME,
+       STR_SECONDS, STR_FIRST_NAME };
 
 /* One chain tree of the profile, with where its ids start. */
 struct part {
@@ -148,7 +149,7 @@ static void put_fixed_strings(struct gz_sink *s)
 {
 	static const char *const fixed[] = { "", "inuse_objects", "count", "inuse_space", "bytes",
 					     "examples", "root", "goroutine", "created_by", "status",
-					     "wait_reason" };
+					     "wait_reason", "wait_time", "seconds" };
 
 	for (size_t i = 0; i < STR_FIRST_NAME; i++)
 		put_string(s, fixed[i]);
@@ -236,8 +237,9 @@ static uint64_t examples_label(struct part *p, uint32_t node)
 
 /*
  * The labels of the goroutine whose stack reached a share of a node: its id, creator,
- * status and wait reason, in labels[2..5] (string ids made as needed). Returns how many,
- * or 0 when out of memory.
+ * status, wait reason and, where the heap's clock is known (a core heapref took), how
+ * long it has waited, in seconds (a number label), into l (string ids made as needed).
+ * Returns how many, or 0 when out of memory.
  */
 static size_t goroutine_labels(struct part *p, uint32_t g, Perftools__Profiles__Label *l)
 {
@@ -253,6 +255,8 @@ static size_t goroutine_labels(struct part *p, uint32_t g, Perftools__Profiles__
 	uint64_t s3 = gr->wait_reason.len ? extra_string(p, (const char *)gr->wait_reason.ptr,
 							 gr->wait_reason.len)
 					  : 0;
+	uint64_t waited;
+	size_t n;
 
 	if (s0 == UINT64_MAX || s1 == UINT64_MAX || s2 == UINT64_MAX || s3 == UINT64_MAX)
 		return 0;
@@ -261,7 +265,14 @@ static size_t goroutine_labels(struct part *p, uint32_t g, Perftools__Profiles__
 	l[1] = l[0], l[1].key = STR_CREATED_BY, l[1].str = (int64_t)s1;
 	l[2] = l[0], l[2].key = STR_STATUS, l[2].str = (int64_t)s2;
 	l[3] = l[0], l[3].key = STR_WAIT_REASON, l[3].str = (int64_t)s3;
-	return s3 ? 4 : 3;
+	n = s3 ? 4 : 3;
+	if ((waited = hr_goroutine_waited_ns(hr_dump_params(o->dump), gr))) {
+		l[n] = (Perftools__Profiles__Label)PERFTOOLS__PROFILES__LABEL__INIT;
+		l[n].key = STR_WAIT_TIME, l[n].num = (int64_t)(waited / 1000000000u);
+		l[n].num_unit = STR_SECONDS;
+		n++;
+	}
+	return n;
 }
 
 /*
@@ -274,7 +285,7 @@ static int put_goroutine_shares(struct gz_sink *s, struct part *p, uint32_t id, 
 				uint64_t left[2])
 {
 	const struct hr_pprof_options *o = p->opt;
-	Perftools__Profiles__Label g[4];
+	Perftools__Profiles__Label g[5];
 
 	for (; o && *next < o->nshares && o->shares[*next].node <= id; (*next)++) {
 		const struct hr_goroutine_share *sh = &o->shares[*next];
@@ -301,7 +312,7 @@ static int put_samples(struct gz_sink *s, struct part *p)
 	Perftools__Profiles__Sample sample = PERFTOOLS__PROFILES__SAMPLE__INIT;
 	Perftools__Profiles__Label root = PERFTOOLS__PROFILES__LABEL__INIT;
 	Perftools__Profiles__Label examples = PERFTOOLS__PROFILES__LABEL__INIT;
-	Perftools__Profiles__Label *labels[5] = { &root, &examples };
+	Perftools__Profiles__Label *labels[6] = { &root, &examples };
 	size_t id, n = hr_chains_count(p->tree), cap = 0, next = 0;
 	uint64_t *stack = NULL;
 	int64_t values[2];

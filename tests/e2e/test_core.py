@@ -265,6 +265,42 @@ class AllocsFromACore(unittest.TestCase):
                          {c: v for c, v in by_dump.items() if not c[0].startswith("runtime.")})
 
 
+class WaitTimes(unittest.TestCase):
+    """A core heapref takes notes the runtime's clock: how long goroutines have waited is
+    shown, within what the test's own clock allows."""
+
+    def test_leaked_workers_waited(self):
+        if toolchains.emulator_for(ENTRY.goarch):
+            self.skipTest("emulated")
+        work = tempfile.mkdtemp(prefix="heapref-wait-")
+        self.addCleanup(shutil.rmtree, work, True)
+        binary = progs.build("leak", work, env=ENTRY.env)
+        pb = os.path.join(work, "p.pb.gz")
+        started = time.monotonic()
+
+        def while_held(pid):
+            time.sleep(2)
+            got = progs.heapref("goroutines", "--pid", pid, "--format", "tsv", binary)
+            elapsed = time.monotonic() - started
+            return got, elapsed, progs.heapref("analyze", "--pid", pid, "-o", pb, binary)
+
+        facts, ((st, out, err), elapsed, (st2, _, err2)) = progs.run_held(
+            binary, os.path.join(work, "leak.dump"), while_held)
+        self.assertEqual(st, 0, err)
+        self.assertEqual(st2, 0, err2)
+        lines = out.splitlines()
+        header = lines[0].split("\t")
+        rows = [dict(zip(header, l.split("\t"))) for l in lines[1:]]
+        workers = [r for r in rows if r["created_by"] == facts["creator"]]
+        self.assertEqual(len(workers), 1, out)
+        # blocked since before the program's GCs, which came after it started
+        self.assertGreaterEqual(int(workers[0]["waited_s"]), 2)
+        self.assertLessEqual(int(workers[0]["waited_s"]), elapsed + 1)
+        tags = subprocess.run([progs.GO, "tool", "pprof", "-tags", pb], capture_output=True,
+                              text=True, check=True).stdout
+        self.assertIn("wait_time", tags)
+
+
 class BadCores(unittest.TestCase):
     """A core refused with one line and status 1 (2 without its binary), never a crash."""
 

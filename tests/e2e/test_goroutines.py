@@ -19,7 +19,7 @@ import reach  # noqa: E402
 
 heapref = progs.heapref
 COLUMNS = ["count", "bytes", "objects", "status", "wait_reason", "created_by",
-           "likely_leaked", "stack"]
+           "likely_leaked", "waited_s", "stack"]
 
 
 class Goroutines(unittest.TestCase):
