@@ -110,8 +110,8 @@ static const char analyze_usage[] =
 	"  --no-goroutine-labels\n"
 	"                  do not split what goroutines' stacks reached by goroutine; by\n"
 	"                  default (the profile of the chains, no other view) each such\n"
-	"                  sample is labelled goroutine, created_by, status and wait_reason\n"
-	"                  (4 more bytes per heap object while analysing)\n"
+	"                  sample is labelled goroutine, created_by, status, wait_reason\n"
+	"                  and, for a process or core heapref took, wait_time\n"
 	"  --goroutine-labels\n"
 	"                  the default of the profile; an error with --text or another view\n";
 
