@@ -65,6 +65,16 @@ def _differences(a, b, limit=12):
     return out[:limit] + (["  ... %d more" % (len(out) - limit)] if len(out) > limit else [])
 
 
+def _program(test, name, prefix):
+    """(work dir, binary): name built into a fresh directory, removed after the test;
+    skips under an emulator, whose process --pid would read instead of the program's."""
+    if toolchains.emulator_for(ENTRY.goarch):
+        test.skipTest("emulated")
+    work = tempfile.mkdtemp(prefix=prefix)
+    test.addCleanup(shutil.rmtree, work, True)
+    return work, progs.build(name, work, env=ENTRY.env)
+
+
 class CoreMatchesDump(unittest.TestCase):
     """Every scenario, both builds: analyze of the core == analyze of the dump."""
 
@@ -171,11 +181,7 @@ class ProcessNeverLeftStopped(unittest.TestCase):
     """heapref killed while it holds the process: the kernel lets the process go."""
 
     def test_killed_while_stopped(self):
-        if toolchains.emulator_for(ENTRY.goarch):
-            self.skipTest("emulated")
-        work = tempfile.mkdtemp(prefix="heapref-stop-")
-        self.addCleanup(shutil.rmtree, work, True)
-        binary = progs.build("cache", work, env=ENTRY.env)
+        work, binary = _program(self, "cache", "heapref-stop-")
 
         def while_held(pid):
             env = dict(os.environ, HEAPREF_TEST_HOLD_STOPPED="60")
@@ -197,11 +203,7 @@ class OtherCommandsOnAProcess(unittest.TestCase):
     """why, retained and goroutines take --pid as analyze does, and info and object a core."""
 
     def test_commands(self):
-        if toolchains.emulator_for(ENTRY.goarch):
-            self.skipTest("emulated")
-        work = tempfile.mkdtemp(prefix="heapref-pidcmds-")
-        self.addCleanup(shutil.rmtree, work, True)
-        binary = progs.build("cache", work, env=ENTRY.env)
+        work, binary = _program(self, "cache", "heapref-pidcmds-")
         core = os.path.join(work, "cache.core")
 
         def while_held(pid):
@@ -231,11 +233,7 @@ class AllocsFromACore(unittest.TestCase):
     one the dump of the same state holds: `allocs` and `analyze --by-alloc` agree."""
 
     def test_allocs_and_by_alloc(self):
-        if toolchains.emulator_for(ENTRY.goarch):
-            self.skipTest("emulated")
-        work = tempfile.mkdtemp(prefix="heapref-allocs-core-")
-        self.addCleanup(shutil.rmtree, work, True)
-        binary = progs.build("allocs", work, env=ENTRY.env)
+        work, binary = _program(self, "allocs", "heapref-allocs-core-")
         dump, core = os.path.join(work, "allocs.dump"), os.path.join(work, "allocs.core")
 
         def while_held(pid):
@@ -270,11 +268,7 @@ class WaitTimes(unittest.TestCase):
     shown, within what the test's own clock allows."""
 
     def test_leaked_workers_waited(self):
-        if toolchains.emulator_for(ENTRY.goarch):
-            self.skipTest("emulated")
-        work = tempfile.mkdtemp(prefix="heapref-wait-")
-        self.addCleanup(shutil.rmtree, work, True)
-        binary = progs.build("leak", work, env=ENTRY.env)
+        work, binary = _program(self, "leak", "heapref-wait-")
         pb = os.path.join(work, "p.pb.gz")
         started = time.monotonic()
 
