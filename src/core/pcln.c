@@ -55,11 +55,30 @@ static int bad_table(const struct hr_binary *bin, const char *what, struct hr_er
 	return hr_error_set(err, HR_EINPUT, "%s: .gopclntab: %s", hr_binary_path(bin), what);
 }
 
+/*
+ * Where the table is: its section, or, where the linker put it inside another section
+ * (PIE binaries of Go before 1.21: .data.rel.ro), between runtime.pclntab and
+ * runtime.epclntab. An ELF address.
+ */
+static bool table_range(const struct hr_binary *bin, uint64_t *addr, uint64_t *size)
+{
+	const struct hr_symbol *start = hr_binary_find_symbol(bin, "runtime.pclntab");
+	const struct hr_symbol *end = hr_binary_find_symbol(bin, "runtime.epclntab");
+
+	if (hr_binary_section_range(bin, ".gopclntab", addr, size))
+		return true;
+	if (!start || !end || end->addr <= start->addr)
+		return false;
+	*addr = start->addr - hr_binary_bias(bin); /* symbols are run-time addresses */
+	*size = end->addr - start->addr;
+	return true;
+}
+
 static int read_section(struct pcln *p, const struct hr_binary *bin, struct hr_error *err)
 {
 	uint64_t addr, size;
 
-	if (!hr_binary_section_range(bin, ".gopclntab", &addr, &size) || size < 64)
+	if (!table_range(bin, &addr, &size) || size < 64)
 		return bad_table(bin, "missing or too small", err);
 	if (size > (UINT64_C(1) << 32))
 		return bad_table(bin, "larger than 4 GiB", err);
