@@ -76,11 +76,6 @@ int core_read_segments(struct core_reader *r)
 
 /* --- goroutines ------------------------------------------------------------------------ */
 
-struct unwind_ctx {
-	struct core_reader *r;
-	uint64_t frames;
-};
-
 static int read_target(void *ctx, uint64_t addr, void *buf, size_t len)
 {
 	struct core_reader *r = ctx;
@@ -90,8 +85,7 @@ static int read_target(void *ctx, uint64_t addr, void *buf, size_t len)
 
 static int add_frame(void *ctx, const struct pcln_frame *pf)
 {
-	struct unwind_ctx *u = ctx;
-	struct core_reader *r = u->r;
+	struct core_reader *r = ctx;
 	struct hr_frame f = {
 		.sp = pf->sp, .depth = pf->depth, .child_sp = pf->child_sp,
 		.entry_pc = pf->entry_pc, .pc = pf->pc, .cont_pc = pf->cont_pc,
@@ -105,7 +99,6 @@ static int add_frame(void *ctx, const struct pcln_frame *pf)
 		return hr_error_set(r->err, HR_ENOMEM, "out of memory");
 	f.file_offset = (uint64_t)(f.contents.ptr - r->img.map) < r->img.len
 				? (uint64_t)(f.contents.ptr - r->img.map) : 0;
-	u->frames++;
 	return hr_dump_build_frame(r->model, &f, pf->bits, r->err);
 }
 
@@ -115,7 +108,7 @@ static int add_frame(void *ctx, const struct pcln_frame *pf)
  * unwound further, it keeps the frames found so far (counted in unwind_stops). Any other
  * goroutine stopped at a safe point, so a stack that does not unwind is a bad core.
  */
-static int unwind(struct core_reader *r, struct unwind_ctx *u, const struct hr_goroutine *g,
+static int unwind(struct core_reader *r, const struct hr_goroutine *g,
 		  uint64_t pc, uint64_t lr, uint64_t stack_lo, uint64_t stack_hi)
 {
 	struct hr_error why = { 0 };
@@ -130,7 +123,7 @@ static int unwind(struct core_reader *r, struct unwind_ctx *u, const struct hr_g
 				    "0x%" PRIx64 " is outside its stack 0x%" PRIx64 "-0x%" PRIx64,
 				    r->img.path, g->goid, g->sp, stack_lo, stack_hi);
 	}
-	rc = pcln_unwind(r->pcln, read_target, r, pc, g->sp, lr, stack_hi, add_frame, u, &why);
+	rc = pcln_unwind(r->pcln, read_target, r, pc, g->sp, lr, stack_hi, add_frame, r, &why);
 
 	if (!rc || !why.code)
 		return rc; /* done, or add_frame() failed and said why in r->err */
@@ -193,7 +186,6 @@ static int read_goroutine(struct core_reader *r, uint64_t gaddr)
 	uint64_t syscallsp = cr_field(r, gaddr, &L->g_syscallsp, "g.syscallsp");
 	uint64_t pc, sp, lr;
 	struct hr_goroutine g = { .addr = gaddr };
-	struct unwind_ctx u = { r, 0 };
 	const struct core_thread *t = NULL;
 	int rc;
 
@@ -231,7 +223,7 @@ static int read_goroutine(struct core_reader *r, uint64_t gaddr)
 		return hr_error_set(r->err, HR_ENOMEM, "out of memory");
 	if ((rc = hr_dump_build_goroutine(r->model, &g, r->err)))
 		return rc;
-	return unwind(r, &u, &g, pc, lr, cr_field(r, gaddr, &L->g_stack_lo, "g.stack.lo"),
+	return unwind(r, &g, pc, lr, cr_field(r, gaddr, &L->g_stack_lo, "g.stack.lo"),
 		      cr_field(r, gaddr, &L->g_stack_hi, "g.stack.hi"));
 }
 
