@@ -19,6 +19,7 @@
 #include "commands.h"
 #include "inputs.h"
 #include "heapref/binary.h"
+#include "heapref/core.h"
 #include "heapref/chains.h"
 #include "heapref/dump.h"
 #include "heapref/scan.h"
@@ -471,28 +472,19 @@ static void print_summary(const struct hr_dump *dump, const struct hr_scan_summa
 
 /* --- do the inputs go together? --------------------------------------------------------- */
 
-static bool file_starts_with(const char *path, const char *magic, size_t len)
-{
-	char head[8];
-	FILE *f = fopen(path, "rb");
-	bool yes = f && len <= sizeof(head) && fread(head, 1, len, f) == len &&
-		   memcmp(head, magic, len) == 0;
-
-	if (f)
-		fclose(f);
-	return yes;
-}
-
 /*
  * The easiest mistake with two file arguments: a usage error, said in one line before
  * either file is read (the dump reader would only say the dump is not a dump).
  */
 bool inputs_swapped(const char *command, const char *binary, const char *dump)
 {
-	if (!file_starts_with(dump, "\177ELF", 4) || !file_starts_with(binary, "go1.", 4))
+	enum hr_input_kind b = hr_input_kind_of(binary);
+
+	if (hr_input_kind_of(dump) != HR_INPUT_ELF || (b != HR_INPUT_DUMP && b != HR_INPUT_CORE))
 		return false;
-	fprintf(stderr, "heapref: the arguments are the wrong way round: %s is an ELF file and %s "
-		"a heap dump (%s takes BINARY, then DUMP)\n", dump, binary, command);
+	fprintf(stderr, "heapref: the arguments are the wrong way round: %s is an ELF executable "
+		"and %s a %s (%s takes BINARY, then DUMP)\n", dump, binary,
+		b == HR_INPUT_CORE ? "core file" : "heap dump", command);
 	return true;
 }
 
@@ -601,10 +593,7 @@ static int analysis_open(const char *binary, const char *dump,
 {
 	if (open_heap_input(binary, dump, o->input_name, &an->bin, &an->dump, err))
 		return err->code;
-	stats_mark(o->stats, "read+index", stderr);
-	if (!hr_binary_is_go(an->bin))
-		return hr_error_set(err, HR_EINPUT, "%s: not a Go binary (no .gopclntab or "
-				    ".go.buildinfo section)", binary);
+	stats_mark(o->stats, "read+index", stderr); /* open_heap_input() checked it is Go */
 	stats_mark(o->stats, "binary", stderr);
 	if (!(an->tree = hr_chains_new(o->max_depth)))
 		return hr_error_set(err, HR_ENOMEM, "out of memory");

@@ -16,6 +16,16 @@
 #include "heapref/core.h"
 #include "inputs.h"
 
+static int open_go_binary(const char *path, struct hr_binary **bin, struct hr_error *err)
+{
+	if (!(*bin = hr_binary_open(path, err)))
+		return err->code;
+	if (!hr_binary_is_go(*bin))
+		return hr_error_set(err, HR_EINPUT, "%s: not a Go binary (no .gopclntab or "
+				    ".go.buildinfo section)", path);
+	return HR_OK;
+}
+
 int open_heap_input(const char *binary, const char *input, const char *input_name,
 		    struct hr_binary **bin, struct hr_dump **dump, struct hr_error *err)
 {
@@ -26,18 +36,13 @@ int open_heap_input(const char *binary, const char *input, const char *input_nam
 	if (hr_input_kind_of(input) != HR_INPUT_CORE) {
 		if (!(*dump = hr_dump_open(input, err)))
 			return err->code;
-		if (binary && !(*bin = hr_binary_open(binary, err)))
-			return err->code;
-		return HR_OK;
+		return binary ? open_go_binary(binary, bin, err) : HR_OK;
 	}
 	if (!binary)
 		return hr_error_set(err, HR_EUSAGE, "%s is a core file: give the binary too "
 				    "(BINARY CORE)", name);
-	if (!(*bin = hr_binary_open(binary, err)))
+	if (open_go_binary(binary, bin, err))
 		return err->code;
-	if (!hr_binary_is_go(*bin))
-		return hr_error_set(err, HR_EINPUT, "%s: not a Go binary (no .gopclntab or "
-				    ".go.buildinfo section)", binary);
 	*dump = hr_core_open_as(input, name, *bin, err);
 	return *dump ? HR_OK : err->code;
 }

@@ -11,7 +11,7 @@
 
 /*
  * Opens input, a heap dump or a core file (the binary is needed for a core: HR_EUSAGE
- * without it), and binary when given. input_name names the input in messages (NULL: its
+ * without it), and binary when given (HR_EINPUT if it is no Go binary). input_name names the input in messages (NULL: its
  * path). The caller frees both, whatever is returned.
  */
 int open_heap_input(const char *binary, const char *input, const char *input_name,

@@ -349,6 +349,9 @@ class BadCores(unittest.TestCase):
     def test_no_such_process(self):
         self.refused(("analyze", "--pid", "999999999", self.binary), 1, "999999999")
 
+    def test_core_and_binary_swapped(self):
+        self.refused(("analyze", self.core, self.binary), 2, "wrong way round", "core file")
+
     def test_save_core_needs_pid(self):
         self.refused(("analyze", "--save-core", "x", self.binary, self.core), 2, "--pid")
 
