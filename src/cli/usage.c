@@ -6,6 +6,12 @@
 
 #include "args.h"
 
+/* The options of why, retained and goroutines that read a running process. */
+#define PROCESS_OPTIONS                                                                        \
+	"  --pid PID       a running process instead of BINARY DUMP (see analyze --help)\n"      \
+	"  --save-core FILE\n"                                                                    \
+	"                  --pid: keep the core in FILE\n"
+
 static const char heapref_usage[] =
 	"usage: heapref <command> [options] [arguments]\n"
 	"\n"
@@ -131,9 +137,7 @@ static const char why_usage[] =
 	"  --max-depth N   cut chains after N named nodes (default 256; 0 for no limit)\n"
 	"  --stats         time, CPU and peak memory of each phase, on stderr\n"
 	"  --force         analyse even when the dump does not look written by the binary\n"
-	"  --pid PID       a running process instead of BINARY DUMP (see analyze --help)\n"
-	"  --save-core FILE\n"
-	"                  --pid: keep the core in FILE\n";
+	PROCESS_OPTIONS;
 
 static const char retained_usage[] =
 	"usage: heapref retained [--format text|tsv] [-n N] [--full-chains] [--max-depth N]\n"
@@ -147,9 +151,7 @@ static const char retained_usage[] =
 	"  --max-depth N   cut chains after N named nodes (default 256; 0 for no limit)\n"
 	"  --stats         time, CPU and peak memory of each phase, on stderr\n"
 	"  --force         analyse even when the dump does not look written by the binary\n"
-	"  --pid PID       a running process instead of BINARY DUMP (see analyze --help)\n"
-	"  --save-core FILE\n"
-	"                  --pid: keep the core in FILE\n";
+	PROCESS_OPTIONS;
 
 static const char diff_usage[] =
 	"usage: heapref diff [-o FILE | --text [--by-index]] [--full-chains] [--max-depth N]\n"
@@ -181,9 +183,7 @@ static const char goroutines_usage[] =
 	"  --max-depth N   cut chains after N named nodes (default 256; 0 for no limit)\n"
 	"  --stats         time, CPU and peak memory of each phase, on stderr\n"
 	"  --force         analyse even when the dump does not look written by the binary\n"
-	"  --pid PID       a running process instead of BINARY DUMP (see analyze --help)\n"
-	"  --save-core FILE\n"
-	"                  --pid: keep the core in FILE\n";
+	PROCESS_OPTIONS;
 
 static const char allocs_usage[] =
 	"usage: heapref allocs [-o FILE] BINARY DUMP\n"
