@@ -4,13 +4,18 @@
  *
  * The process is stopped with ptrace: every thread seized and interrupted, so that no
  * signal is sent to it and, should heapref die while it holds the threads, the kernel
- * detaches them and the process runs on. While it is stopped: the registers of each
- * thread, the auxiliary vector (the entry point, for PIE binaries), and the memory of
- * every readable mapping that is writable or anonymous go into the core. Text and
- * read-only data are left out: the core reader takes them from the binary. Of each
- * mapping only the pages the process ever touched are copied (/proc/PID/pagemap says
- * which); the rest stays a hole in a sparse file, so a Go process's reserved but unused
- * arenas cost no disk and no time. Then every thread is let go.
+ * detaches them and the process runs on. What goes into the core: the registers of each
+ * thread, the auxiliary vector (the entry point, for PIE binaries), heapref's note of
+ * the runtime's clock, the memory of every readable mapping that is writable or
+ * anonymous, and the executable's read-only data (see wanted()); text is left out, the
+ * core reader takes it from the binary. Of each mapping only the pages the process ever
+ * touched are copied (/proc/PID/pagemap says which); the rest stays a hole in a sparse
+ * file, so a Go process's reserved but unused arenas cost no disk and no time.
+ *
+ * The pause is kept to the copy: before the stop the core is laid out and its pages for
+ * the touched memory allocated and mapped (prepare()); stopped, the memory is copied
+ * straight into them (process_vm_readv); after every thread is let go, the headers and
+ * notes are written and pages of zeros punched out.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
