@@ -2,8 +2,9 @@
  * dump.h - the dump reader: stage 1 of the pipeline.
  *
  * Reads a Go heap dump (runtime/debug.WriteHeapDump; header "go1.5 heap dump\n",
- * "go1.6 ..." or "go1.7 ...": current Go still writes go1.7) and indexes it so that
- * later stages never parse it again:
+ * "go1.6 ..." or "go1.7 ...": current Go still writes go1.7; and the older "go1.3 ..."
+ * and "go1.4 ..." layouts, whose records also name types) and indexes it so that later
+ * stages never parse it again:
  *   - heap objects sorted by address, with hr_dump_object_at() finding the object that
  *     contains any address (interior pointers too) through a sparse page table, in time
  *     independent of the heap's size; one pointer bit per heap word, from each object's
@@ -236,7 +237,7 @@ void hr_dump_free(struct hr_dump *dump);
 
 const char *hr_dump_path(const struct hr_dump *dump);
 uint64_t hr_dump_file_size(const struct hr_dump *dump);
-/* 5, 6 or 7: the N of the "go1.N heap dump" header. */
+/* 3 to 7: the N of the "go1.N heap dump" header (3 and 4: see dump_legacy.c's layouts). */
 unsigned hr_dump_format_minor(const struct hr_dump *dump);
 const struct hr_dump_params *hr_dump_params(const struct hr_dump *dump);
 /* How many records of each kind the file holds (kind < HR_REC_KIND_COUNT). */
@@ -321,6 +322,21 @@ const struct hr_alloc_sample *hr_dump_alloc_samples(const struct hr_dump *dump, 
  */
 void hr_dump_memprof_shown(const struct hr_dump *dump, const struct hr_memprof_bucket *b,
 			   uint32_t *first, uint32_t *count);
+
+/* --- types the records give (go1.3 and go1.4 dumps) ----------------------------------- */
+/*
+ * Dumps before go1.5 name types: a go1.3 object record gives its object's type, and an
+ * interface (in an object, frame or segment) whose type record is known gives the type
+ * of what its data word points at. Analyses without the binary's DWARF name objects so.
+ */
+struct hr_object_type {
+	const char *prefix;   /* "", "[]" (an array of them: a slice's backing array) or "chan " */
+	struct hr_bytes name; /* as the type record spells it: "main.Entry", "map[string]int" */
+};
+/* Whether the dump's records can type objects at all (its format is go1.3 or go1.4). */
+bool hr_dump_has_object_types(const struct hr_dump *dump);
+/* The type of heap object index; false when the records say nothing of it. */
+bool hr_dump_object_type(const struct hr_dump *dump, size_t index, struct hr_object_type *out);
 
 /* --- the model built by another front end ------------------------------------------ */
 /*

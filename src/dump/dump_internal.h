@@ -180,7 +180,18 @@ struct hr_dump {
 	enum dump_split split;  /* what became of that */
 	enum hr_source source;
 	const char *caveat;     /* hr_dump_build_caveat(), in strings */
+	/* go1.3 and go1.4 dumps: per object (sorted index), the type its records give:
+	 * OBJ_TYPE_NONE or (index into types + 1) << 2 | enum obj_type_how. */
+	uint32_t *obj_types;
 	struct str_block *strings; /* copies made by hr_dump_build_string(), newest first */
+};
+
+#define OBJ_TYPE_NONE 0
+enum obj_type_how {
+	OBJ_TYPE_SINGLE,  /* a T */
+	OBJ_TYPE_ARRAY,   /* an array of T */
+	OBJ_TYPE_CHAN,    /* a channel of T, with its buffer */
+	OBJ_TYPE_POINTEE, /* what an interface holding a T (usually *U: then a U) points at */
 };
 
 /* Frees what the model built by another front end owns besides the tables above. */

@@ -19,7 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "dump_internal.h"
+#include "dump_cursor.h"
 
 
 /* ---------------------------------------------------------------------------------- */
@@ -48,240 +48,104 @@ const char *hr_goroutine_status_name(uint64_t status)
 }
 
 /* ---------------------------------------------------------------------------------- */
-/* Reading primitives                                                                  */
-
-struct half;
-
-struct cursor {
-	struct hr_dump *d;
-	const uint8_t *pos;
-	const uint8_t *end;
-	const uint8_t *rec; /* start of the record being read, NULL for the header */
-	unsigned kind;
-	struct hr_error *err;
-	struct heap_index *heap; /* where object records go */
-	struct half *half;       /* the second half, read by another thread; or NULL */
-	uint64_t nrecords;
-};
-
-static uint64_t file_offset(const struct cursor *c, const uint8_t *p)
-{
-	return (uint64_t)(p - c->d->map);
-}
-
-/* Reports bad input at byte `at`: "FILE: byte N: what (in the KIND record at byte M)". */
-HR_PRINTF(3, 4)
-static int fail_at(struct cursor *c, const uint8_t *at, const char *fmt, ...)
-{
-	char what[HR_ERROR_MAX];
-	char where[96] = "";
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(what, sizeof(what), fmt, ap);
-	va_end(ap);
-	if (c->rec && c->rec != at)
-		snprintf(where, sizeof(where), " (in the %s record at byte %" PRIu64 ")",
-			 hr_record_kind_name(c->kind), file_offset(c, c->rec));
-	return hr_error_set(c->err, HR_EINPUT, "%s: byte %" PRIu64 ": %s%s", c->d->path,
-			    file_offset(c, at), what, where);
-}
-
-static int fail_nomem(struct cursor *c)
-{
-	return hr_error_set(c->err, HR_ENOMEM, "%s: out of memory at byte %" PRIu64, c->d->path,
-			    file_offset(c, c->pos));
-}
-
-static int get_uvarint_slow(struct cursor *c, uint64_t *v, const char *what)
-{
-	const uint8_t *p = c->pos;
-	uint64_t x = 0;
-	unsigned i;
-
-	for (i = 0; i < 10; i++) {
-		uint8_t b;
-
-		if (p >= c->end)
-			return fail_at(c, c->pos, "truncated %s record: the file ends inside its %s",
-				       hr_record_kind_name(c->kind), what);
-		b = *p++;
-		if (i == 9 && b > 1)
-			break;
-		x |= (uint64_t)(b & 0x7f) << (7 * i);
-		if (b < 0x80) {
-			c->pos = p;
-			*v = x;
-			return HR_OK;
-		}
-	}
-	if (p[-1] < 0x80)
-		return fail_at(c, c->pos, "varint %s overflows 64 bits", what);
-	return fail_at(c, c->pos, "varint %s is longer than 10 bytes", what);
-}
-
-static inline int get_uvarint(struct cursor *c, uint64_t *v, const char *what)
-{
-	const uint8_t *p = c->pos;
-	uint64_t x = 0;
-	unsigned i;
-
-	if (c->end - p >= 10) { /* no bounds check per byte; 10 bytes is the longest */
-		for (i = 0; i < 9; i++) {
-			x |= (uint64_t)(p[i] & 0x7f) << (7 * i);
-			if (p[i] < 0x80) {
-				c->pos = p + i + 1;
-				*v = x;
-				return HR_OK;
-			}
-		}
-	}
-	return get_uvarint_slow(c, v, what);
-}
-
-static int get_bool(struct cursor *c, bool *v, const char *what)
-{
-	const uint8_t *at = c->pos;
-	uint64_t x;
-	int rc = get_uvarint(c, &x, what);
-
-	if (rc)
-		return rc;
-	if (x > 1)
-		return fail_at(c, at, "%s is %" PRIu64 ", not a bool (0 or 1)", what, x);
-	*v = x == 1;
-	return HR_OK;
-}
+/* Field lists                                                                         */
 
 /*
- * A length field at `at` claims more bytes than the file has left: a dump cut short,
- * said so ("truncated: the object record at byte M needs 32768 bytes of contents, 8625
- * are left"), as the record's start is where a reader looks first.
+ * Reads the next entry of a field list describing `region` (region_len bytes at
+ * contents). Returns 1 with *off set for a pointer field, 0 at the end of the list, or
+ * an error. Offsets may come in any order and more than once.
  */
-static int fail_short(struct cursor *c, const uint8_t *at, uint64_t len, const char *what)
-{
-	return hr_error_set(c->err, HR_EINPUT, "%s: byte %" PRIu64 ": truncated: the %s record at "
-			    "byte %" PRIu64 " needs %" PRIu64 " bytes of %s, %" PRIu64 " are left",
-			    c->d->path, file_offset(c, at), hr_record_kind_name(c->kind),
-			    file_offset(c, c->rec), len, what, (uint64_t)(c->end - c->pos));
-}
-
-static int get_bytes(struct cursor *c, struct hr_bytes *out, const char *what)
-{
-	const uint8_t *at = c->pos;
-	uint64_t len;
-	int rc = get_uvarint(c, &len, what);
-
-	if (rc)
-		return rc;
-	if (len > (uint64_t)(c->end - c->pos))
-		return fail_short(c, at, len, what);
-	out->ptr = c->pos;
-	out->len = len;
-	c->pos += len;
-	return HR_OK;
-}
-
-/* Reads count uvarints into vals, naming them `what` in errors. */
-static int get_uvarints(struct cursor *c, uint64_t *vals, size_t count, const char *what)
-{
-	size_t i;
-	int rc;
-
-	for (i = 0; i < count; i++) {
-		rc = get_uvarint(c, &vals[i], what);
-		if (rc)
-			return rc;
-	}
-	return HR_OK;
-}
-
-/*
- * Reads the next entry of a field list describing `region` (region_len bytes).
- * Returns 1 with *off set for a pointer field, 0 at the end of the list, or an error.
- * Offsets may come in any order and more than once.
- */
-static int next_field(struct cursor *c, uint64_t region_len, const char *region, uint64_t *off)
+static int next_field(struct cursor *c, const uint8_t *contents, uint64_t region_len,
+		      const char *region, uint64_t *off)
 {
 	uint32_t ptr = c->d->params.ptr_size;
 	const uint8_t *at = c->pos;
 	uint64_t kind;
-	int rc = get_uvarint(c, &kind, "field kind");
+	int rc;
 
+	if (c->legacy) /* more kinds of fields than pointers */
+		return legacy_next_field(c, contents, region_len, region, off);
+	rc = cur_uvarint(c, &kind, "field kind");
 	if (rc)
 		return rc;
 	if (kind == 0)
 		return 0;
 	if (kind != 1)
-		return fail_at(c, at, "field kind %" PRIu64 " in the %s's field list (want 1 = pointer, 0 = end)",
-			       kind, region);
+		return cur_fail(c, at, "field kind %" PRIu64 " in the %s's field list (want 1 = pointer, 0 = end)",
+			        kind, region);
 	at = c->pos;
-	rc = get_uvarint(c, off, "field offset");
+	rc = cur_uvarint(c, off, "field offset");
 	if (rc)
 		return rc;
 	if (*off % ptr)
-		return fail_at(c, at, "field offset %" PRIu64 " is not a multiple of the pointer size %" PRIu32,
-			       *off, ptr);
+		return cur_fail(c, at, "field offset %" PRIu64 " is not a multiple of the pointer size %" PRIu32,
+			        *off, ptr);
 	if (*off > region_len || region_len - *off < ptr)
-		return fail_at(c, at, "field offset %" PRIu64 " lies outside the %s (%" PRIu64 " bytes)",
-			       *off, region, region_len);
+		return cur_fail(c, at, "field offset %" PRIu64 " lies outside the %s (%" PRIu64 " bytes)",
+			        *off, region, region_len);
 	return 1;
 }
 
 /* Reads a field list into a fresh bitmap of region_len / ptr_size bits (owned by caller). */
-static int read_field_bitmap(struct cursor *c, uint64_t region_len, const char *region,
+static int read_field_bitmap(struct cursor *c, struct hr_bytes contents, const char *region,
 			     uint64_t *bits)
 {
 	uint64_t off;
 	int rc;
 
-	while ((rc = next_field(c, region_len, region, &off)) == 1)
+	while ((rc = next_field(c, contents.ptr, contents.len, region, &off)) == 1)
 		hr_bit_set(bits, off / c->d->params.ptr_size);
 	return rc;
-}
-
-static int need_params(struct cursor *c)
-{
-	if (c->d->have_params)
-		return HR_OK;
-	return fail_at(c, c->rec, "%s record before the params record (its pointer size is needed)",
-		       hr_record_kind_name(c->kind));
 }
 
 /* ---------------------------------------------------------------------------------- */
 /* Records                                                                             */
 
-static int parse_object(struct cursor *c)
+int cur_add_object(struct cursor *c, uint64_t addr, struct hr_bytes contents, const uint8_t *at)
 {
 	const struct hr_dump_params *pp = &c->d->params;
+
+	if (contents.len == 0)
+		return cur_fail(c, at, "object at 0x%" PRIx64 " has no contents", addr);
+	if (addr % pp->ptr_size)
+		return cur_fail(c, c->rec, "object address 0x%" PRIx64 " is not pointer-aligned", addr);
+	if (addr < pp->heap_start || addr >= pp->heap_end || contents.len > pp->heap_end - addr)
+		return cur_fail(c, c->rec,
+			        "object 0x%" PRIx64 " (%" PRIu64 " bytes) lies outside the heap range "
+			        "0x%" PRIx64 "-0x%" PRIx64 " of the params record",
+			        addr, contents.len, pp->heap_start, pp->heap_end);
+	if (heap_index_add(c->heap, addr, contents.len, cur_offset(c, contents.ptr)))
+		return cur_nomem(c);
+	return HR_OK;
+}
+
+int cur_object_ptr(struct cursor *c, uint64_t addr)
+{
+	int rc = heap_index_set_ptr(c->heap, addr);
+
+	if (rc == HR_ENOMEM)
+		return cur_nomem(c);
+	if (rc) /* callers keep addr inside the object, whose pages exist */
+		return cur_fail(c, c->rec, "internal error: no page for the word at 0x%" PRIx64, addr);
+	return HR_OK;
+}
+
+static int parse_object(struct cursor *c)
+{
 	struct hr_bytes contents;
 	const uint8_t *at;
 	uint64_t addr, off;
 	int rc;
 
-	if ((rc = need_params(c)) || (rc = get_uvarint(c, &addr, "address")))
+	if ((rc = cur_need_params(c)) || (rc = cur_uvarint(c, &addr, "address")))
 		return rc;
 	at = c->pos;
-	if ((rc = get_bytes(c, &contents, "contents")))
+	if ((rc = cur_bytes(c, &contents, "contents")) ||
+	    (rc = cur_add_object(c, addr, contents, at)))
 		return rc;
-	if (contents.len == 0)
-		return fail_at(c, at, "object at 0x%" PRIx64 " has no contents", addr);
-	if (addr % pp->ptr_size)
-		return fail_at(c, c->rec, "object address 0x%" PRIx64 " is not pointer-aligned", addr);
-	if (addr < pp->heap_start || addr >= pp->heap_end || contents.len > pp->heap_end - addr)
-		return fail_at(c, c->rec,
-			       "object 0x%" PRIx64 " (%" PRIu64 " bytes) lies outside the heap range "
-			       "0x%" PRIx64 "-0x%" PRIx64 " of the params record",
-			       addr, contents.len, pp->heap_start, pp->heap_end);
-	if (heap_index_add(c->heap, addr, contents.len, file_offset(c, contents.ptr)))
-		return fail_nomem(c);
-	while ((rc = next_field(c, contents.len, "object", &off)) == 1) {
-		rc = heap_index_set_ptr(c->heap, addr + off);
-		if (rc == HR_ENOMEM)
-			return fail_nomem(c);
-		if (rc) /* next_field() keeps off inside the object, whose pages exist */
-			return fail_at(c, c->rec, "internal error: no page for field %" PRIu64, off);
-	}
+	while ((rc = next_field(c, contents.ptr, contents.len, "object", &off)) == 1)
+		if ((rc = cur_object_ptr(c, addr + off)))
+			return rc;
 	return rc;
 }
 
@@ -290,12 +154,12 @@ static int parse_other_root(struct cursor *c)
 	struct hr_other_root r;
 	int rc;
 
-	if ((rc = get_bytes(c, &r.description, "description")) ||
-	    (rc = get_uvarint(c, &r.ptr, "root pointer")))
+	if ((rc = cur_bytes(c, &r.description, "description")) ||
+	    (rc = cur_uvarint(c, &r.ptr, "root pointer")))
 		return rc;
 	struct hr_other_root *slot = VEC_PUSH(c->d, other_roots);
 	if (!slot)
-		return fail_nomem(c);
+		return cur_nomem(c);
 	*slot = r;
 	return HR_OK;
 }
@@ -305,30 +169,30 @@ static int parse_type(struct cursor *c)
 	struct hr_type_record t;
 	int rc;
 
-	if ((rc = get_uvarint(c, &t.addr, "type address")) ||
-	    (rc = get_uvarint(c, &t.size, "type size")) ||
-	    (rc = get_bytes(c, &t.name, "type name")) ||
-	    (rc = get_bool(c, &t.data_is_ptr, "indirect flag")))
+	if ((rc = cur_uvarint(c, &t.addr, "type address")) ||
+	    (rc = cur_uvarint(c, &t.size, "type size")) ||
+	    (rc = cur_bytes(c, &t.name, "type name")) ||
+	    (rc = cur_bool(c, &t.data_is_ptr, "indirect flag")))
 		return rc;
 	struct hr_type_record *slot = VEC_PUSH(c->d, types);
 	if (!slot)
-		return fail_nomem(c);
+		return cur_nomem(c);
 	*slot = t;
 	return HR_OK;
 }
 
 static int parse_goroutine(struct cursor *c)
 {
-	struct hr_goroutine g = { .file_offset = file_offset(c, c->rec) };
+	struct hr_goroutine g = { .file_offset = cur_offset(c, c->rec) };
 	uint64_t head[5], tail[4];
 	int rc;
 
-	if ((rc = get_uvarints(c, head, 5, "goroutine field")) ||
-	    (rc = get_bool(c, &g.is_system, "system flag")) ||
-	    (rc = get_bool(c, &g.is_background, "background flag")) ||
-	    (rc = get_uvarint(c, &g.wait_since, "wait time")) ||
-	    (rc = get_bytes(c, &g.wait_reason, "wait reason")) ||
-	    (rc = get_uvarints(c, tail, 4, "goroutine field")))
+	if ((rc = cur_uvarints(c, head, 5, "goroutine field")) ||
+	    (rc = cur_bool(c, &g.is_system, "system flag")) ||
+	    (rc = cur_bool(c, &g.is_background, "background flag")) ||
+	    (rc = cur_uvarint(c, &g.wait_since, "wait time")) ||
+	    (rc = cur_bytes(c, &g.wait_reason, "wait reason")) ||
+	    (rc = cur_uvarints(c, tail, 4, "goroutine field")))
 		return rc;
 	g.addr = head[0];
 	g.sp = head[1];
@@ -340,11 +204,11 @@ static int parse_goroutine(struct cursor *c)
 	g.top_defer = tail[2];
 	g.top_panic = tail[3];
 	if (c->d->goroutines_n >= UINT32_MAX || c->d->frames_n >= UINT32_MAX)
-		return fail_at(c, c->rec, "too many goroutines");
+		return cur_fail(c, c->rec, "too many goroutines");
 	g.first_frame = (uint32_t)c->d->frames_n;
 	struct hr_goroutine *slot = VEC_PUSH(c->d, goroutines);
 	if (!slot)
-		return fail_nomem(c);
+		return cur_nomem(c);
 	*slot = g;
 	return HR_OK;
 }
@@ -352,35 +216,35 @@ static int parse_goroutine(struct cursor *c)
 static int parse_stack_frame(struct cursor *c)
 {
 	struct hr_dump *d = c->d;
-	struct hr_frame f = { .file_offset = file_offset(c, c->rec) };
+	struct hr_frame f = { .file_offset = cur_offset(c, c->rec) };
 	uint64_t words, first_word;
 	struct hr_goroutine *g;
 	int rc;
 
-	if ((rc = need_params(c)) ||
-	    (rc = get_uvarint(c, &f.sp, "stack pointer")) ||
-	    (rc = get_uvarint(c, &f.depth, "depth")) ||
-	    (rc = get_uvarint(c, &f.child_sp, "child stack pointer")) ||
-	    (rc = get_bytes(c, &f.contents, "contents")) ||
-	    (rc = get_uvarint(c, &f.entry_pc, "entry PC")) ||
-	    (rc = get_uvarint(c, &f.pc, "PC")) ||
-	    (rc = get_uvarint(c, &f.cont_pc, "continuation PC")) ||
-	    (rc = get_bytes(c, &f.func_name, "function name")))
+	if ((rc = cur_need_params(c)) ||
+	    (rc = cur_uvarint(c, &f.sp, "stack pointer")) ||
+	    (rc = cur_uvarint(c, &f.depth, "depth")) ||
+	    (rc = cur_uvarint(c, &f.child_sp, "child stack pointer")) ||
+	    (rc = cur_bytes(c, &f.contents, "contents")) ||
+	    (rc = cur_uvarint(c, &f.entry_pc, "entry PC")) ||
+	    (rc = cur_uvarint(c, &f.pc, "PC")) ||
+	    (rc = cur_uvarint(c, &f.cont_pc, "continuation PC")) ||
+	    (rc = cur_bytes(c, &f.func_name, "function name")))
 		return rc;
 	if (d->goroutines_n == 0)
-		return fail_at(c, c->rec, "stack frame record before any goroutine record");
+		return cur_fail(c, c->rec, "stack frame record before any goroutine record");
 	if (d->frames_n >= UINT32_MAX)
-		return fail_at(c, c->rec, "too many stack frames");
+		return cur_fail(c, c->rec, "too many stack frames");
 	words = hr_bit_words(f.contents.len / d->params.ptr_size);
 	first_word = d->frame_bits_n;
 	/* + 1: allocated even when the first frames have no whole word (no NULL + 0) */
 	if (hr_array_reserve((void **)&d->frame_bits, &d->frame_bits_cap, first_word + words + 1,
 			     sizeof(uint64_t)))
-		return fail_nomem(c);
+		return cur_nomem(c);
 	memset(d->frame_bits + first_word, 0, words * sizeof(uint64_t));
 	d->frame_bits_n += words;
 	f.bits_index = first_word * 64;
-	rc = read_field_bitmap(c, f.contents.len, "stack frame", d->frame_bits + first_word);
+	rc = read_field_bitmap(c, f.contents, "stack frame", d->frame_bits + first_word);
 	if (rc)
 		return rc;
 	g = &d->goroutines[d->goroutines_n - 1];
@@ -388,12 +252,12 @@ static int parse_stack_frame(struct cursor *c)
 	g->frame_count++;
 	struct hr_frame *slot = VEC_PUSH(d, frames);
 	if (!slot)
-		return fail_nomem(c);
+		return cur_nomem(c);
 	*slot = f;
 	return HR_OK;
 }
 
-static int parse_params(struct cursor *c)
+int cur_params_begin(struct cursor *c)
 {
 	struct hr_dump *d = c->d;
 	struct hr_dump_params *pp = &d->params;
@@ -402,44 +266,68 @@ static int parse_params(struct cursor *c)
 	int rc;
 
 	if (d->have_params)
-		return fail_at(c, c->rec, "second params record");
-	pp->file_offset = file_offset(c, c->rec);
-	if ((rc = get_bool(c, &pp->big_endian, "big-endian flag")))
+		return cur_fail(c, c->rec, "second params record");
+	pp->file_offset = cur_offset(c, c->rec);
+	if ((rc = cur_bool(c, &pp->big_endian, "big-endian flag")))
 		return rc;
 	at = c->pos;
-	if ((rc = get_uvarint(c, &ptr_size, "pointer size")))
+	if ((rc = cur_uvarint(c, &ptr_size, "pointer size")))
 		return rc;
 	if (ptr_size != 4 && ptr_size != 8)
-		return fail_at(c, at, "pointer size %" PRIu64 " (want 4 or 8)", ptr_size);
+		return cur_fail(c, at, "pointer size %" PRIu64 " (want 4 or 8)", ptr_size);
 	pp->ptr_size = (uint32_t)ptr_size;
-	at = c->pos;
-	if ((rc = get_uvarint(c, &pp->heap_start, "heap start")) ||
-	    (rc = get_uvarint(c, &pp->heap_end, "heap end")))
+	return HR_OK;
+}
+
+int cur_params_heap(struct cursor *c)
+{
+	struct hr_dump_params *pp = &c->d->params;
+	const uint8_t *at = c->pos;
+	int rc;
+
+	if ((rc = cur_uvarint(c, &pp->heap_start, "heap start")) ||
+	    (rc = cur_uvarint(c, &pp->heap_end, "heap end")))
 		return rc;
 	if (pp->heap_end < pp->heap_start)
-		return fail_at(c, at, "heap end 0x%" PRIx64 " is below heap start 0x%" PRIx64,
-			       pp->heap_end, pp->heap_start);
-	if ((rc = get_bytes(c, &pp->goarch, "architecture")) ||
-	    (rc = get_bytes(c, &pp->go_version, "Go version")) ||
-	    (rc = get_uvarint(c, &pp->ncpu, "CPU count")))
-		return rc;
-	if (heap_index_init(&d->heap, d->map, pp->ptr_size))
-		return fail_nomem(c);
+		return cur_fail(c, at, "heap end 0x%" PRIx64 " is below heap start 0x%" PRIx64,
+			        pp->heap_end, pp->heap_start);
+	return HR_OK;
+}
+
+int cur_params_end(struct cursor *c)
+{
+	struct hr_dump *d = c->d;
+
+	if (heap_index_init(&d->heap, d->map, d->params.ptr_size))
+		return cur_nomem(c);
 	d->have_params = true;
 	return HR_OK;
+}
+
+static int parse_params(struct cursor *c)
+{
+	struct hr_dump_params *pp = &c->d->params;
+	int rc;
+
+	if ((rc = cur_params_begin(c)) || (rc = cur_params_heap(c)) ||
+	    (rc = cur_bytes(c, &pp->goarch, "architecture")) ||
+	    (rc = cur_bytes(c, &pp->go_version, "Go version")) ||
+	    (rc = cur_uvarint(c, &pp->ncpu, "CPU count")))
+		return rc;
+	return cur_params_end(c);
 }
 
 static int parse_finalizer(struct cursor *c)
 {
 	uint64_t v[5];
-	int rc = get_uvarints(c, v, 5, "finalizer field");
+	int rc = cur_uvarints(c, v, 5, "finalizer field");
 	struct hr_finalizer *f;
 
 	if (rc)
 		return rc;
 	f = c->kind == HR_REC_FINALIZER ? VEC_PUSH(c->d, finalizers) : VEC_PUSH(c->d, queued);
 	if (!f)
-		return fail_nomem(c);
+		return cur_nomem(c);
 	*f = (struct hr_finalizer){ v[0], v[1], v[2], v[3], v[4] };
 	return HR_OK;
 }
@@ -447,13 +335,13 @@ static int parse_finalizer(struct cursor *c)
 static int parse_itab(struct cursor *c)
 {
 	uint64_t v[2];
-	int rc = get_uvarints(c, v, 2, "itab field");
+	int rc = cur_uvarints(c, v, 2, "itab field");
 
 	if (rc)
 		return rc;
 	struct hr_itab *slot = VEC_PUSH(c->d, itabs);
 	if (!slot)
-		return fail_nomem(c);
+		return cur_nomem(c);
 	*slot = (struct hr_itab){ v[0], v[1] };
 	return HR_OK;
 }
@@ -461,13 +349,13 @@ static int parse_itab(struct cursor *c)
 static int parse_os_thread(struct cursor *c)
 {
 	uint64_t v[3];
-	int rc = get_uvarints(c, v, 3, "OS thread field");
+	int rc = cur_uvarints(c, v, 3, "OS thread field");
 
 	if (rc)
 		return rc;
 	struct hr_os_thread *slot = VEC_PUSH(c->d, threads);
 	if (!slot)
-		return fail_nomem(c);
+		return cur_nomem(c);
 	*slot = (struct hr_os_thread){ v[0], v[1], v[2] };
 	return HR_OK;
 }
@@ -479,10 +367,10 @@ static int parse_memstats(struct cursor *c)
 	int rc;
 
 	if (c->d->have_memstats)
-		return fail_at(c, c->rec, "second memstats record");
-	if ((rc = get_uvarints(c, v, 24, "memstats field")) ||
-	    (rc = get_uvarints(c, m->pause_ns, 256, "PauseNs entry")) ||
-	    (rc = get_uvarint(c, &m->num_gc, "NumGC")))
+		return cur_fail(c, c->rec, "second memstats record");
+	if ((rc = cur_uvarints(c, v, 24, "memstats field")) ||
+	    (rc = cur_uvarints(c, m->pause_ns, 256, "PauseNs entry")) ||
+	    (rc = cur_uvarint(c, &m->num_gc, "NumGC")))
 		return rc;
 	m->alloc = v[0];
 	m->total_alloc = v[1];
@@ -520,36 +408,36 @@ static int parse_segment(struct cursor *c)
 	uint64_t *bits;
 	int rc;
 
-	if ((rc = need_params(c)))
+	if ((rc = cur_need_params(c)))
 		return rc;
 	if (seg->present)
-		return fail_at(c, c->rec, "second %s record", name);
-	if ((rc = get_uvarint(c, &seg->addr, "address")) ||
-	    (rc = get_bytes(c, &seg->contents, "contents")))
+		return cur_fail(c, c->rec, "second %s record", name);
+	if ((rc = cur_uvarint(c, &seg->addr, "address")) ||
+	    (rc = cur_bytes(c, &seg->contents, "contents")))
 		return rc;
 	bits = calloc(hr_bit_words(seg->contents.len / c->d->params.ptr_size) + 1, sizeof(*bits));
 	if (!bits)
-		return fail_nomem(c);
+		return cur_nomem(c);
 	if (is_data)
 		c->d->data_bits = bits;
 	else
 		c->d->bss_bits = bits;
 	seg->ptr_bits = bits;
-	seg->file_offset = file_offset(c, c->rec);
+	seg->file_offset = cur_offset(c, c->rec);
 	seg->present = true;
-	return read_field_bitmap(c, seg->contents.len, name, bits);
+	return read_field_bitmap(c, seg->contents, name, bits);
 }
 
 static int parse_defer(struct cursor *c)
 {
 	uint64_t v[7];
-	int rc = get_uvarints(c, v, 7, "defer field");
+	int rc = cur_uvarints(c, v, 7, "defer field");
 
 	if (rc)
 		return rc;
 	struct hr_defer *slot = VEC_PUSH(c->d, defers);
 	if (!slot)
-		return fail_nomem(c);
+		return cur_nomem(c);
 	*slot = (struct hr_defer){ v[0], v[1], v[2], v[3], v[4], v[5], v[6] };
 	return HR_OK;
 }
@@ -557,13 +445,13 @@ static int parse_defer(struct cursor *c)
 static int parse_panic(struct cursor *c)
 {
 	uint64_t v[6];
-	int rc = get_uvarints(c, v, 6, "panic field");
+	int rc = cur_uvarints(c, v, 6, "panic field");
 
 	if (rc)
 		return rc;
 	struct hr_panic *slot = VEC_PUSH(c->d, panics);
 	if (!slot)
-		return fail_nomem(c);
+		return cur_nomem(c);
 	*slot = (struct hr_panic){ v[0], v[1], v[2], v[3], v[4], v[5] };
 	return HR_OK;
 }
@@ -575,35 +463,35 @@ static int parse_memprof(struct cursor *c)
 	uint64_t nframes, i;
 	int rc;
 
-	if ((rc = get_uvarint(c, &b.id, "bucket id")) ||
-	    (rc = get_uvarint(c, &b.size, "object size")) ||
-	    (rc = get_uvarint(c, &nframes, "frame count")))
+	if ((rc = cur_uvarint(c, &b.id, "bucket id")) ||
+	    (rc = cur_uvarint(c, &b.size, "object size")) ||
+	    (rc = cur_uvarint(c, &nframes, "frame count")))
 		return rc;
 	if (d->bucket_frames_n > UINT32_MAX)
-		return fail_at(c, c->rec, "too many memory profile frames");
+		return cur_fail(c, c->rec, "too many memory profile frames");
 	b.first_frame = (uint32_t)d->bucket_frames_n;
 	/* No allocation is sized by nframes: each frame is read, and so bounded, first. */
 	for (i = 0; i < nframes; i++) {
 		struct hr_memprof_frame fr;
 
-		if ((rc = get_bytes(c, &fr.func, "function name")) ||
-		    (rc = get_bytes(c, &fr.file, "file name")) ||
-		    (rc = get_uvarint(c, &fr.line, "line number")))
+		if ((rc = cur_bytes(c, &fr.func, "function name")) ||
+		    (rc = cur_bytes(c, &fr.file, "file name")) ||
+		    (rc = cur_uvarint(c, &fr.line, "line number")))
 			return rc;
 		if (d->bucket_frames_n >= UINT32_MAX)
-			return fail_at(c, c->rec, "too many memory profile frames");
+			return cur_fail(c, c->rec, "too many memory profile frames");
 		struct hr_memprof_frame *slot = VEC_PUSH(d, bucket_frames);
 		if (!slot)
-			return fail_nomem(c);
+			return cur_nomem(c);
 		*slot = fr;
 	}
 	b.frame_count = (uint32_t)nframes;
-	if ((rc = get_uvarint(c, &b.allocs, "allocation count")) ||
-	    (rc = get_uvarint(c, &b.frees, "free count")))
+	if ((rc = cur_uvarint(c, &b.allocs, "allocation count")) ||
+	    (rc = cur_uvarint(c, &b.frees, "free count")))
 		return rc;
 	struct hr_memprof_bucket *slot = VEC_PUSH(d, buckets);
 	if (!slot)
-		return fail_nomem(c);
+		return cur_nomem(c);
 	*slot = b;
 	return HR_OK;
 }
@@ -611,18 +499,16 @@ static int parse_memprof(struct cursor *c)
 static int parse_alloc_sample(struct cursor *c)
 {
 	uint64_t v[2];
-	int rc = get_uvarints(c, v, 2, "alloc sample field");
+	int rc = cur_uvarints(c, v, 2, "alloc sample field");
 
 	if (rc)
 		return rc;
 	struct hr_alloc_sample *slot = VEC_PUSH(c->d, samples);
 	if (!slot)
-		return fail_nomem(c);
+		return cur_nomem(c);
 	*slot = (struct hr_alloc_sample){ v[0], v[1] };
 	return HR_OK;
 }
-
-typedef int (*record_parser)(struct cursor *c);
 
 static const record_parser parsers[HR_REC_KIND_COUNT] = {
 	[HR_REC_OBJECT] = parse_object,
@@ -810,7 +696,7 @@ static int join_half(struct cursor *c)
 	if (rc) {
 		*c->err = h->err; /* the error reading on alone would have met */
 	} else if ((rc = heap_index_absorb(c->heap, &h->heap))) {
-		rc = fail_nomem(c);
+		rc = cur_nomem(c);
 	} else {
 		c->d->counts[HR_REC_OBJECT] += h->c.nrecords;
 		c->nrecords += h->c.nrecords;
@@ -835,25 +721,33 @@ static int parse_header(struct cursor *c)
 	const char *h = (const char *)c->pos;
 
 	if (len == 0)
-		return fail_at(c, c->pos, "bad header: the file is empty, not a Go heap dump");
+		return cur_fail(c, c->pos, "bad header: the file is empty, not a Go heap dump");
 	if (len >= 4 && memcmp(h, "\177ELF", 4) == 0)
-		return fail_at(c, c->pos, "bad header: an ELF file (a program?), not a Go heap dump");
+		return cur_fail(c, c->pos, "bad header: an ELF file (a program?), not a Go heap dump");
 	if (len < HEADER_LEN || memcmp(h, prefix, 4) != 0 || memcmp(h + 5, suffix, 11) != 0 ||
 	    h[4] < '0' || h[4] > '9')
-		return fail_at(c, c->pos, "bad header: not a Go heap dump (want \"go1.7 heap dump\\n\")");
-	if (h[4] < '5')
-		return fail_at(c, c->pos,
-			       "bad header: dump format go1.%c is older than heapref reads (go1.5 to go1.7)",
-			       h[4]);
+		return cur_fail(c, c->pos, "bad header: not a Go heap dump (want \"go1.7 heap dump\\n\")");
+	if (h[4] < '3')
+		return cur_fail(c, c->pos,
+			        "bad header: dump format go1.%c is older than heapref reads (go1.3 to go1.7)",
+			        h[4]);
 	if (h[4] > '7')
-		return fail_at(c, c->pos,
-			       "bad header: dump format go1.%c is newer than heapref reads (go1.5 to go1.7)",
-			       h[4]);
+		return cur_fail(c, c->pos,
+			        "bad header: dump format go1.%c is newer than heapref reads (go1.3 to go1.7)",
+			        h[4]);
 	c->d->minor = (unsigned)(h[4] - '0');
 	c->pos += HEADER_LEN;
 	return HR_OK;
 }
 
+
+/* The parser of a record kind in the dump's format. */
+static record_parser parser_of(const struct cursor *c, unsigned kind)
+{
+	record_parser p = c->legacy ? legacy_parser(c->d->minor, kind) : NULL;
+
+	return p ? p : parsers[kind];
+}
 
 static int parse_records(struct cursor *c)
 {
@@ -867,27 +761,27 @@ static int parse_records(struct cursor *c)
 			break;
 		c->rec = c->pos;
 		c->kind = HR_REC_KIND_COUNT;
-		if ((rc = get_uvarint(c, &kind, "record kind")))
+		if ((rc = cur_uvarint(c, &kind, "record kind")))
 			return rc;
 		if (kind >= HR_REC_KIND_COUNT)
-			return fail_at(c, c->rec, "unknown record kind %" PRIu64, kind);
+			return cur_fail(c, c->rec, "unknown record kind %" PRIu64, kind);
 		c->kind = (unsigned)kind;
 		c->d->counts[kind]++;
 		c->nrecords++;
 		if (kind == HR_REC_EOF) {
 			if (c->pos != c->end)
-				return fail_at(c, c->pos, "%" PRIu64 " bytes after the EOF record",
-					       (uint64_t)(c->end - c->pos));
+				return cur_fail(c, c->pos, "%" PRIu64 " bytes after the EOF record",
+					        (uint64_t)(c->end - c->pos));
 			return HR_OK;
 		}
-		if ((rc = parsers[kind](c)))
+		if ((rc = parser_of(c, (unsigned)kind)(c)))
 			return rc;
-		if (kind == HR_REC_PARAMS)
+		if (kind == HR_REC_PARAMS && !c->legacy) /* the half reads go1.5+ objects only */
 			start_half(c);
 	}
 	c->rec = NULL;
-	return fail_at(c, c->end, "no EOF record: the file ends after %" PRIu64
-				  " records (truncated dump?)", c->nrecords);
+	return cur_fail(c, c->end, "no EOF record: the file ends after %" PRIu64
+				   " records (truncated dump?)", c->nrecords);
 }
 
 static int cmp_frame_depth(const void *a, const void *b)
@@ -925,15 +819,20 @@ static int parse_dump(struct hr_dump *d, struct hr_error *err)
 	int rc;
 
 	rc = parse_header(&c);
+	if (!rc && d->minor < 5)
+		rc = legacy_begin(&c);
 	if (!rc)
 		rc = parse_records(&c);
 	drop_half(&c); /* if this thread failed or ended before reaching it */
+	if (!rc && !d->have_params)
+		rc = hr_error_set(err, HR_EINPUT, "%s: byte %zu: no params record in the dump",
+				  d->path, d->map_len);
+	if (!rc)
+		rc = heap_index_finish(&d->heap, d->path, err);
+	if (!rc && c.legacy)
+		rc = legacy_finish(&c);
+	legacy_end(&c);
 	if (rc)
-		return rc;
-	if (!d->have_params)
-		return hr_error_set(err, HR_EINPUT, "%s: byte %zu: no params record in the dump",
-				    d->path, d->map_len);
-	if ((rc = heap_index_finish(&d->heap, d->path, err)))
 		return rc;
 	order_frames(d);
 	return HR_OK;
@@ -1039,6 +938,7 @@ void hr_dump_free(struct hr_dump *d)
 		munmap((void *)d->map, d->map_len);
 	heap_index_release(&d->heap);
 	free(d->data_bits);
+	free(d->obj_types);
 	free(d->bss_bits);
 	free(d->goroutines);
 	free(d->frames);

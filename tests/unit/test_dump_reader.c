@@ -447,9 +447,9 @@ static void test_fault_bad_header(void **state)
 	db_raw(&b, "go1.7 heap du", 13);
 	expect_fault(&b, 0, "bad header: not a Go heap dump");
 	dumpbuf_release(&b);
-	db_raw(&b, "go1.3 heap dump\n", 16);
+	db_raw(&b, "go1.2 heap dump\n", 16);
 	db_eof(&b);
-	expect_fault(&b, 0, "go1.3 is older than heapref reads");
+	expect_fault(&b, 0, "go1.2 is older than heapref reads");
 	dumpbuf_release(&b);
 	db_raw(&b, "go1.8 heap dump\n", 16);
 	db_eof(&b);

@@ -1,0 +1,104 @@
+/*
+ * dump_cursor.h - reading a heap dump's primitives (uvarints, bools, strings) off the
+ * mapping, with every read bounded by the end of the file and every failure naming
+ * the file and byte offset. Shared by the parsers of each dump format: dump_reader.c
+ * (go1.5 to go1.7) and dump_legacy.c (go1.3 and go1.4).
+ */
+#ifndef HEAPREF_DUMP_CURSOR_H
+#define HEAPREF_DUMP_CURSOR_H
+
+#include "dump_internal.h"
+
+struct half;
+struct legacy;
+
+struct cursor {
+	struct hr_dump *d;
+	const uint8_t *pos;
+	const uint8_t *end;
+	const uint8_t *rec; /* start of the record being read, NULL for the header */
+	unsigned kind;
+	struct hr_error *err;
+	struct heap_index *heap; /* where object records go */
+	struct half *half;       /* the second half, read by another thread; or NULL */
+	struct legacy *legacy;   /* go1.3 and go1.4 dumps: what their records need; or NULL */
+	uint64_t nrecords;
+};
+
+static inline uint64_t cur_offset(const struct cursor *c, const uint8_t *p)
+{
+	return (uint64_t)(p - c->d->map);
+}
+
+/* Reports bad input at byte `at`: "FILE: byte N: what (in the KIND record at byte M)". */
+int cur_fail(struct cursor *c, const uint8_t *at, const char *fmt, ...) HR_PRINTF(3, 4);
+int cur_nomem(struct cursor *c);
+/*
+ * A length field at `at` claims more bytes than the file has left: a dump cut short,
+ * said so ("truncated: the object record at byte M needs 32768 bytes of contents, 8625
+ * are left"), as the record's start is where a reader looks first.
+ */
+int cur_short(struct cursor *c, const uint8_t *at, uint64_t len, const char *what);
+
+int cur_uvarint_slow(struct cursor *c, uint64_t *v, const char *what);
+
+/* Reads a uvarint (encoding/binary's), naming it `what` in errors. */
+static inline int cur_uvarint(struct cursor *c, uint64_t *v, const char *what)
+{
+	const uint8_t *p = c->pos;
+	uint64_t x = 0;
+	unsigned i;
+
+	if (c->end - p >= 10) { /* no bounds check per byte; 10 bytes is the longest */
+		for (i = 0; i < 9; i++) {
+			x |= (uint64_t)(p[i] & 0x7f) << (7 * i);
+			if (p[i] < 0x80) {
+				c->pos = p + i + 1;
+				*v = x;
+				return HR_OK;
+			}
+		}
+	}
+	return cur_uvarint_slow(c, v, what);
+}
+
+int cur_bool(struct cursor *c, bool *v, const char *what);
+/* A uvarint length and that many bytes, which must be in the file. */
+int cur_bytes(struct cursor *c, struct hr_bytes *out, const char *what);
+/* Reads count uvarints into vals. */
+int cur_uvarints(struct cursor *c, uint64_t *vals, size_t count, const char *what);
+/* Fails unless the params record (pointer size, heap range) has been read. */
+int cur_need_params(struct cursor *c);
+
+/* The params record in pieces, as each format orders them: its start (byte order and
+ * pointer size), the heap range, and its end once all is read (the heap index). */
+int cur_params_begin(struct cursor *c);
+int cur_params_heap(struct cursor *c);
+int cur_params_end(struct cursor *c);
+
+/* Checks and indexes a heap object (at: its contents' length field, for errors). */
+int cur_add_object(struct cursor *c, uint64_t addr, struct hr_bytes contents, const uint8_t *at);
+/* Marks the word at addr, inside the object added last, as a pointer. */
+int cur_object_ptr(struct cursor *c, uint64_t addr);
+
+/* --- go1.3 and go1.4 dumps (dump_legacy.c) --------------------------------------------- */
+
+typedef int (*record_parser)(struct cursor *c);
+
+/* Prepares c->legacy for a dump of format go1.<c->d->minor> (3 or 4). */
+int legacy_begin(struct cursor *c);
+/* The parser of a record kind whose layout in format go1.minor differs from go1.5's, or NULL. */
+record_parser legacy_parser(unsigned minor, unsigned kind);
+/*
+ * next_field() of the older formats, whose field lists also have strings, slices and
+ * interfaces: returns 1 with *off for each pointer word they hold, one per call (an
+ * interface may give two), 0 at the end of the list, or an error.
+ */
+int legacy_next_field(struct cursor *c, const uint8_t *contents, uint64_t region_len,
+		      const char *region, uint64_t *off);
+/* After the heap index is finished: the objects' types from the records. */
+int legacy_finish(struct cursor *c);
+/* Frees c->legacy (NULL is fine). */
+void legacy_end(struct cursor *c);
+
+#endif
