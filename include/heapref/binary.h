@@ -183,6 +183,16 @@ struct hr_binary;
  * result and frees it with hr_binary_free().
  */
 struct hr_binary *hr_binary_open(const char *path, struct hr_error *err);
+/* The same without reading its DWARF (sections and symbols only), for a binary whose
+ * DWARF heapref cannot read: as if built with -ldflags=-w. */
+struct hr_binary *hr_binary_open_without_dwarf(const char *path, struct hr_error *err);
+/*
+ * No binary at all, for a dump whose records name types (go1.3, go1.4): no sections,
+ * symbols or DWARF; path "(no binary)". NULL with err set when out of memory.
+ */
+struct hr_binary *hr_binary_none(struct hr_error *err);
+/* False for hr_binary_none(). */
+bool hr_binary_has_file(const struct hr_binary *bin);
 
 /* Frees everything; NULL is fine. */
 void hr_binary_free(struct hr_binary *bin);

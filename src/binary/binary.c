@@ -98,10 +98,9 @@ static void describe_limits(struct hr_binary *bin)
 			 "no runtime.types symbol: interface type words cannot be mapped to types");
 }
 
-struct hr_binary *hr_binary_open(const char *path, struct hr_error *err)
+static struct hr_binary *binary_new(const char *path, struct hr_error *err)
 {
 	struct hr_binary *bin = calloc(1, sizeof(*bin));
-	int rc;
 
 	if (!bin || !(bin->path = strdup(path))) {
 		free(bin);
@@ -109,9 +108,20 @@ struct hr_binary *hr_binary_open(const char *path, struct hr_error *err)
 		return NULL;
 	}
 	bin->fd = -1;
+	return bin;
+}
+
+/* Opens the ELF file; its DWARF too when with_dwarf. */
+static struct hr_binary *binary_open(const char *path, bool with_dwarf, struct hr_error *err)
+{
+	struct hr_binary *bin = binary_new(path, err);
+	int rc;
+
+	if (!bin)
+		return NULL;
 	/* the DWARF before the symbols: the peak is while .debug_info is inflated */
 	rc = binary_elf_open(bin, err);
-	if (!rc)
+	if (!rc && with_dwarf)
 		rc = binary_dwarf_load(bin, err);
 	if (!rc)
 		rc = binary_elf_read_symbols(bin, err);
@@ -119,8 +129,35 @@ struct hr_binary *hr_binary_open(const char *path, struct hr_error *err)
 		hr_binary_free(bin);
 		return NULL;
 	}
+	bin->has_file = true;
 	describe_limits(bin);
 	return bin;
+}
+
+struct hr_binary *hr_binary_open(const char *path, struct hr_error *err)
+{
+	return binary_open(path, true, err);
+}
+
+struct hr_binary *hr_binary_open_without_dwarf(const char *path, struct hr_error *err)
+{
+	return binary_open(path, false, err);
+}
+
+struct hr_binary *hr_binary_none(struct hr_error *err)
+{
+	struct hr_binary *bin = binary_new("(no binary)", err);
+
+	if (bin)
+		snprintf(bin->limits, sizeof(bin->limits),
+			 "no binary: no types, globals or frame variables; roots are named by "
+			 "segment and offset or function, objects by the dump's type records");
+	return bin;
+}
+
+bool hr_binary_has_file(const struct hr_binary *bin)
+{
+	return bin->has_file;
 }
 
 void hr_binary_free(struct hr_binary *bin)

@@ -104,6 +104,7 @@ struct hr_binary {
 	bool pie;                 /* ET_DYN: loaded at a bias */
 	uint64_t bias;
 	char limits[HR_ERROR_MAX];
+	bool has_file;             /* false: hr_binary_none() */
 
 	VEC(struct section, sections);  /* allocated sections sorted by address */
 	uint64_t data_addr;             /* ELF address of .data */

@@ -197,11 +197,18 @@ static int check_process_operands(struct analyze_args *a, int n, char **argv)
 	return ST_OK;
 }
 
-/* The operands after BINARY DUMP: why's addresses or type names. */
+/*
+ * The operands: BINARY DUMP, then why's addresses or type names. analyze, retained and
+ * goroutines also take a DUMP alone, which must be one whose records name types.
+ */
 static int check_operands(struct analyze_args *a, int n, char **argv)
 {
 	uint64_t addr;
 
+	if (n == 1 && a->mode != MODE_WHY) {
+		a->dump = argv[0];
+		return ST_OK;
+	}
 	if (n < 2 || (a->mode == MODE_WHY && n == 2) || (a->mode != MODE_WHY && n > 2))
 		return a->mode == MODE_WHY
 			       ? usage_error(a, "why takes a binary, a heap dump and addresses or types")
@@ -438,8 +445,11 @@ static void print_summary(const struct hr_dump *dump, const struct hr_scan_summa
 	uint64_t bytes = s->typed_bytes + s->fallback_bytes;
 	bool first = true;
 
-	fprintf(stderr, "heapref: %.*s %.*s dump: %" PRIu64 " objects, %" PRIu64 " bytes\n",
-		(int)p->go_version.len, (const char *)p->go_version.ptr, (int)p->goarch.len,
+	if (hr_dump_format_minor(dump) < 5) /* only Go 1.3 and 1.4 wrote those formats */
+		fprintf(stderr, "heapref: go1.%u", hr_dump_format_minor(dump));
+	else
+		fprintf(stderr, "heapref: %.*s", (int)p->go_version.len, (const char *)p->go_version.ptr);
+	fprintf(stderr, " %.*s dump: %" PRIu64 " objects, %" PRIu64 " bytes\n", (int)p->goarch.len,
 		(const char *)p->goarch.ptr, s->total_objects, s->total_bytes);
 	fputs("heapref: roots:", stderr);
 	for (unsigned k = 0; k < HR_ROOT_KIND_COUNT; k++) {
@@ -509,6 +519,10 @@ static int check_inputs(const char *binary_path, const char *dump_path, bool for
 	const char *bv = hr_binary_go_version(bin);
 	char why[HR_ERROR_MAX];
 
+	if (!hr_binary_has_file(bin)) { /* a go1.3 or go1.4 dump alone */
+		fprintf(stderr, "heapref: warning: %s\n", hr_binary_limits(bin));
+		return ST_OK;
+	}
 	if (!hr_scan_pair_matches(dump, bin, why, sizeof(why))) {
 		if (!force) { /* the one line of a failure: no warnings before it */
 			fprintf(stderr, "heapref: %s was not written by %s: %s (--force analyses "
@@ -593,6 +607,15 @@ static int analysis_open(const char *binary, const char *dump,
 {
 	if (open_heap_input(binary, dump, o->input_name, &an->bin, &an->dump, err))
 		return err->code;
+	if (!binary && !an->bin) { /* DUMP alone */
+		if (!hr_dump_has_object_types(an->dump))
+			return hr_error_set(err, HR_EUSAGE, "%s is a go1.%u heap dump: give the binary "
+					    "that wrote it too (BINARY DUMP); only go1.3 and go1.4 dumps, "
+					    "whose records name types, are read alone", dump,
+					    hr_dump_format_minor(an->dump));
+		if (!(an->bin = hr_binary_none(err)))
+			return err->code;
+	}
 	stats_mark(o->stats, "read+index", stderr); /* open_heap_input() checked it is Go */
 	stats_mark(o->stats, "binary", stderr);
 	if (!(an->tree = hr_chains_new(o->max_depth)))

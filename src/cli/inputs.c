@@ -16,9 +16,21 @@
 #include "heapref/core.h"
 #include "inputs.h"
 
-static int open_go_binary(const char *path, struct hr_binary **bin, struct hr_error *err)
+/*
+ * Opens the Go binary at path. For a dump whose records name types (go1.3, go1.4), a
+ * binary whose DWARF cannot be read is opened without it, with a warning: the records
+ * name the objects instead.
+ */
+static int open_go_binary(const char *path, const struct hr_dump *dump, struct hr_binary **bin,
+			  struct hr_error *err)
 {
-	if (!(*bin = hr_binary_open(path, err)))
+	*bin = hr_binary_open(path, err);
+	if (!*bin && err->code == HR_EINPUT && dump && hr_dump_has_object_types(dump)) {
+		fprintf(stderr, "heapref: warning: %s; the dump's type records name objects instead\n",
+			err->msg);
+		*bin = hr_binary_open_without_dwarf(path, err);
+	}
+	if (!*bin)
 		return err->code;
 	if (!hr_binary_is_go(*bin))
 		return hr_error_set(err, HR_EINPUT, "%s: not a Go binary (no .gopclntab or "
@@ -36,12 +48,12 @@ int open_heap_input(const char *binary, const char *input, const char *input_nam
 	if (hr_input_kind_of(input) != HR_INPUT_CORE) {
 		if (!(*dump = hr_dump_open(input, err)))
 			return err->code;
-		return binary ? open_go_binary(binary, bin, err) : HR_OK;
+		return binary ? open_go_binary(binary, *dump, bin, err) : HR_OK;
 	}
 	if (!binary)
 		return hr_error_set(err, HR_EUSAGE, "%s is a core file: give the binary too "
 				    "(BINARY CORE)", name);
-	if (open_go_binary(binary, bin, err))
+	if (open_go_binary(binary, NULL, bin, err))
 		return err->code;
 	*dump = hr_core_open_as(input, name, *bin, err);
 	return *dump ? HR_OK : err->code;

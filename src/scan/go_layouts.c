@@ -126,9 +126,9 @@ int layout_load_itabs(struct hr_scan *s)
 	if (!s->itabs)
 		return HR_ENOMEM;
 	for (size_t i = 0; i < n; i++)
-		s->itabs[i] = (struct itab_entry){ it[i].addr, it[i].type_addr };
-	qsort(s->itabs, n, sizeof(*s->itabs), cmp_itab);
-	s->nitabs = n;
+		if (it[i].type_addr) /* go1.3's records name no type: the binary's itab will */
+			s->itabs[s->nitabs++] = (struct itab_entry){ it[i].addr, it[i].type_addr };
+	qsort(s->itabs, s->nitabs, sizeof(*s->itabs), cmp_itab);
 	return HR_OK;
 }
 

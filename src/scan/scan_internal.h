@@ -285,6 +285,9 @@ struct hr_scan {
 
 	uint32_t *stack2;          /* pass 2: objects whose pointers are still to follow */
 	size_t nstack2, stack2_cap;
+	bool record_types;         /* the dump's records type objects: pass 2 by record_follow() */
+	void *record_queue;        /* record_walk.c's queue */
+	size_t nrecord_queue, record_queue_cap;
 	unsigned cpus;             /* usable processors, asked once: pass 2 drains millions of times */
 
 	struct node_cache_entry node_cache[NODE_CACHE_SIZE];
@@ -424,6 +427,14 @@ void scan_progress(struct hr_scan *s, const char *phase, uint64_t uncounted);
  * bitmaps alone, charging what is new to node; empties the stack. 0 or HR_ENOMEM.
  */
 int mark_drain(struct hr_scan *s, uint32_t node);
+
+/* --- record_walk.c ----------------------------------------------------------------- */
+/*
+ * On a dump whose records type objects: charges the object value leads to (if new) and
+ * all it leads to, breadth first, each to a node named after its type below the node of
+ * what reached it, starting from node. 0 or HR_ENOMEM.
+ */
+int record_follow(struct hr_scan *s, uint64_t value, uint32_t node);
 
 /* --- go_layouts.c ------------------------------------------------------------------- */
 /* Follows typedefs to the type a value really has (stops at maps, channels, interfaces). */

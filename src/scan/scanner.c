@@ -205,7 +205,7 @@ static int check_pair(const struct hr_dump *dump, struct hr_binary *bin, struct 
 	if (hr_binary_ptr_size(bin) && hr_binary_ptr_size(bin) != p->ptr_size)
 		return hr_error_set(err, HR_EINPUT, "%s: %u-byte pointers, but the dump has %u",
 				    hr_binary_path(bin), hr_binary_ptr_size(bin), p->ptr_size);
-	if (hr_dump_data(dump)->present)
+	if (hr_dump_data(dump)->present && hr_binary_has_file(bin))
 		return hr_binary_set_bias_from_data(bin, hr_dump_data(dump)->addr, err);
 	return HR_OK;
 }
@@ -340,8 +340,14 @@ struct hr_scan *hr_scan_new(const struct hr_dump *dump, struct hr_binary *bin,
 	s->sum.total_objects = s->nobj;
 	s->sum.total_bytes = hr_dump_object_bytes(dump);
 	s->sum.go_minor = layout_go_minor(&hr_dump_params(dump)->go_version);
+	if (!s->sum.go_minor) { /* dumps before go1.7's format record no version */
+		const char *v = hr_binary_go_version(bin);
+
+		s->sum.go_minor = layout_go_minor(&(struct hr_bytes){ (const uint8_t *)v, strlen(v) });
+	}
 	s->holder = HR_SCAN_BY_ROOT;
 	s->cpus = hr_cpus_usable();
+	s->record_types = hr_dump_has_object_types(dump);
 	s->visited = calloc(hr_bit_words(s->nobj) + 1, sizeof(uint64_t));
 	if (!s->visited || load_types(s) || layout_load_itabs(s))
 		goto nomem;
@@ -374,6 +380,7 @@ void hr_scan_free(struct hr_scan *s)
 	free(s->leftover_bits);
 	free(s->root_words);
 	free(s->stack2);
+	free(s->record_queue);
 	free(s->itabs);
 	free(s->types);
 	free(s->member_roles);
@@ -970,6 +977,24 @@ static int reach_untyped(struct hr_scan *s, uint64_t value, uint32_t *node, uint
 	return s->status;
 }
 
+/* Charges what value leads to, and all that leads to, to *node (made as above). */
+static int follow_untyped(struct hr_scan *s, uint64_t value, uint32_t *node, uint32_t parent)
+{
+	int rc;
+
+	if (s->record_types) {
+		int64_t i = hr_dump_object_at(s->dump, value);
+
+		if (i < 0 || scan_visited(s, (uint32_t)i))
+			return HR_OK;
+		if (*node == HR_CHAINS_NONE)
+			*node = sub_objects_node(s, parent);
+		return record_follow(s, value, *node);
+	}
+	rc = reach_untyped(s, value, node, parent);
+	return rc ? rc : mark_drain(s, *node);
+}
+
 /* A leftover: the unticked words of one object, charged below its node. */
 static int follow_leftover(struct hr_scan *s, const struct leftover *l)
 {
@@ -988,11 +1013,8 @@ static int follow_leftover(struct hr_scan *s, const struct leftover *l)
 		bits = s->leftover_bits + l->bits;
 	}
 	for (uint64_t w = hr_bit_next(bits, 0, nwords); w < nwords && !rc;
-	     w = hr_bit_next(bits, w + 1, nwords)) {
-		rc = reach_untyped(s, hr_dump_word(s->dump, o.data + w * s->ps), &node, l->node);
-		if (!rc)
-			rc = mark_drain(s, node);
-	}
+	     w = hr_bit_next(bits, w + 1, nwords))
+		rc = follow_untyped(s, hr_dump_word(s->dump, o.data + w * s->ps), &node, l->node);
 	return rc;
 }
 
@@ -1024,9 +1046,7 @@ int hr_scan_pass2(struct hr_scan *s, struct hr_error *err)
 		if (s->keep_root_edges)
 			root_word_edge(s, s->root_words[i].value, node);
 		s->cur_goroutine = s->root_words[i].goroutine;
-		rc = reach_untyped(s, s->root_words[i].value, &node, node);
-		if (!rc)
-			rc = mark_drain(s, node);
+		rc = follow_untyped(s, s->root_words[i].value, &node, node);
 	}
 	s->cur_goroutine = 0;
 	s->sum.unreachable_objects = s->sum.total_objects - s->sum.typed_objects -

@@ -24,6 +24,17 @@ static void print_str(FILE *out, struct hr_bytes s)
 	fwrite(s.ptr, 1, (size_t)s.len, out);
 }
 
+/* Objects the records of a go1.3 or go1.4 dump give a type. */
+static size_t typed_objects(const struct hr_dump *d)
+{
+	struct hr_object_type t;
+	size_t n = 0;
+
+	for (size_t i = 0; i < hr_dump_object_count(d); i++)
+		n += hr_dump_object_type(d, i, &t);
+	return n;
+}
+
 static void print_header(FILE *out, const struct hr_dump *d)
 {
 	const struct hr_dump_params *p = hr_dump_params(d);
@@ -34,9 +45,18 @@ static void print_header(FILE *out, const struct hr_dump *d)
 		fprintf(out, "format:        core file (records: what a dump of it would hold)\n");
 	else
 		fprintf(out, "format:        go1.%u heap dump\n", hr_dump_format_minor(d));
-	fprintf(out, "go version:    ");
-	print_str(out, p->go_version);
-	fprintf(out, "\narch:          ");
+	if (hr_dump_format_minor(d) < 5) { /* the field holds GOEXPERIMENT; the format says the release */
+		fprintf(out, "go version:    go1.%u (the format's)\nGOEXPERIMENT:  ",
+			hr_dump_format_minor(d));
+		print_str(out, p->go_version);
+		fprintf(out, "\ntyped objects: %zu of %zu, by the dump's type records\n",
+			typed_objects(d), hr_dump_object_count(d));
+	} else {
+		fprintf(out, "go version:    ");
+		print_str(out, p->go_version);
+		fputc('\n', out);
+	}
+	fprintf(out, "arch:          ");
 	print_str(out, p->goarch);
 	fprintf(out, " (%" PRIu32 "-byte pointers, %s-endian), %" PRIu64 " CPUs\n", p->ptr_size,
 		p->big_endian ? "big" : "little", p->ncpu);

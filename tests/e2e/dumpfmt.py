@@ -151,3 +151,99 @@ def encode(kind, fields):
     else:
         out += [_put_field(c, v) for c, v in zip(LAYOUTS[kind], fields)]
     return b"".join(out)
+
+
+# --- the older formats: go1.3 and go1.4 ---------------------------------------------------
+#
+# Written from Go 1.3's runtime/heapdump.c and Go 1.4's heapdump.go (docs/heap-dumps.md):
+# the record kinds are numbered as in go1.5. What differs, and what these encoders write:
+#   params  go1.3: bool big-endian, ptr size, channel header size, heap start, heap end,
+#                  architecture letter ('6' = amd64), GOEXPERIMENT string, ncpu
+#           go1.4: the same without the channel header size
+#   type    go1.3: address, size, name, bool data-is-pointer, then a field list of
+#                  (kind, offset): 1 ptr, 2 string, 3 slice, 4 iface, 5 eface; 0 ends it
+#           go1.4: as go1.5 (no field list)
+#   object  go1.3: address, type address (0: none), kind (0 one T, 1 array of T,
+#                  2 channel of T, 127 conservative), contents - no field list
+#           go1.4: as go1.5, its field list with kinds 1 ptr, 2 iface, 3 eface
+#   itab    go1.3: address, bool data-is-pointer;  go1.4: as go1.5
+# Frames, data and bss keep go1.5's layout, their field lists using the kinds above.
+
+GO13_HEADER = b"go1.3 heap dump\n"
+GO14_HEADER = b"go1.4 heap dump\n"
+ARCH_LETTER = {b"amd64": ord("6"), b"386": ord("8"), b"arm": ord("5")}
+
+
+def put_kind_fields(pairs):
+    """A field list of (kind, offset) pairs, kinds in the dump's own numbering."""
+    return b"".join(put_uvarint(k) + put_uvarint(o) for k, o in pairs) + b"\x00"
+
+
+def params_legacy(minor, ptr_size, heap_start, heap_end, arch=b"amd64", hchan_size=96,
+                  goexperiment=b"", ncpu=2, big_endian=0):
+    out = [put_uvarint(PARAMS), put_uvarint(big_endian), put_uvarint(ptr_size)]
+    if minor == 3:
+        out.append(put_uvarint(hchan_size))
+    out += [put_uvarint(heap_start), put_uvarint(heap_end), put_uvarint(ARCH_LETTER[arch]),
+            put_string(goexperiment), put_uvarint(ncpu)]
+    return b"".join(out)
+
+
+def type13(addr, size, name, data_is_ptr, pairs):
+    return (put_uvarint(TYPE) + put_uvarint(addr) + put_uvarint(size) + put_string(name) +
+            put_uvarint(int(data_is_ptr)) + put_kind_fields(pairs))
+
+
+def object13(addr, type_addr, kind, contents):
+    return (put_uvarint(OBJECT) + put_uvarint(addr) + put_uvarint(type_addr) +
+            put_uvarint(kind) + put_string(contents))
+
+
+def itab13(addr, data_is_ptr):
+    return put_uvarint(ITAB) + put_uvarint(addr) + put_uvarint(int(data_is_ptr))
+
+
+# Where convert() puts the type records it makes up for go1.3 objects: above any heap.
+SYNTH_TYPE_BASE = 0x7F0000000000
+
+
+def convert(buf, minor):
+    """A go1.5-go1.7 dump rewritten in the go1.3 or go1.4 layout, the same heap.
+
+    go1.4 needs only the params record rewritten. go1.3 objects carry a type instead of
+    a field list: each object with pointers gets a made-up type record "heapref.tN"
+    (one per distinct size and pointer offsets) whose field list is the object's, and
+    kind 0; objects without pointers get type 0, kind 0. go1.3 type records get an
+    empty field list, itabs a data-is-pointer flag of 1. The pointer words stay those of
+    the original, so an analysis of either must charge the same objects to the same
+    roots; the made-up type names show only where the records name objects."""
+    _, recs = split(buf)
+    out = [GO13_HEADER if minor == 3 else GO14_HEADER]
+    synth = {}
+    for r in recs:
+        f = r.fields
+        if r.kind == PARAMS:
+            big, ps, lo, hi, arch, _version, ncpu = f
+            out.append(params_legacy(minor, ps, lo, hi, arch, ncpu=ncpu, big_endian=big))
+        elif minor == 4:
+            out.append(r.raw)
+        elif r.kind == OBJECT:
+            addr, contents, offsets = f
+            if not offsets:
+                out.append(object13(addr, 0, 0, contents))
+                continue
+            key = (len(contents), tuple(offsets))
+            if key not in synth:
+                taddr = SYNTH_TYPE_BASE + 0x100 * len(synth)
+                synth[key] = taddr
+                out.append(type13(taddr, len(contents), "heapref.t%d" % len(synth), 1,
+                                  [(1, o) for o in sorted(set(offsets))]))
+            out.append(object13(addr, synth[key], 0, contents))
+        elif r.kind == TYPE:
+            addr, size, name, ptr = f
+            out.append(type13(addr, size, name, ptr, []))
+        elif r.kind == ITAB:
+            out.append(itab13(f[0], 1))
+        else:
+            out.append(r.raw)
+    return b"".join(out)
