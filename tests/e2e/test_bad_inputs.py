@@ -64,6 +64,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import dumpfmt  # noqa: E402
 import progs  # noqa: E402
 import reach  # noqa: E402
+import test_legacy  # noqa: E402  (its hand-made go1.3 and go1.4 dumps)
 
 ROOT, HEAPREF, WORK, GO, ENV = progs.ROOT, progs.HEAPREF, progs.WORK, progs.GO, progs.ADHOC_ENV
 DOC = os.path.join(ROOT, "docs", "bad-inputs.md")
@@ -496,7 +497,8 @@ class Cases:
     def run_all(self):
         for case in (self.not_dumps, self.not_binaries, self.outputs, self.real_truncated,
                      self.real_flipped, self.real_patched, self.real_graphs,
-                     self.every_kind, self.huge_claims, self.cores):
+                     self.every_kind, self.huge_claims, self.cores, self.legacy,
+                     self.hprof):
             t0 = time.monotonic()
             case()
             if VERBOSE:
@@ -593,6 +595,101 @@ class Cases:
         lab.add("--pid of no process", cmd(*args), 1, res.lines[0] if res.lines else "",
                 lab.refusal(res, 1, ["999999999"]), "refused; nothing written")
         lab.remove("finalizer.core")
+
+    # go1.3 and go1.4 dumps -------------------------------------------------------------
+
+    def legacy(self):
+        """The hand-made go1.3 and go1.4 dumps of test_legacy: read alone; cut at every
+        byte and flipped at every byte; and the faults only their layouts can have."""
+        lab = self.lab
+        refused = "refused; nothing written, out.pb.gz untouched"
+        for minor, build in ((3, test_legacy.fixture13), (4, test_legacy.fixture14)):
+            buf = build()
+            name = lab.write("go1.%d.dump" % minor, buf)
+            info = lab.run("info", name)
+            ana = lab.run("analyze", "-o", "out.pb.gz", name)
+            probs = crash(info) + crash(ana)
+            probs += [] if info.code == 0 else ["info exit %d: %s" % (info.code, info.err)]
+            probs += [] if ana.code == 0 else ["analyze exit %d: %s" % (ana.code, ana.err)]
+            lab.add("hand-made go1.%d dump (test_legacy's, %d bytes), no binary" % (minor, len(buf)),
+                    "%s, %s" % (cmd("info", name), cmd("analyze -o out.pb.gz", name)), "0, 0",
+                    "", probs, "read; analysed by the dump's type records")
+            probs, cut, flipped = [], 0, collections.Counter()
+            for n in range(len(buf)):
+                res = lab.run("info", lab.write("prefix.dump", buf[:n]))
+                probs += lab.refusal(res, 1, ["prefix.dump"], True)
+                cut += res.code == 1
+                data = bytearray(buf)
+                data[n] ^= 0xFF
+                res = lab.run("analyze", "-o", "out.pb.gz", lab.write("flip.dump", bytes(data)))
+                flipped[res.code] += 1
+                probs += crash(res)
+                if res.code != 0:
+                    probs += lab.refusal(res, 1, ["flip.dump"], True)
+            lab.add("go1.%d dump cut at every byte, and every byte XOR 0xFF in turn" % minor,
+                    "%d files each; %s, %s" % (len(buf), cmd("info", "prefix.dump"),
+                                               cmd("analyze -o out.pb.gz", "flip.dump")),
+                    "1; 0 or 1", "(varies)", probs,
+                    "%d of %d cuts refused naming a byte; of the flips %d refused naming a "
+                    "byte, %d analysed" % (cut, len(buf), flipped[1], flipped[0]))
+            lab.remove("prefix.dump")
+            lab.remove("flip.dump")
+        heap = (test_legacy.H, test_legacy.H + 0x10000)
+        bad = {
+            "go1.3 object whose type no record describes": (
+                dumpfmt.GO13_HEADER + dumpfmt.params_legacy(3, 8, *heap),
+                dumpfmt.object13(heap[0], 0x9999, 0, b"\0" * 16)),
+            "go1.3 type record with field kind 6": (
+                dumpfmt.GO13_HEADER + dumpfmt.params_legacy(3, 8, *heap),
+                dumpfmt.type13(0x9999, 16, "main.T", 1, [(6, 0)])),
+            "go1.4 object with field kind 4 (go1.3's iface)": (
+                dumpfmt.GO14_HEADER + dumpfmt.params_legacy(4, 8, *heap),
+                dumpfmt.put_uvarint(dumpfmt.OBJECT) + dumpfmt.put_uvarint(heap[0]) +
+                dumpfmt.put_string(b"\0" * 16) + dumpfmt.put_kind_fields([(4, 0)])),
+        }
+        for what, (head, rec) in bad.items():
+            name = lab.write("old.dump", head + rec + dumpfmt.encode(dumpfmt.EOF, []))
+            self.both_alone(what, name, len(head), refused)
+            lab.remove(name)
+        args = ("analyze", "-o", "out.pb.gz", "finalizer.dump")
+        res = lab.run(*args)
+        lab.add("a go1.7 dump without its binary", cmd(*args), 2,
+                res.lines[0] if res.lines else "",
+                lab.refusal(res, 2, ["finalizer.dump", "give the binary"]), refused)
+
+    def both_alone(self, what, name, record_start, outcome):
+        """info and analyze (no binary) on a bad old-format dump: the same refusal."""
+        lab = self.lab
+        info = lab.run("info", name)
+        ana = lab.run("analyze", "-o", "out.pb.gz", name)
+        probs = lab.refusal(info, 1, [name], True) + lab.refusal(ana, 1, [name], True)
+        if info.lines[:1] != ana.lines[:1]:
+            probs.append("info and analyze say different things: %r, %r"
+                         % (info.lines[:1], ana.lines[:1]))
+        m = re.search(r"\bbyte (\d+)", info.lines[0]) if info.lines else None
+        if not m or int(m.group(1)) < record_start:
+            probs.append("the fault is not placed in the bad record (from byte %d)" % record_start)
+        lab.add(what, "%s, %s" % (cmd("info", name), cmd("analyze -o out.pb.gz", name)), 1,
+                info.lines[0] if info.lines else "", probs, outcome)
+
+    # hprof export ----------------------------------------------------------------------
+
+    def hprof(self):
+        """heapref hprof on a cut dump and with the wrong binary: refused, no file."""
+        lab = self.lab
+        refused = "refused; no out.hprof written"
+        name = lab.write("half.dump", self.buf[:len(self.buf) // 2])
+        args = ("hprof", "-o", "out.hprof", self.bin, name)
+        res = lab.run(*args)
+        lab.add("hprof of a dump cut in half", cmd(*args), 1,
+                numbers_as_n(res.lines[0]) if res.lines else "",
+                lab.refusal(res, 1, [name], True), refused)
+        lab.remove(name)
+        args = ("hprof", "-o", "out.hprof", "cycle", "finalizer.dump")
+        res = lab.run(*args)
+        lab.add("hprof with the wrong binary (cycle)", cmd(*args), 4,
+                elide_differences(res.lines[0]) if res.lines else "",
+                lab.refusal(res, 4, ["finalizer.dump", "cycle"]), refused)
 
     def unreadable(self, what, name, data, args_of):
         """A file chmod 000. Root reads it anyway, so as root heapref runs without the

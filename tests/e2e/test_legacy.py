@@ -30,7 +30,7 @@ import progs
 import reach
 
 HEAPREF = os.environ.get("HEAPREF", os.path.join(progs.TESTPROGS, "..", "build", "heapref"))
-WORK = os.environ.get("HEAPREF_WORK") or tempfile.mkdtemp(prefix="heapref-e2e-")
+WORK = progs.WORK
 
 H = 0xC000000000          # heap start
 DATA = 0x600000           # the data segment
@@ -191,7 +191,8 @@ class Fixtures(unittest.TestCase):
 
     @classmethod
     def setUpClass(cls):
-        cls.dir = tempfile.mkdtemp(prefix="legacy-", dir=WORK if os.path.isdir(WORK) else None)
+        os.makedirs(WORK, exist_ok=True)
+        cls.dir = tempfile.mkdtemp(prefix="legacy-", dir=WORK)
         cls.dumps = {}
         for minor, build in ((3, fixture13), (4, fixture14)):
             path = os.path.join(cls.dir, "fixture-go1.%d.dump" % minor)

@@ -40,6 +40,9 @@ make_analyze() { # outdir
   # a few of everything: quick to run, mutations reach every record
   seeds reduce "$work/seed.hdump" "$out/small" --data 64 --bss "$win" \
     --goroutines 3 --objects 40 --bytes 3000
+  # the same heap in the go1.3 and go1.4 layouts
+  seeds convert "$out/small" "$out/small-go1.3-layout" --minor 3
+  seeds convert "$out/small" "$out/small-go1.4-layout" --minor 4
 }
 
 # --- dump: hand-made dumps and real ones from several Go releases and architectures ---------
@@ -69,6 +72,8 @@ make_dump() {
   real_dump list local s390x qemu-s390x-static go1.26-s390x-list
   real_dump finalizer local arm64 qemu-aarch64-static go1.26-arm64-finalizer
   cp "$fuzz/corpus/analyze/small" "$out/seedprog-small"
+  seeds convert "$out/go1.26-amd64-closure" "$out/go1.3-layout-closure" --minor 3
+  seeds convert "$out/go1.26-amd64-closure" "$out/go1.4-layout-closure" --minor 4
 }
 
 # --- binary: small ELF files ------------------------------------------------------------------

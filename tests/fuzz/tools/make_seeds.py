@@ -29,6 +29,7 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "e2e"))
 import dumpfmt as F  # noqa: E402  (tests/e2e, shared with the end-to-end tests)
+import test_legacy  # noqa: E402  (its hand-made go1.3 and go1.4 dumps)
 
 PAGE = 8192
 
@@ -224,6 +225,8 @@ def handmade(outdir):
         "hand-full-go15": handmade_full(header=b"go1.5 heap dump\n"),
         "hand-full-go16-be32": handmade_full(4, True, b"go1.6 heap dump\n"),
         "hand-minimal": handmade_minimal(),
+        "hand-go13": test_legacy.fixture13(),  # the older layouts' every kind of field
+        "hand-go14": test_legacy.fixture14(),
     }
     for name, data in seeds.items():
         with open(os.path.join(outdir, name), "wb") as f:
@@ -243,11 +246,21 @@ def main(argv):
     r.add_argument("--bss", help="ADDR:BYTES (ADDR in hex or decimal)")
     h = sub.add_parser("handmade")
     h.add_argument("outdir")
+    c = sub.add_parser("convert", help="a dump rewritten in the go1.3 or go1.4 layout")
+    c.add_argument("input")
+    c.add_argument("output")
+    c.add_argument("--minor", type=int, choices=(3, 4), required=True)
     w = sub.add_parser("bsswindow", help="ADDR:BYTES of .bss holding main.* (for --bss)")
     w.add_argument("binary")
     a = ap.parse_args(argv)
     if a.cmd == "handmade":
         handmade(a.outdir)
+        return 0
+    if a.cmd == "convert":
+        with open(a.input, "rb") as f:
+            data = F.convert(f.read(), a.minor)
+        with open(a.output, "wb") as f:
+            f.write(data)
         return 0
     if a.cmd == "bsswindow":
         print("0x%x:%d" % main_bss_window(a.binary))
