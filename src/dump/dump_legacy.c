@@ -466,11 +466,14 @@ static int parse_params_legacy(struct cursor *c)
 static int element_ptrs(struct cursor *c, uint64_t addr, const uint8_t *contents, uint64_t base,
 			const struct field_range *r)
 {
-	const struct type_field *f = c->legacy->fields + r->first;
+	const struct type_field *f;
 	uint64_t words[2];
 	unsigned n;
 	int rc;
 
+	if (!r->n)
+		return HR_OK; /* no fields: there may be no field array at all */
+	f = c->legacy->fields + r->first;
 	for (uint32_t i = 0; i < r->n; i++) {
 		if ((rc = field_words(c, contents, f[i].kind, base + f[i].offset, words, &n)))
 			return rc;
