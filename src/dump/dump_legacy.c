@@ -515,8 +515,8 @@ static int typed_object(struct cursor *c, uint64_t addr, struct hr_bytes content
 				" (want 0 one value, 1 array, 2 channel)", addr, kind);
 	if (kind == KIND13_SINGLE && t->size > contents.len)
 		return cur_fail(c, c->rec, "object 0x%" PRIx64 " (%" PRIu64 " bytes) is smaller than "
-				"its type %.*s (%" PRIu64 " bytes)", addr, contents.len,
-				(int)(t->name.len > 200 ? 200 : t->name.len), (const char *)t->name.ptr, t->size);
+				"its type 0x%" PRIx64 " (%" PRIu64 " bytes)", addr, contents.len, t->addr,
+				t->size); /* not its name: any bytes, a newline too */
 	if (kind == KIND13_SINGLE)
 		rc = element_ptrs(c, addr, contents.ptr, 0, r);
 	else if (t->size == 0 || r->n == 0)

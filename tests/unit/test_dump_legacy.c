@@ -243,7 +243,7 @@ static void test_go13_faults(void **state)
 	at = b.len;
 	object13(&b, OBJ(0), T_ENTRY, 0, two, 2);
 	db_eof(&b);
-	expect_fault(&b, at, "is smaller than its type main.Entry (64 bytes)");
+	expect_fault(&b, at, "is smaller than its type 0x2000 (64 bytes)");
 	dumpbuf_release(&b);
 
 	params13(&b); /* field kind 6 */
