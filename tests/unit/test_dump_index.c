@@ -14,6 +14,7 @@
 
 #include "dump_internal.h" /* the index itself, for the lookup fast paths */
 #include "dumpbuf.h"
+#include "dumpcheck.h"
 #include "heapref/dump.h"
 
 #define HEAP_START UINT64_C(0xc000000000)
@@ -32,16 +33,6 @@ static uint64_t rng(void)
 	rng_state ^= rng_state >> 7;
 	rng_state ^= rng_state << 17;
 	return rng_state;
-}
-
-static struct hr_dump *open_ok(struct dumpbuf *b)
-{
-	struct hr_error err = { 0 };
-	struct hr_dump *d = hr_dump_open_bytes(b->bytes, b->len, "t.dump", &err);
-
-	if (!d)
-		fail_msg("unexpected error: %s", err.msg);
-	return d;
 }
 
 static int64_t brute_find(const struct model_obj *objs, size_t n, uint64_t addr)

@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "dumpbuf.h"
+#include "dumpcheck.h"
 #include "heapref/dump.h"
 
 #define HEAP_START UINT64_C(0xc000000000)
@@ -33,33 +34,6 @@
 static int bytes_eq(struct hr_bytes b, const char *s)
 {
 	return b.len == strlen(s) && memcmp(b.ptr, s, b.len) == 0;
-}
-
-static struct hr_dump *open_ok(struct dumpbuf *b)
-{
-	struct hr_error err = { 0 };
-	struct hr_dump *d = hr_dump_open_bytes(b->bytes, b->len, "t.dump", &err);
-
-	if (!d)
-		fail_msg("unexpected error: %s", err.msg);
-	return d;
-}
-
-static void expect_fault(struct dumpbuf *b, uint64_t offset, const char *fragment)
-{
-	struct hr_error err = { 0 };
-	struct hr_dump *d = hr_dump_open_bytes(b->bytes, b->len, "t.dump", &err);
-	char prefix[64];
-
-	snprintf(prefix, sizeof(prefix), "t.dump: byte %llu: ", (unsigned long long)offset);
-	if (d) {
-		hr_dump_free(d);
-		fail_msg("dump accepted, expected a fault at byte %llu: %s",
-			 (unsigned long long)offset, fragment);
-	}
-	assert_int_equal(err.code, HR_EINPUT);
-	if (strncmp(err.msg, prefix, strlen(prefix)) != 0 || !strstr(err.msg, fragment))
-		fail_msg("got \"%s\", want prefix \"%s\" and \"%s\"", err.msg, prefix, fragment);
 }
 
 /* The pointer words of the object at addr, as a bit mask (objects of up to 64 words). */
