@@ -136,16 +136,26 @@ fail:
 
 /* --- the type axis ------------------------------------------------------------------------ */
 
-/* "type main.Item", "type []uint8" (an array of it), "type ?": the leaf name of object i. */
+/*
+ * "type main.Item", "type []uint8" (an array of it), "type ?": the leaf name of object i.
+ * An object the typed walk did not read has the type the dump's records give it, if any
+ * (go1.3 and go1.4 dumps).
+ */
 static size_t type_leaf(const struct hr_scan *s, uint32_t i, char *buf, size_t cap)
 {
 	uint32_t t = s->obj_type[i];
-	const char *name = t == OBJ_TYPE_UNKNOWN
-				   ? "?"
-				   : hr_binary_type(s->bin, t & ~OBJ_TYPE_ARRAY)->name;
-	int n = snprintf(buf, cap, "type %s%s", t & OBJ_TYPE_ARRAY ? "[]" : "",
-			 name[0] ? name : "(unnamed)");
+	struct hr_object_type rt;
+	const char *name;
+	int n;
 
+	if (t == OBJ_TYPE_UNKNOWN && hr_dump_object_type(s->dump, i, &rt))
+		n = snprintf(buf, cap, "type %s%.*s", rt.prefix, (int)(rt.name.len < 400 ? rt.name.len : 400),
+			     (const char *)rt.name.ptr);
+	else {
+		name = t == OBJ_TYPE_UNKNOWN ? "?" : hr_binary_type(s->bin, t & ~OBJ_TYPE_ARRAY)->name;
+		n = snprintf(buf, cap, "type %s%s", t & OBJ_TYPE_ARRAY ? "[]" : "",
+			     name[0] ? name : "(unnamed)");
+	}
 	return n < 0 ? 0 : (size_t)n < cap ? (size_t)n : cap - 1;
 }
 

@@ -217,6 +217,21 @@ class Fixtures(unittest.TestCase):
     def test_go14_analysed_alone(self):
         self.check_fixture(4)
 
+    def test_by_type_names_record_types(self):
+        """--by-type: what the typed walk did not read is typed by the records."""
+        out = os.path.join(self.dir, "by-type.pb.gz")
+        heapref("analyze", "--by-type", "-o", out, self.dumps[3])
+        entry = ("$data+0x0", "$ref. (main.Entry)")
+        self.assertEqual(as_tuples(profile.load(out)), {
+            entry + ("type main.Entry",): (2, size("E1", "E2")),
+            entry + ("type ?",): (2, size("S1", "S2")),
+            entry + ("$ref. ([]uint8)", "type []uint8"): (2, size("B1", "B2")),
+            entry + ("$ref. (main.Cache)", "type main.Cache"): (1, size("C1")),
+            ("$data+0x8", "$ref. (main.Node)", "type main.Node"): (3, size("N1", "N2", "N3")),
+            ("$data+0x18", "$ref. (main.Item)", "type main.Item"): (1, size("I1")),
+            ("main.worker", "type ?"): (2, size("G1", "U2")),
+        })
+
     def test_info(self):
         for minor, typed in ((3, 8 + 1), (4, 2)):  # go1.3: 8 own types (not G1) + I1; go1.4: C1, I1
             _, out, _ = heapref("info", self.dumps[minor])
