@@ -795,7 +795,7 @@ static int run(int argc, char **argv, enum mode mode)
 
 	if (st)
 		return st == ST_HELP ? ST_OK : st;
-	if (!a.pid && inputs_swapped(mode_names[mode], a.binary, a.dump))
+	if (!a.pid && a.binary && inputs_swapped(mode_names[mode], a.binary, a.dump))
 		return ST_USAGE;
 	clock_gettime(CLOCK_MONOTONIC, &start);
 	if (a.pid) {
