@@ -205,8 +205,8 @@ static int check_operands(struct analyze_args *a, int n, char **argv)
 {
 	uint64_t addr;
 
-	if (n == 1 && a->mode != MODE_WHY) {
-		a->dump = argv[0];
+	if (n == 1 && a->mode != MODE_WHY && hr_input_kind_of(argv[0]) != HR_INPUT_ELF) {
+		a->dump = argv[0]; /* a program alone is a binary missing its dump */
 		return ST_OK;
 	}
 	if (n < 2 || (a->mode == MODE_WHY && n == 2) || (a->mode != MODE_WHY && n > 2))
