@@ -23,6 +23,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import toolchains  # noqa: E402
@@ -233,6 +234,30 @@ def run(binary, dump_path, args=(), timeout=RUN_TIMEOUT):
 HOLD_FD = 100
 
 
+def _thread_states(pid):
+    states = []
+    for tid in os.listdir("/proc/%d/task" % pid):
+        try:
+            with open("/proc/%d/task/%s/stat" % (pid, tid)) as f:
+                states.append(f.read().rsplit(")", 1)[1].split()[0])
+        except OSError:
+            pass   # a thread that just ended
+    return states
+
+
+def wait_settled(pid, timeout=10.0):
+    """Waits until no thread of pid runs, twice in a row 20 ms apart (or timeout).
+
+    A program says "held" just before it blocks reading HOLD_FD; taken between the two,
+    its main goroutine runs between safe points, where neither a core reader nor the
+    runtime itself can read its frames. The wait makes the held state the one read."""
+    deadline = time.monotonic() + timeout
+    quiet = 0
+    while quiet < 2 and time.monotonic() < deadline:
+        quiet = quiet + 1 if "R" not in _thread_states(pid) else 0
+        time.sleep(0.02)
+
+
 def run_held(binary, dump_path, while_held, args=(), timeout=RUN_TIMEOUT):
     """Runs a test program that holds after writing its dump; returns (facts, result).
 
@@ -267,6 +292,7 @@ def run_held(binary, dump_path, while_held, args=(), timeout=RUN_TIMEOUT):
             out, err = p.communicate()
             raise ProgError("%s did not hold after its dump (said %r):\n%s" % (
                 binary, said, err.decode(errors="replace")))
+        wait_settled(p.pid)
         result = while_held(p.pid)
         ours.send(b"x")
         out, err = p.communicate(timeout=timeout)
@@ -307,6 +333,7 @@ def emulated_core(binary, dump_path, core_dir, args=(), timeout=RUN_TIMEOUT):
         said = ours.recv(5)
         if said != b"held\n":
             raise ProgError("%s did not hold after its dump (said %r)" % (binary, said))
+        wait_settled(p.pid)   # the emulator's threads are the program's
         p.send_signal(signal.SIGABRT)
         p.communicate(timeout=timeout)
     finally:
