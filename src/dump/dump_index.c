@@ -196,6 +196,8 @@ void heap_index_release(struct heap_index *idx)
 	free(idx->chunks);
 	unmap_ents(idx->ents, idx->ents ? idx->nobj : 0);
 	free(idx->wholes);
+	free(idx->metas);
+	free(idx->runs);
 	free(idx->order);
 	free(idx->dir);
 	memset(idx, 0, sizeof(*idx));
@@ -239,6 +241,20 @@ static int add_whole(struct heap_index *idx, uint64_t addr, uint64_t size, uint6
 	return HR_OK;
 }
 
+/* Makes p's run start at the next entry, its objects of size bytes from contents at base. */
+static int new_run(struct heap_index *idx, struct heap_page *p, uint64_t base, uint64_t size)
+{
+	struct heap_run *m = hr_array_push((void **)&idx->metas, &idx->nmeta, &idx->meta_cap,
+					   sizeof(*m));
+
+	if (!m || idx->nmeta > UINT32_MAX)
+		return HR_ENOMEM;
+	*m = (struct heap_run){ .base = base, .size = size };
+	p->meta = (uint32_t)(idx->nmeta - 1);
+	p->pos = (uint32_t)idx->nents;
+	return HR_OK;
+}
+
 /*
  * Adds an object starting in page p: to p's run if it goes on from the last entry read
  * (one size, rising addresses, contents close after the run's first), as a new run if
@@ -248,19 +264,18 @@ static int add_to_page(struct heap_index *idx, struct heap_page *p, uint64_t add
 		       uint64_t size, uint64_t off)
 {
 	uint32_t in_page = (uint32_t)(addr & (HEAP_PAGE_SIZE - 1));
+	const struct heap_run *m = p->run ? &idx->metas[p->meta] : NULL;
 	int rc;
 
-	if (p->run && (size_t)p->pos + p->run == idx->nents && size == p->size &&
-	    in_page > idx->last_off && off >= p->base && off - p->base <= ENT_DELTA_MAX) {
-		rc = append_ent(idx, in_page << ENT_DELTA_BITS | (uint32_t)(off - p->base));
+	if (m && (size_t)p->pos + p->run == idx->nents && size == m->size &&
+	    in_page > idx->last_off && off >= m->base && off - m->base <= ENT_DELTA_MAX) {
+		rc = append_ent(idx, in_page << ENT_DELTA_BITS | (uint32_t)(off - m->base));
 		p->run += !rc;
-	} else if (!p->run && idx->nents < UINT32_MAX) {
-		rc = append_ent(idx, in_page << ENT_DELTA_BITS);
+	} else if (!m && idx->nents < UINT32_MAX) {
+		rc = new_run(idx, p, off, size);
 		if (!rc)
-			*p = (struct heap_page){ .page_no = p->page_no, .bits = p->bits,
-						 .count = p->count, .run = 1,
-						 .pos = (uint32_t)(idx->nents - 1), .base = off,
-						 .size = size };
+			rc = append_ent(idx, in_page << ENT_DELTA_BITS);
+		p->run = !rc;
 	} else {
 		return add_whole(idx, addr, size, off);
 	}
@@ -353,6 +368,20 @@ static int reserve_bits_exactly(struct heap_index *idx, size_t blocks)
 	return HR_OK;
 }
 
+/* Adds the objects of page p's run (meta m) in src's chunks to dst's wholes. */
+static int run_whole(struct heap_index *dst, const struct heap_index *src,
+		     const struct heap_page *p, const struct heap_run *m)
+{
+	for (uint32_t k = 0; k < p->run; k++) {
+		uint32_t e = chunk_ent(src, (size_t)p->pos + k);
+
+		if (add_whole(dst, p->page_no << HEAP_PAGE_SHIFT | e >> ENT_DELTA_BITS, m->size,
+			      m->base + (e & ENT_DELTA_MAX)))
+			return HR_ENOMEM;
+	}
+	return HR_OK;
+}
+
 /*
  * Gives dst's page of src's page p its objects and pointer bits: src's run, its entries
  * moved by ent_base, unless dst's page has a run of its own (the page of a span cut by
@@ -368,18 +397,14 @@ static int absorb_page(struct heap_index *dst, const struct heap_index *src,
 		return rc;
 	q->count += p->count;
 	if (p->run && !q->run) {
+		const struct heap_run *m = &src->metas[p->meta];
+
+		if (new_run(dst, q, m->base, m->size))
+			return HR_ENOMEM;
 		q->run = p->run;
 		q->pos = (uint32_t)(ent_base + p->pos); /* < nobj: both halves' fit in 32 bits */
-		q->base = p->base;
-		q->size = p->size;
-	} else {
-		for (uint32_t k = 0; k < p->run; k++) {
-			uint32_t e = chunk_ent(src, (size_t)p->pos + k);
-
-			if (add_whole(dst, p->page_no << HEAP_PAGE_SHIFT | e >> ENT_DELTA_BITS,
-				      p->size, p->base + (e & ENT_DELTA_MAX)))
-				return HR_ENOMEM;
-		}
+	} else if (p->run && run_whole(dst, src, p, &src->metas[p->meta])) {
+		return HR_ENOMEM;
 	}
 	if (!p->bits)
 		return HR_OK;
@@ -469,43 +494,55 @@ int heap_index_absorb(struct heap_index *dst, struct heap_index *src)
 static uint64_t page_obj(const struct heap_index *idx, const struct heap_page *p, size_t k,
 			 struct heap_span *span)
 {
+	const struct heap_run *m = &idx->runs[p->pos];
 	const struct heap_whole *w;
 	uint32_t e;
 
 	if (p->whole) {
-		w = &idx->wholes[p->pos + k];
+		w = &idx->wholes[m->base + k];
 		span->addr = w->addr;
 		span->size = w->size;
 		return w->off;
 	}
 	e = idx->ents[p->first + k];
 	span->addr = p->page_no << HEAP_PAGE_SHIFT | e >> ENT_DELTA_BITS;
-	span->size = p->size;
-	return p->base + (e & ENT_DELTA_MAX);
+	span->size = m->size;
+	return m->base + (e & ENT_DELTA_MAX);
 }
 
 /* The start of object k of page p. */
 static uint64_t page_addr(const struct heap_index *idx, const struct heap_page *p, size_t k)
 {
 	if (p->whole)
-		return idx->wholes[p->pos + k].addr;
+		return idx->wholes[idx->runs[p->pos].base + k].addr;
 	return p->page_no << HEAP_PAGE_SHIFT | idx->ents[p->first + k] >> ENT_DELTA_BITS;
 }
 
-/* The page object i starts in: its block's rank, plus the pages starting up to i. */
-static const struct heap_page *obj_page(const struct heap_index *idx, size_t i)
+/* The run of object i's page. */
+static const struct heap_run *obj_run(const struct heap_index *idx, size_t i)
 {
 	const struct heap_dir *d = &idx->dir[i >> HEAP_DIR_SHIFT];
-	uint64_t upto = UINT64_MAX >> (63 - (i & 63)); /* bits 0 .. i % 64 */
 
-	return &idx->pages[idx->order[d->rank + (uint32_t)__builtin_popcountll(d->starts & upto)]];
+	return &idx->runs[d->rank + heap_popcount(d->starts & (UINT64_MAX >> (63 - (i & 63))))];
 }
 
+/* Object i, one the directory block does not cover: by its page's run. */
 uint64_t heap_index_object_slow(const struct heap_index *idx, size_t i, struct heap_span *span)
 {
-	const struct heap_page *p = obj_page(idx, i);
+	const struct heap_run *m = obj_run(idx, i);
+	const struct heap_whole *w;
+	uint32_t e;
 
-	return page_obj(idx, p, i - p->first, span);
+	if (!m->size) {
+		w = &idx->wholes[m->base + i - m->first];
+		span->addr = w->addr;
+		span->size = w->size;
+		return w->off;
+	}
+	e = idx->ents[i];
+	span->addr = m->page_no << HEAP_PAGE_SHIFT | e >> ENT_DELTA_BITS;
+	span->size = m->size;
+	return m->base + (e & ENT_DELTA_MAX);
 }
 
 uint64_t heap_index_obj_size(const struct heap_index *idx, size_t i)
@@ -539,11 +576,12 @@ static int cmp_whole(const void *a, const void *b)
  */
 static int number_pages(struct heap_index *idx)
 {
-	uint64_t *nos = malloc((idx->page_used ? idx->page_used : 1) * sizeof(*nos));
-	size_t i, n = 0, next = 0;
+	size_t slots = idx->page_used ? idx->page_used : 1, i, n = 0, next = 0;
+	uint64_t *nos = malloc(slots * sizeof(*nos));
 
-	idx->order = malloc((idx->page_used ? idx->page_used : 1) * sizeof(*idx->order));
-	if (!nos || !idx->order) {
+	idx->order = malloc(slots * sizeof(*idx->order));
+	idx->runs = calloc(slots, sizeof(*idx->runs));
+	if (!nos || !idx->order || !idx->runs) {
 		free(nos);
 		return HR_ENOMEM;
 	}
@@ -554,12 +592,19 @@ static int number_pages(struct heap_index *idx)
 	for (i = 0; i < n; i++) {
 		struct heap_page *p = page_find(idx, nos[i]);
 
+		if (p->run) /* its meta, before `first` takes its place */
+			idx->runs[idx->nstart] = idx->metas[p->meta];
+		idx->runs[idx->nstart].page_no = p->page_no;
+		idx->runs[idx->nstart].first = (uint32_t)next;
 		p->first = (uint32_t)next; /* <= nobj < 2^32 */
 		next += p->count;
 		if (p->count)
 			idx->order[idx->nstart++] = (uint32_t)(p - idx->pages);
 	}
 	free(nos);
+	free(idx->metas);
+	idx->metas = NULL;
+	idx->nmeta = idx->meta_cap = 0;
 	return HR_OK;
 }
 
@@ -578,19 +623,14 @@ static int make_whole_pages(struct heap_index *idx)
 		p = &idx->pages[idx->order[i]];
 		if (p->run == p->count)
 			continue;
-		for (uint32_t k = 0; k < p->run; k++) {
-			uint32_t e = chunk_ent(idx, (size_t)p->pos + k);
-
-			if (add_whole(idx, p->page_no << HEAP_PAGE_SHIFT | e >> ENT_DELTA_BITS,
-				      p->size, p->base + (e & ENT_DELTA_MAX)))
-				return HR_ENOMEM;
-		}
+		if (run_whole(idx, idx, p, &idx->runs[i]))
+			return HR_ENOMEM;
 		p->whole = 1;
 	}
 	qsort(idx->wholes, idx->nwhole, sizeof(*idx->wholes), cmp_whole);
 	for (i = 0; i < idx->nwhole; i += p->count) { /* each whole page's objects, in order */
 		p = page_find(idx, idx->wholes[i].addr >> HEAP_PAGE_SHIFT);
-		p->pos = (uint32_t)i;
+		p->map = (uint32_t)i; /* its run count is of no more use: place_runs() skips it */
 	}
 	return HR_OK;
 }
@@ -641,6 +681,8 @@ static int place_runs(struct heap_index *idx)
 	for (size_t r = 0; r < idx->nstart; r++)
 		if (!idx->pages[idx->order[r]].whole)
 			runs[n++] = (struct run_at){ idx->pages[idx->order[r]].pos, idx->order[r] };
+		else /* its first in wholes, from make_whole_pages() */
+			idx->runs[r].base = idx->pages[idx->order[r]].map, idx->runs[r].size = 0;
 	qsort(runs, n, sizeof(*runs), cmp_run_at);
 	for (size_t k = 0; k < n; k++) {
 		const struct heap_page *p = &idx->pages[runs[k].slot];
@@ -651,6 +693,8 @@ static int place_runs(struct heap_index *idx)
 	}
 	for (; freed < idx->nchunks; freed++)
 		unmap_ents(idx->chunks[freed].ents, ENT_CHUNK);
+	for (size_t r = 0; r < idx->nstart; r++)
+		idx->pages[idx->order[r]].pos = (uint32_t)r;
 	free(idx->chunks);
 	idx->chunks = NULL;
 	idx->nchunks = idx->chunks_cap = 0;
@@ -658,13 +702,14 @@ static int place_runs(struct heap_index *idx)
 	return HR_OK;
 }
 
-/* Sets d's run k to page p's. */
-static void dir_run(struct heap_dir *d, unsigned k, const struct heap_page *p)
+/* Sets d's run k to that of page p (of rank r). */
+static void dir_run(const struct heap_index *idx, struct heap_dir *d, unsigned k,
+		    const struct heap_page *p, size_t r)
 {
 	if (p->whole)
 		d->run[k] = (struct heap_dir_run){ 0 }; /* size 0 */
 	else
-		d->run[k] = (struct heap_dir_run){ p->page_no, p->base, p->size };
+		d->run[k] = (struct heap_dir_run){ p->page_no, idx->runs[r].base, idx->runs[r].size };
 }
 
 /* The directory (see dump_internal.h); each page's run count gives way to its map. */
@@ -684,11 +729,11 @@ static int build_dir(struct heap_index *idx)
 		p->map = 0;
 		if (first & 63) {
 			idx->dir[b].starts |= UINT64_C(1) << (first & 63);
-			dir_run(&idx->dir[b], 1, p);
+			dir_run(idx, &idx->dir[b], 1, p, r);
 		}
 		for (b = (first + 63) >> HEAP_DIR_SHIFT; b << HEAP_DIR_SHIFT < end; b++) {
 			idx->dir[b].rank = (uint32_t)r;
-			dir_run(&idx->dir[b], 0, p);
+			dir_run(idx, &idx->dir[b], 0, p, r);
 		}
 	}
 	return HR_OK;
@@ -923,6 +968,10 @@ void heap_index_prefetch(const struct heap_index *idx, size_t i, uint64_t offset
 	case HR_PREFETCH_CONTENTS: {
 		uint64_t ahead;
 
+		if (!heap_dir_run_of(idx, i)) { /* its run first; its contents at the next stage */
+			__builtin_prefetch(obj_run(idx, i));
+			break;
+		}
 		data = idx->file + heap_index_object(idx, i, &o) + offset;
 		ahead = o.size > offset ? o.size - offset : 1;
 		/* the first and last line of up to 128 bytes: the whole of most objects */
@@ -933,6 +982,11 @@ void heap_index_prefetch(const struct heap_index *idx, size_t i, uint64_t offset
 	}
 	case HR_PREFETCH_BITS:
 		data = idx->file + heap_index_object(idx, i, &o) + offset;
+		if (!heap_dir_run_of(idx, i)) { /* its contents now: too late to read them */
+			__builtin_prefetch(data);
+			__builtin_prefetch(page_probe(idx, o.addr >> HEAP_PAGE_SHIFT));
+			break;
+		}
 		p = page_probe(idx, o.addr >> HEAP_PAGE_SHIFT);
 		if (p && p->page_no == o.addr >> HEAP_PAGE_SHIFT && p->bits)
 			__builtin_prefetch(idx->bit_pool + (size_t)(p->bits - 1) * idx->block_words +
@@ -1056,6 +1110,7 @@ uint64_t heap_index_bytes(const struct heap_index *idx)
 	return idx->page_slots * sizeof(*idx->pages) +
 	       idx->bit_cap * idx->block_words * sizeof(uint64_t) + ents * sizeof(uint32_t) +
 	       idx->whole_cap * sizeof(*idx->wholes) + idx->map_cap * sizeof(*idx->map_pool) +
-	       (idx->order ? idx->page_used * sizeof(*idx->order) : 0) +
+	       idx->meta_cap * sizeof(*idx->metas) +
+	       (idx->order ? idx->page_used * (sizeof(*idx->order) + sizeof(*idx->runs)) : 0) +
 	       (idx->dir ? ((idx->nobj >> HEAP_DIR_SHIFT) + 1) * sizeof(*idx->dir) : 0);
 }

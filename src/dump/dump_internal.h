@@ -15,7 +15,9 @@
  * `base` (ENT_DELTA_BITS bits). Its page's entry gives the rest: the page number, and
  * the size all the page's objects share. That is what a Go dump holds: a page belongs
  * to one span, whose objects are all one size and are written one after another, in
- * address order, so each page's objects form one run of entries. While reading, entries
+ * address order, so each page's objects form one run of entries (the base and size of
+ * each page's run are kept apart from the page table, struct heap_run, which keeps its
+ * 32-byte entries: the scan looks pages up for every pointer). While reading, entries
  * are appended to fixed-size chunks in file order (a page's run is found by its `pos`);
  * once all are read, each run is copied to its place in one array in address order
  * (entry i is object i's), each chunk unmapped once its runs are copied, so the peak
@@ -31,7 +33,7 @@
  * lookahead prefetches both at once, as it did the 16-byte entry before. The block
  * also gives the rank (among the pages objects start in, in address order) of the page
  * of its first object, and a bit for each object that is the first of its page: for
- * the other objects, the rank's page is `order[rank]`.
+ * the other objects, `runs[rank]` has what they need of their page.
  *
  * A sparse page table maps each 8 KiB heap page that some object touches to
  *   - the range of objects that start in it (so a lookup is a short binary search
@@ -78,8 +80,22 @@ struct heap_whole {
  */
 struct heap_dir_run {
 	uint64_t page_no;
-	uint64_t base; /* as in struct heap_page */
-	uint64_t size; /* as in struct heap_page; 0 if the page is whole */
+	uint64_t base; /* as in struct heap_run */
+	uint64_t size; /* as in struct heap_run; 0 if the page is whole */
+};
+
+/*
+ * A page's run: what all its objects share. After heap_index_finish() there is one for
+ * each page objects start in, by rank, with what heap_index_object() needs of the page
+ * for an object the directory block does not cover: one load, not three.
+ */
+struct heap_run {
+	uint64_t base;    /* file offset of the contents of the run's first object; a whole
+			   * page: its first in wholes */
+	uint64_t size;    /* of each of its objects; 0 for a whole page */
+	uint64_t page_no; /* after finish, as `first`: the page's */
+	uint32_t first;
+	uint32_t unused;
 };
 
 struct heap_dir {
@@ -88,8 +104,8 @@ struct heap_dir {
 				     * (k > 0) */
 	uint32_t rank;
 	uint32_t unused;
-	uint64_t pad;
 };
+_Static_assert(sizeof(struct heap_dir) == 64, "a directory block is a cache line");
 
 /*
  * Most pages hold one span's objects: all of one size, at a fixed stride. For those the
@@ -106,7 +122,11 @@ struct heap_dir {
 struct heap_page {
 	uint64_t page_no;  /* address >> HEAP_PAGE_SHIFT, HEAP_NO_PAGE for an empty slot */
 	uint32_t bits;     /* 1-based block in the bit pool; 0: no pointer in this page */
-	uint32_t first;    /* index of the first object starting at or after this page */
+	union {
+		uint32_t first; /* after heap_index_finish(): index of the first object
+				 * starting at or after this page */
+		uint32_t meta;  /* before: its run's in idx->metas */
+	};
 	uint32_t count;    /* objects starting in this page */
 	/* Set by heap_index_finish() when count >= 2 and all of them are `stride` bytes
 	 * long and start at `start` + k * stride in this page (slot k); else stride is 0. */
@@ -119,10 +139,8 @@ struct heap_page {
 			       * slot map's word in map_pool */
 		uint32_t run; /* before: how many of its objects are in its run */
 	};
-	uint32_t pos;      /* while reading, its run's first entry; whole: its first in wholes */
-	uint64_t base;     /* file offset of the contents of its run's first object */
-	uint64_t size;     /* of each object of its run */
-};                         /* 48 bytes */
+	uint32_t pos;      /* before: its run's first entry in the chunks; after: its rank */
+};                         /* 32 bytes */
 
 struct heap_index {
 	const uint8_t *file;      /* the mapping, for object contents */
@@ -150,6 +168,11 @@ struct heap_index {
 	uint32_t *ents;           /* after heap_index_finish(): entry i of object i, mapped */
 	uint32_t last_off;        /* in-page offset of the last entry read */
 	size_t nobj;
+
+	struct heap_run *metas;   /* while reading: each run's, as each started */
+	size_t nmeta;
+	size_t meta_cap;
+	struct heap_run *runs;    /* after finish: of each page objects start in, by rank */
 
 	struct heap_whole *wholes; /* objects outside a run; by address after finish */
 	size_t nwhole;
@@ -274,17 +297,35 @@ struct heap_span {
 /* heap_index_find(), also giving the object's span: on grid pages from the page alone. */
 int64_t heap_index_locate(const struct heap_index *idx, uint64_t addr, struct heap_span *span);
 uint64_t heap_index_object_slow(const struct heap_index *idx, size_t i, struct heap_span *span);
+
+/* __builtin_popcountll() is a call without -mpopcnt; this is a dozen instructions. */
+static inline unsigned heap_popcount(uint64_t x)
+{
+	x -= x >> 1 & UINT64_C(0x5555555555555555);
+	x = (x & UINT64_C(0x3333333333333333)) + (x >> 2 & UINT64_C(0x3333333333333333));
+	x = (x + (x >> 4)) & UINT64_C(0x0f0f0f0f0f0f0f0f);
+	return (unsigned)((x * UINT64_C(0x0101010101010101)) >> 56);
+}
 /* Object i (i < nobj, after heap_index_finish()): its span, and the offset of its contents. */
-static inline uint64_t heap_index_object(const struct heap_index *idx, size_t i,
-					 struct heap_span *span)
+/* What object i's directory block says of its page's run, or NULL if it does not say. */
+static inline const struct heap_dir_run *heap_dir_run_of(const struct heap_index *idx, size_t i)
 {
 	const struct heap_dir *d = &idx->dir[i >> HEAP_DIR_SHIFT];
 	uint64_t before = d->starts & (UINT64_MAX >> (63 - (i & 63))); /* pages up to i */
 	const struct heap_dir_run *r = &d->run[before != 0]; /* no page or all: head, tail */
+
+	return (before && before != d->starts) || !r->size ? NULL : r; /* a middle, whole */
+}
+
+/* Object i (i < nobj, after heap_index_finish()): its span, and the offset of its contents. */
+static inline uint64_t heap_index_object(const struct heap_index *idx, size_t i,
+					 struct heap_span *span)
+{
+	const struct heap_dir_run *r = heap_dir_run_of(idx, i);
 	uint32_t e;
 
-	if ((before && before != d->starts) || !r->size)
-		return heap_index_object_slow(idx, i, span); /* a middle page, or whole */
+	if (!r)
+		return heap_index_object_slow(idx, i, span);
 	e = idx->ents[i];
 	span->addr = r->page_no << HEAP_PAGE_SHIFT | e >> ENT_DELTA_BITS;
 	span->size = r->size;
