@@ -290,10 +290,6 @@ int heap_index_add(struct heap_index *idx, uint64_t addr, uint64_t size, uint64_
 	struct heap_page *p = idx->added;
 	int rc;
 
-	if (idx->nobj >= UINT32_MAX - 1) { /* heap_index_finish() refuses so many: count only */
-		idx->nobj++;
-		return HR_OK;
-	}
 	if (page != last || !p || p->page_no != page) { /* else the page of the object before */
 		for (; page <= last; page++) {
 			rc = page_get(idx, page, &idx->added);
@@ -302,13 +298,12 @@ int heap_index_add(struct heap_index *idx, uint64_t addr, uint64_t size, uint64_
 		}
 		p = page_find(idx, addr >> HEAP_PAGE_SHIFT); /* the table may have grown */
 	}
-	rc = add_to_page(idx, p, addr, size, data_off);
-	if (rc)
-		return rc;
-	p->count++; /* objects starting in it */
 	idx->nobj++;
 	idx->total_bytes += size;
-	return HR_OK;
+	if (idx->nobj > UINT32_MAX - 1) /* heap_index_finish() refuses so many: counted only */
+		return HR_OK;
+	p->count++; /* objects starting in it */
+	return add_to_page(idx, p, addr, size, data_off);
 }
 
 static uint64_t *page_bits(struct heap_index *idx, struct heap_page *p)
