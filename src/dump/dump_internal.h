@@ -12,12 +12,12 @@
  *
  * An object costs 4 bytes of index, a `uint32_t` entry: where it starts in its page
  * (13 bits) and where its contents are in the file, as an offset from its page's
- * `base` (ENT_DELTA_BITS bits). Its page's entry gives the rest: the page number, and
- * the size all the page's objects share. That is what a Go dump holds: a page belongs
- * to one span, whose objects are all one size and are written one after another, in
- * address order, so each page's objects form one run of entries (the base and size of
- * each page's run are kept apart from the page table, struct heap_run, which keeps its
- * 32-byte entries: the scan looks pages up for every pointer). While reading, entries
+ * `base` (ENT_DELTA_BITS bits). Its page's run gives the rest: the page number, the
+ * base, and the size all the page's objects share. That is what a Go dump holds: a page
+ * belongs to one span, whose objects are all one size and are written one after another,
+ * in address order, so each page's objects form one run of entries. (Runs, struct
+ * heap_run, are kept apart from the page table, which keeps its 32-byte entries: the
+ * scan looks a page up for every pointer.) While reading, entries
  * are appended to fixed-size chunks in file order (a page's run is found by its `pos`);
  * once all are read, each run is copied to its place in one array in address order
  * (entry i is object i's), each chunk unmapped once its runs are copied, so the peak
@@ -133,7 +133,8 @@ struct heap_page {
 	uint32_t start : HEAP_PAGE_SHIFT;  /* offset in the page of the first one */
 	uint32_t stride : HEAP_PAGE_SHIFT; /* < page size, as two start in the page */
 	uint32_t dense : 1;                /* slots 0 .. count-1 hold them, no map */
-	uint32_t whole : 1;                /* its objects are wholes[pos ...], not a run */
+	uint32_t whole : 1;                /* its objects are whole, not a run: after finish,
+					    * wholes[runs[pos].base ...] */
 	union {
 		uint32_t map; /* after heap_index_finish(), stride set and not dense: its
 			       * slot map's word in map_pool */
