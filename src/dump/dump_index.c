@@ -704,7 +704,8 @@ static void dir_run(const struct heap_index *idx, struct heap_dir *d, unsigned k
 	if (p->whole)
 		d->run[k] = (struct heap_dir_run){ 0 }; /* size 0 */
 	else
-		d->run[k] = (struct heap_dir_run){ p->page_no, idx->runs[r].base, idx->runs[r].size };
+		d->run[k] = (struct heap_dir_run){ p->page_no, idx->runs[r].base,
+						   idx->runs[r].size };
 }
 
 /* The directory (see dump_internal.h); each page's run count gives way to its map. */
@@ -730,6 +731,17 @@ static int build_dir(struct heap_index *idx)
 			idx->dir[b].rank = (uint32_t)r;
 			dir_run(idx, &idx->dir[b], 0, p, r);
 		}
+	}
+	for (size_t b = 0; b <= idx->nobj >> HEAP_DIR_SHIFT; b++) {
+		struct heap_dir *d = &idx->dir[b];
+
+		/* the head's objects end at the first page start, the tail's begin at the last */
+		d->head_end = d->starts ? (uint8_t)__builtin_ctzll(d->starts) : 64;
+		d->tail_from = d->starts ? (uint8_t)(63 - __builtin_clzll(d->starts)) : 64;
+		if (!d->run[0].size)
+			d->head_end = 0; /* whole */
+		if (!d->run[1].size)
+			d->tail_from = 64;
 	}
 	return HR_OK;
 }

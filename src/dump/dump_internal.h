@@ -103,7 +103,9 @@ struct heap_dir {
 	uint64_t starts;            /* bit k: object 64 * block + k is the first of its page
 				     * (k > 0) */
 	uint32_t rank;
-	uint32_t unused;
+	uint8_t head_end;           /* objects k < head_end are the head's (0 if whole) */
+	uint8_t tail_from;          /* objects k >= tail_from the tail's (64: none) */
+	uint16_t unused;
 };
 _Static_assert(sizeof(struct heap_dir) == 64, "a directory block is a cache line");
 
@@ -312,10 +314,11 @@ static inline unsigned heap_popcount(uint64_t x)
 static inline const struct heap_dir_run *heap_dir_run_of(const struct heap_index *idx, size_t i)
 {
 	const struct heap_dir *d = &idx->dir[i >> HEAP_DIR_SHIFT];
-	uint64_t before = d->starts & (UINT64_MAX >> (63 - (i & 63))); /* pages up to i */
-	const struct heap_dir_run *r = &d->run[before != 0]; /* no page or all: head, tail */
+	unsigned k = i & 63;
 
-	return (before && before != d->starts) || !r->size ? NULL : r; /* a middle, whole */
+	if (k < d->head_end)
+		return &d->run[0];
+	return k >= d->tail_from ? &d->run[1] : NULL; /* else a middle page's, or whole */
 }
 
 /* Object i (i < nobj, after heap_index_finish()): its span, and the offset of its contents. */
