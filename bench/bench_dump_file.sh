@@ -49,7 +49,7 @@ bench_dump() {
     mv "$gen.tmp" "$gen"
     mv "$dump.tmp" "$dump"
   fi
-  size=$(stat -c %s "$dump")
+  size=$(stat -L -c %s "$dump")
 }
 
 # set_args SET: "shape objects bytes" of a named dump set (mixed-1g, list-10m, ...);
@@ -60,6 +60,8 @@ set_args() {
     mixed-4g) echo "mixed 40000000 4294967296" ;;
     list-1m|map-1m|slice-1m) echo "${1%-1m} 1000000 0" ;;
     list-10m|map-10m|slice-10m) echo "${1%-10m} 10000000 0" ;;
+    small-1m) echo "small 1000000 0" ;;
+    small-1g) echo "small 16000000 0" ;;
     *) echo "$(basename "$0"): unknown set $1" >&2; return 1 ;;
   esac
 }

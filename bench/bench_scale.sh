@@ -10,9 +10,11 @@
 #   list-1m   list-10m    one linked list of 1M / 10M 16-byte Items held by a global
 #   map-1m    map-10m     map[int64]*Item of 1M / 10M entries, each value its own Item
 #   slice-1m  slice-10m   []*Item of 1M / 10M pointers to as many Items
+#   small-1m  small-1g    1M / 16M objects of 8 to 32 bytes (~1 GB dump): maps of
+#                         pointers to 2- and 3-word structs, strings, small slices
 # (testprogs/gen documents the shapes.) Each dump is generated once into bench/work/
 # (git-ignored) with a copy of the gen binary that wrote it, and reused by later runs:
-# 7.6 GB of disk for all sets; generating mixed-4g needs ~5 GB of memory.
+# 8.8 GB of disk for all sets; generating mixed-4g needs ~5 GB of memory.
 #
 # Options:
 #   --runs N        heapref runs per dump under 2 GB; the fastest is reported (default 3)
@@ -35,8 +37,10 @@
 # analysis cannot post a good time: gen's kept_objects / kept_bytes (what it allocated
 # and keeps, counted by itself) <= heapref's reached <= the runtime's live heap at dump
 # time (memstats_heap_objects / memstats_heap_alloc, which add the runtime's own
-# objects and, for maps, their storage). Then a summary table, the 10M/1M ratios of the
-# shapes (linear time => ~10) and the issue's goals for mixed-4g. The process line adds
+# objects and, for maps, their storage). Then a summary table, a table per phase (ns
+# per object in the dump and the phase's wall against the floor), the 10M/1M ratios of
+# the shapes (linear time => the ratio of their objects: ~10, ~16 for small) and the
+# issue's goals for mixed-4g. The process line adds
 # its system CPU time, and one more run under `strace -f -c` counts heapref's system calls
 # (fails above 100,000: a system call per object or per drain shows as millions).
 # Exit status: 0, or 1 if heapref failed or a check failed.
@@ -62,7 +66,7 @@ while [ $# -gt 0 ]; do
     *) sets+=("$1"); shift ;;
   esac
 done
-[ ${#sets[@]} -gt 0 ] || sets=(mixed-1g mixed-4g list-1m list-10m map-1m map-10m slice-1m slice-10m)
+[ ${#sets[@]} -gt 0 ] || sets=(mixed-1g mixed-4g list-1m list-10m map-1m map-10m slice-1m slice-10m small-1m small-1g)
 
 
 for s in "${sets[@]}"; do set_args "$s" > /dev/null || exit 2; done
@@ -128,6 +132,22 @@ peak_anon_mib() { awk '/^stats:/ && $(NF-1) > m {m = $(NF-1)} END {printf "%.1f"
 phase_wall() { awk -v p="$1" '/^stats:/ && index($0, "stats: " p " ") {print $(NF-10)}' "$work/scale.best.err"; }
 phase_cpu() { awk -v p="$1" '/^stats:/ && index($0, "stats: " p " ") {print $(NF-7)}' "$work/scale.best.err"; }
 reached() { grep -o 'reachable: [0-9]* objects, [0-9]* bytes' "$work/scale.best.err" | awk '{print $2, $4}'; }
+dump_objects() { grep -o 'dump: [0-9]* objects' "$work/scale.best.err" | awk '{print $2}'; }
+# phase_row SET OBJECTS FLOOR: a row of the per-phase table (ns per object, x the floor).
+phase_row() {
+  awk -v s="$1" -v o="$2" -v f="$3" '
+    /^stats:/ {
+      name = $2; for (i = 3; i <= NF - 11; i++) name = name " " $i
+      w[name] = $(NF-10)
+    }
+    END {
+      row = sprintf("| %s | %.0f | %.3f", s, o, f)
+      n = split("read+index,pass 1,pass 2,output", ph, ",")
+      for (i = 1; i <= n; i++)
+        row = row sprintf(" | %.1f | %.2fx", w[ph[i]] * 1e9 / o, (f > 0 ? w[ph[i]] / f : 0))
+      print row " |"
+    }' "$work/scale.best.err"
+}
 
 # check_syscalls: one more run under `strace -f -c` counts heapref's system calls. An
 # analysis makes a few hundred (open, mmap, madvise, threads); a call in a loop over
@@ -183,7 +203,8 @@ check_reach() {
 
 status=0
 summary=
-declare -A total_of cpu_of pass1_of pass1_cpu_of
+phases=
+declare -A total_of cpu_of pass1_of pass1_cpu_of objects_of
 for s in "${sets[@]}"; do
   read -r shape n b <<<"$(set_args "$s")"
   bench_dump "$shape" "$n" "$b"
@@ -196,6 +217,7 @@ for s in "${sets[@]}"; do
   if ! analyze_best "$nruns"; then
     status=1
     summary+="| $s | $((size / 1000000)) | - | - | - | $floor | - | - | - | - | $load | heapref FAILED |"$'\n'
+    phases+="| $s | - | $floor | heapref FAILED |"$'\n'
     continue
   fi
   load="$load-$(load1)"
@@ -220,6 +242,8 @@ for s in "${sets[@]}"; do
   cpu_of[$s]=$cpu
   pass1_of[$s]=$(phase_wall "pass 1")
   pass1_cpu_of[$s]=$(phase_cpu "pass 1")
+  objects_of[$s]=$(dump_objects)
+  phases+=$(phase_row "$s" "${objects_of[$s]}" "$floor")$'\n'
   summary+=$(awk -v s="$s" -v size="$size" -v o="$objs" -v w="$wall" -v c="$cpu" -v f="$floor" \
       -v p="$peak" -v l="$load" -v ck="$check" 'BEGIN {
     printf "| %s | %.0f | %.0f | %.2f | %.2f | %.3f | %.1fx | %.0f | %.3f | %.0f | %s | %s |", s, size / 1e6, o, w, c, f,
@@ -232,15 +256,24 @@ echo "| dump | size (MB) | objects reached | total wall (s) | CPU (s) | cat floo
 echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
 printf '%s' "$summary"
 
-for shape in list map slice; do
-  small=$shape-1m big=$shape-10m
+echo
+echo "Per phase: wall ns per object in the dump, and the phase's wall / the cat floor"
+echo
+echo "| dump | objects in dump | cat floor (s) | read+index ns | / floor | pass 1 ns | / floor | pass 2 ns | / floor | output ns | / floor |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|"
+printf '%s' "$phases"
+
+echo
+for pair in list-1m:list-10m map-1m:map-10m slice-1m:slice-10m small-1m:small-1g; do
+  small=${pair%:*} big=${pair#*:}
   if [ -n "${total_of[$small]:-}" ] && [ -n "${total_of[$big]:-}" ]; then
-    awk -v s="$shape" -v a="${total_of[$small]}" -v b="${total_of[$big]}" \
+    awk -v s="$big / $small" -v a="${total_of[$small]}" -v b="${total_of[$big]}" \
         -v c="${cpu_of[$small]}" -v d="${cpu_of[$big]}" \
         -v p="${pass1_of[$small]}" -v q="${pass1_of[$big]}" \
-        -v x="${pass1_cpu_of[$small]}" -v y="${pass1_cpu_of[$big]}" 'BEGIN {
-      printf "%-5s 10M / 1M (linear => ~10x): total wall %.1fx (%.3f -> %.3f s), CPU %.1fx (%.3f -> %.3f s); pass 1 wall %.1fx (%.3f -> %.3f s), CPU %.1fx (%.3f -> %.3f s)\n",
-        s, b / a, a, b, (c > 0 ? d / c : 0), c, d, (p > 0 ? q / p : 0), p, q, (x > 0 ? y / x : 0), x, y
+        -v x="${pass1_cpu_of[$small]}" -v y="${pass1_cpu_of[$big]}" \
+        -v m="${objects_of[$small]}" -v n="${objects_of[$big]}" 'BEGIN {
+      printf "%-19s (linear => ~%.1fx, the ratio of objects): total wall %.1fx (%.3f -> %.3f s), CPU %.1fx (%.3f -> %.3f s); pass 1 wall %.1fx (%.3f -> %.3f s), CPU %.1fx (%.3f -> %.3f s)\n",
+        s, n / m, b / a, a, b, (c > 0 ? d / c : 0), c, d, (p > 0 ? q / p : 0), p, q, (x > 0 ? y / x : 0), x, y
     }'
   fi
 done

@@ -167,23 +167,23 @@ int heap_index_init(struct heap_index *idx, const uint8_t *file, uint32_t ptr_si
 }
 
 /*
- * Reading chunks are mapped, not malloc()ed, so that freeing them during the sort gives
- * the memory back: glibc raises its mmap threshold each time it frees a mapped block
- * (the page table as it grows), after which it serves 1 MiB from the brk heap, where
- * the freed chunks stayed resident (some 80 MB on a dump of 10M objects).
+ * Reading chunks are mapped, not malloc()ed, so that freeing them as they are copied
+ * gives the memory back: glibc raises its mmap threshold each time it frees a mapped
+ * block (the page table as it grows), after which it serves 1 MiB from the brk heap,
+ * where freed chunks stay resident.
  */
-static struct heap_obj *chunk_alloc(void)
+static uint32_t *map_ents(size_t n)
 {
-	void *p = mmap(NULL, OBJ_CHUNK * sizeof(struct heap_obj), PROT_READ | PROT_WRITE,
+	void *p = mmap(NULL, n * sizeof(uint32_t), PROT_READ | PROT_WRITE,
 		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
 	return p == MAP_FAILED ? NULL : p;
 }
 
-static void chunk_free(struct heap_obj *chunk)
+static void unmap_ents(uint32_t *ents, size_t n)
 {
-	if (chunk)
-		munmap(chunk, OBJ_CHUNK * sizeof(*chunk));
+	if (ents)
+		munmap(ents, n * sizeof(*ents));
 }
 
 void heap_index_release(struct heap_index *idx)
@@ -192,69 +192,118 @@ void heap_index_release(struct heap_index *idx)
 	free(idx->bit_pool);
 	free(idx->map_pool);
 	for (size_t i = 0; i < idx->nchunks; i++)
-		chunk_free(idx->chunks[i].objs);
+		unmap_ents(idx->chunks[i].ents, ENT_CHUNK);
 	free(idx->chunks);
-	free(idx->objs);
-	free(idx->big);
+	unmap_ents(idx->ents, idx->ents ? idx->nobj : 0);
+	free(idx->wholes);
+	free(idx->metas);
+	free(idx->runs);
+	free(idx->order);
+	free(idx->dir);
 	memset(idx, 0, sizeof(*idx));
 }
 
-static struct heap_obj *append_object(struct heap_index *idx)
+/* Appends entry e after all others; NULL-safe chunks, HR_ENOMEM if no room. */
+static int append_ent(struct heap_index *idx, uint32_t e)
 {
-	struct obj_chunk *last = idx->nchunks ? &idx->chunks[idx->nchunks - 1] : NULL;
+	struct ent_chunk *last = idx->nchunks ? &idx->chunks[idx->nchunks - 1] : NULL;
 
-	if (!last || last->n == OBJ_CHUNK) {
+	if (!last || last->n == ENT_CHUNK) {
 		last = hr_array_push((void **)&idx->chunks, &idx->nchunks, &idx->chunks_cap,
 				     sizeof(*last));
 		if (!last)
-			return NULL;
-		last->objs = chunk_alloc();
-		if (!last->objs) {
+			return HR_ENOMEM;
+		last->ents = map_ents(ENT_CHUNK);
+		if (!last->ents) {
 			idx->nchunks--;
-			return NULL;
+			return HR_ENOMEM;
 		}
 	}
-	idx->nobj++;
-	return &last->objs[last->n++];
+	last->ents[last->n++] = e;
+	idx->nents++;
+	return HR_OK;
+}
+
+/* Entry pos while reading: every chunk but the last is full. */
+static uint32_t chunk_ent(const struct heap_index *idx, size_t pos)
+{
+	return idx->chunks[pos >> ENT_CHUNK_SHIFT].ents[pos & (ENT_CHUNK - 1)];
+}
+
+static int add_whole(struct heap_index *idx, uint64_t addr, uint64_t size, uint64_t off)
+{
+	struct heap_whole *w = hr_array_push((void **)&idx->wholes, &idx->nwhole,
+					     &idx->whole_cap, sizeof(*w));
+
+	if (!w)
+		return HR_ENOMEM;
+	*w = (struct heap_whole){ addr, size, off };
+	return HR_OK;
+}
+
+/* Makes p's run start at the next entry, its objects of size bytes from contents at base. */
+static int new_run(struct heap_index *idx, struct heap_page *p, uint64_t base, uint64_t size)
+{
+	struct heap_run *m = hr_array_push((void **)&idx->metas, &idx->nmeta, &idx->meta_cap,
+					   sizeof(*m));
+
+	if (!m || idx->nmeta > UINT32_MAX)
+		return HR_ENOMEM;
+	*m = (struct heap_run){ .base = base, .size = size };
+	p->meta = (uint32_t)(idx->nmeta - 1);
+	p->pos = (uint32_t)idx->nents;
+	return HR_OK;
+}
+
+/*
+ * Adds an object starting in page p: to p's run if it goes on from the last entry read
+ * (one size, rising addresses, contents close after the run's first), as a new run if
+ * p has none, else whole.
+ */
+static int add_to_page(struct heap_index *idx, struct heap_page *p, uint64_t addr,
+		       uint64_t size, uint64_t off)
+{
+	uint32_t in_page = (uint32_t)(addr & (HEAP_PAGE_SIZE - 1));
+	const struct heap_run *m = p->run ? &idx->metas[p->meta] : NULL;
+	int rc;
+
+	if (m && (size_t)p->pos + p->run == idx->nents && size == m->size &&
+	    in_page > idx->last_off && off >= m->base && off - m->base <= ENT_DELTA_MAX) {
+		rc = append_ent(idx, in_page << ENT_DELTA_BITS | (uint32_t)(off - m->base));
+		p->run += !rc;
+	} else if (!m && idx->nents < UINT32_MAX) {
+		rc = new_run(idx, p, off, size);
+		if (!rc)
+			rc = append_ent(idx, in_page << ENT_DELTA_BITS);
+		p->run = !rc;
+	} else {
+		return add_whole(idx, addr, size, off);
+	}
+	if (!rc)
+		idx->last_off = in_page;
+	return rc;
 }
 
 int heap_index_add(struct heap_index *idx, uint64_t addr, uint64_t size, uint64_t data_off)
 {
-	uint64_t page, last = (addr + size - 1) >> HEAP_PAGE_SHIFT;
-	struct heap_obj *obj;
-	struct heap_page *p;
+	uint64_t page = addr >> HEAP_PAGE_SHIFT, last = (addr + size - 1) >> HEAP_PAGE_SHIFT;
+	struct heap_page *p = idx->added;
 	int rc;
 
-	page = addr >> HEAP_PAGE_SHIFT;
-	if (page == last && idx->added && idx->added->page_no == page) {
-		idx->added->count++; /* same page as the object before: most objects */
-	} else {
+	if (page != last || !p || p->page_no != page) { /* else the page of the object before */
 		for (; page <= last; page++) {
-			rc = page_get(idx, page, &p);
+			rc = page_get(idx, page, &idx->added);
 			if (rc)
 				return rc;
-			if (page == addr >> HEAP_PAGE_SHIFT)
-				p->count++; /* objects starting in it, for the sort */
-			idx->added = p;
 		}
+		p = page_find(idx, addr >> HEAP_PAGE_SHIFT); /* the table may have grown */
 	}
-	obj = append_object(idx);
-	if (!obj)
-		return HR_ENOMEM;
-	obj->addr = addr;
-	if (size >= OBJ_SIZE_ESCAPE) {
-		struct heap_big_size *big = hr_array_push((void **)&idx->big, &idx->nbig,
-							  &idx->big_cap, sizeof(*big));
-		if (!big)
-			return HR_ENOMEM;
-		big->addr = addr;
-		big->size = size;
-		obj->packed = data_off << OBJ_SIZE_BITS | OBJ_SIZE_ESCAPE;
-	} else {
-		obj->packed = data_off << OBJ_SIZE_BITS | size;
-	}
+	idx->nobj++;
 	idx->total_bytes += size;
-	return HR_OK;
+	if (idx->nobj > UINT32_MAX - 1) /* heap_index_finish() refuses so many: counted only */
+		return HR_OK;
+	p->count++; /* objects starting in it */
+	return add_to_page(idx, p, addr, size, data_off);
 }
 
 static uint64_t *page_bits(struct heap_index *idx, struct heap_page *p)
@@ -314,8 +363,27 @@ static int reserve_bits_exactly(struct heap_index *idx, size_t blocks)
 	return HR_OK;
 }
 
-/* Gives dst's page of src's page p its pointer bits: src's block, moved by block_base. */
-static int absorb_page(struct heap_index *dst, const struct heap_page *p, size_t block_base)
+/* Adds the objects of page p's run (meta m) in src's chunks to dst's wholes. */
+static int run_whole(struct heap_index *dst, const struct heap_index *src,
+		     const struct heap_page *p, const struct heap_run *m)
+{
+	for (uint32_t k = 0; k < p->run; k++) {
+		uint32_t e = chunk_ent(src, (size_t)p->pos + k);
+
+		if (add_whole(dst, p->page_no << HEAP_PAGE_SHIFT | e >> ENT_DELTA_BITS, m->size,
+			      m->base + (e & ENT_DELTA_MAX)))
+			return HR_ENOMEM;
+	}
+	return HR_OK;
+}
+
+/*
+ * Gives dst's page of src's page p its objects and pointer bits: src's run, its entries
+ * moved by ent_base, unless dst's page has a run of its own (the page of a span cut by
+ * the split): then src's run goes whole; src's bit block, moved by block_base.
+ */
+static int absorb_page(struct heap_index *dst, const struct heap_index *src,
+		       const struct heap_page *p, size_t block_base, size_t ent_base)
 {
 	struct heap_page *q;
 	int rc = page_get(dst, p->page_no, &q);
@@ -323,6 +391,16 @@ static int absorb_page(struct heap_index *dst, const struct heap_page *p, size_t
 	if (rc)
 		return rc;
 	q->count += p->count;
+	if (p->run && !q->run) {
+		const struct heap_run *m = &src->metas[p->meta];
+
+		if (new_run(dst, q, m->base, m->size))
+			return HR_ENOMEM;
+		q->run = p->run;
+		q->pos = (uint32_t)(ent_base + p->pos); /* < nobj: both halves' fit in 32 bits */
+	} else if (p->run && run_whole(dst, src, p, &src->metas[p->meta])) {
+		return HR_ENOMEM;
+	}
 	if (!p->bits)
 		return HR_OK;
 	if (!q->bits) {
@@ -341,16 +419,45 @@ static int absorb_page(struct heap_index *dst, const struct heap_page *p, size_t
 	return HR_OK;
 }
 
+/* Appends src's entries to dst's, in order, unmapping src's chunks as they are copied. */
+static int absorb_ents(struct heap_index *dst, struct heap_index *src)
+{
+	for (size_t c = 0; c < src->nchunks; c++) {
+		const uint32_t *from = src->chunks[c].ents;
+		size_t n = src->chunks[c].n;
+
+		while (n > 0) {
+			struct ent_chunk *last;
+			size_t take;
+
+			if (append_ent(dst, *from++)) /* opens a chunk when the last is full */
+				return HR_ENOMEM;
+			n--;
+			last = &dst->chunks[dst->nchunks - 1];
+			take = n < ENT_CHUNK - last->n ? n : ENT_CHUNK - last->n;
+			memcpy(last->ents + last->n, from, take * sizeof(*from));
+			last->n += take;
+			dst->nents += take;
+			from += take;
+			n -= take;
+		}
+		unmap_ents(src->chunks[c].ents, ENT_CHUNK);
+		src->chunks[c].ents = NULL;
+	}
+	return HR_OK;
+}
+
 int heap_index_absorb(struct heap_index *dst, struct heap_index *src)
 {
-	size_t base = dst->bit_blocks, i;
+	size_t base = dst->bit_blocks, ent_base = dst->nents, i;
 	int rc;
 
+	if (dst->nobj + src->nobj > UINT32_MAX - 1) { /* heap_index_finish() refuses so many */
+		dst->nobj += src->nobj;
+		heap_index_release(src);
+		return HR_OK;
+	}
 	if (dst->bit_blocks + src->bit_blocks >= UINT32_MAX - 1 ||
-	    hr_array_reserve((void **)&dst->chunks, &dst->chunks_cap, dst->nchunks + src->nchunks,
-			     sizeof(*dst->chunks)) ||
-	    hr_array_reserve((void **)&dst->big, &dst->big_cap, dst->nbig + src->nbig,
-			     sizeof(*dst->big)) ||
 	    reserve_bits_exactly(dst, base + src->bit_blocks))
 		return HR_ENOMEM;
 	/* each copy only when there is something: the arrays of an empty half are NULL */
@@ -360,15 +467,17 @@ int heap_index_absorb(struct heap_index *dst, struct heap_index *src)
 	dst->bit_blocks += src->bit_blocks;
 	for (i = 0; i < src->page_slots; i++)
 		if (src->pages[i].page_no != HEAP_NO_PAGE &&
-		    (rc = absorb_page(dst, &src->pages[i], base)))
+		    (rc = absorb_page(dst, src, &src->pages[i], base, ent_base)))
 			return rc;
-	if (src->nchunks)
-		memcpy(dst->chunks + dst->nchunks, src->chunks, src->nchunks * sizeof(*src->chunks));
-	dst->nchunks += src->nchunks;
-	src->nchunks = 0; /* dst owns them now */
-	if (src->nbig)
-		memcpy(dst->big + dst->nbig, src->big, src->nbig * sizeof(*src->big));
-	dst->nbig += src->nbig;
+	if (hr_array_reserve((void **)&dst->wholes, &dst->whole_cap, dst->nwhole + src->nwhole,
+			     sizeof(*dst->wholes)) ||
+	    absorb_ents(dst, src))
+		return HR_ENOMEM;
+	if (src->nwhole)
+		memcpy(dst->wholes + dst->nwhole, src->wholes, src->nwhole * sizeof(*src->wholes));
+	dst->nwhole += src->nwhole;
+	if (src->nents)
+		dst->last_off = src->last_off;
 	dst->nobj += src->nobj;
 	dst->total_bytes += src->total_bytes;
 	dst->added = dst->cached = NULL;
@@ -376,22 +485,67 @@ int heap_index_absorb(struct heap_index *dst, struct heap_index *src)
 	return HR_OK;
 }
 
+/* Object k of page p (k < p->count): its span; returns the offset of its contents. */
+static uint64_t page_obj(const struct heap_index *idx, const struct heap_page *p, size_t k,
+			 struct heap_span *span)
+{
+	const struct heap_run *m = &idx->runs[p->pos];
+	const struct heap_whole *w;
+	uint32_t e;
+
+	if (p->whole) {
+		w = &idx->wholes[m->base + k];
+		span->addr = w->addr;
+		span->size = w->size;
+		return w->off;
+	}
+	e = idx->ents[p->first + k];
+	span->addr = p->page_no << HEAP_PAGE_SHIFT | e >> ENT_DELTA_BITS;
+	span->size = m->size;
+	return m->base + (e & ENT_DELTA_MAX);
+}
+
+/* The start of object k of page p. */
+static uint64_t page_addr(const struct heap_index *idx, const struct heap_page *p, size_t k)
+{
+	if (p->whole)
+		return idx->wholes[idx->runs[p->pos].base + k].addr;
+	return p->page_no << HEAP_PAGE_SHIFT | idx->ents[p->first + k] >> ENT_DELTA_BITS;
+}
+
+/* The run of object i's page. */
+static const struct heap_run *obj_run(const struct heap_index *idx, size_t i)
+{
+	const struct heap_dir *d = &idx->dir[i >> HEAP_DIR_SHIFT];
+
+	return &idx->runs[d->rank + heap_popcount(d->starts & (UINT64_MAX >> (63 - (i & 63))))];
+}
+
+/* Object i, one the directory block does not cover: by its page's run. */
+uint64_t heap_index_object_slow(const struct heap_index *idx, size_t i, struct heap_span *span)
+{
+	const struct heap_run *m = obj_run(idx, i);
+	const struct heap_whole *w;
+	uint32_t e;
+
+	if (!m->size) {
+		w = &idx->wholes[m->base + i - m->first];
+		span->addr = w->addr;
+		span->size = w->size;
+		return w->off;
+	}
+	e = idx->ents[i];
+	span->addr = m->page_no << HEAP_PAGE_SHIFT | e >> ENT_DELTA_BITS;
+	span->size = m->size;
+	return m->base + (e & ENT_DELTA_MAX);
+}
+
 uint64_t heap_index_obj_size(const struct heap_index *idx, size_t i)
 {
-	uint64_t code = idx->objs[i].packed & OBJ_SIZE_ESCAPE;
-	size_t lo = 0, hi = idx->nbig;
+	struct heap_span span;
 
-	if (code != OBJ_SIZE_ESCAPE)
-		return code;
-	while (lo < hi) { /* big sizes are sorted by address */
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (idx->big[mid].addr < idx->objs[i].addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return idx->big[lo].size;
+	heap_index_object(idx, i, &span);
+	return span.size;
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -401,46 +555,195 @@ static int cmp_u64(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-static int cmp_obj(const void *a, const void *b)
+/* By address, then by file offset: of two at one address, the one read first first. */
+static int cmp_whole(const void *a, const void *b)
 {
-	return cmp_u64(&((const struct heap_obj *)a)->addr, &((const struct heap_obj *)b)->addr);
-}
+	const struct heap_whole *x = a, *y = b;
 
-static int cmp_big(const void *a, const void *b)
-{
-	return cmp_u64(&((const struct heap_big_size *)a)->addr,
-		       &((const struct heap_big_size *)b)->addr);
+	if (x->addr != y->addr)
+		return (x->addr > y->addr) - (x->addr < y->addr);
+	return (x->off > y->off) - (x->off < y->off);
 }
 
 /*
- * Page numbers of all pages in use, sorted; each page's `first` temporarily holds
- * its rank in that order.
+ * Gives each page in use its `first`, and lists the pages objects start in, in address
+ * order, in idx->order (their slots in the page table, laid out for good by now).
  */
-static uint64_t *rank_pages(struct heap_index *idx)
+static int number_pages(struct heap_index *idx)
 {
-	uint64_t *order = malloc((idx->page_used ? idx->page_used : 1) * sizeof(*order));
-	size_t i, n = 0;
+	size_t slots = idx->page_used ? idx->page_used : 1, i, n = 0, next = 0;
+	uint64_t *nos = malloc(slots * sizeof(*nos));
 
-	if (!order)
-		return NULL;
+	idx->order = malloc(slots * sizeof(*idx->order));
+	idx->runs = calloc(slots, sizeof(*idx->runs));
+	if (!nos || !idx->order || !idx->runs) {
+		free(nos);
+		return HR_ENOMEM;
+	}
 	for (i = 0; i < idx->page_slots; i++)
 		if (idx->pages[i].page_no != HEAP_NO_PAGE)
-			order[n++] = idx->pages[i].page_no;
-	qsort(order, n, sizeof(*order), cmp_u64);
-	for (i = 0; i < n; i++)
-		page_find(idx, order[i])->first = (uint32_t)i;
-	return order;
+			nos[n++] = idx->pages[i].page_no;
+	qsort(nos, n, sizeof(*nos), cmp_u64);
+	for (i = 0; i < n; i++) {
+		struct heap_page *p = page_find(idx, nos[i]);
+
+		if (p->run) /* its meta, before `first` takes its place */
+			idx->runs[idx->nstart] = idx->metas[p->meta];
+		idx->runs[idx->nstart].page_no = p->page_no;
+		idx->runs[idx->nstart].first = (uint32_t)next;
+		p->first = (uint32_t)next; /* <= nobj < 2^32 */
+		next += p->count;
+		if (p->count)
+			idx->order[idx->nstart++] = (uint32_t)(p - idx->pages);
+	}
+	free(nos);
+	free(idx->metas);
+	idx->metas = NULL;
+	idx->nmeta = idx->meta_cap = 0;
+	return HR_OK;
 }
 
-/* Rank of the page an object starts in; *p caches the page of the object before. */
-static uint32_t start_rank(const struct heap_index *idx, const struct heap_obj *o,
-			   struct heap_page **p)
+/*
+ * Makes each page some of whose objects are whole all whole: its run's objects join the
+ * wholes, which are then sorted by address, each such page's objects together.
+ */
+static int make_whole_pages(struct heap_index *idx)
 {
-	uint64_t page_no = o->addr >> HEAP_PAGE_SHIFT;
+	struct heap_page *p;
+	size_t i;
 
-	if (!*p || (*p)->page_no != page_no)
-		*p = page_find(idx, page_no);
-	return (*p)->first; /* holds the page's rank until sort_objects() is done */
+	if (!idx->nwhole)
+		return HR_OK;
+	for (i = 0; i < idx->nstart; i++) {
+		p = &idx->pages[idx->order[i]];
+		if (p->run == p->count)
+			continue;
+		if (run_whole(idx, idx, p, &idx->runs[i]))
+			return HR_ENOMEM;
+		p->whole = 1;
+	}
+	qsort(idx->wholes, idx->nwhole, sizeof(*idx->wholes), cmp_whole);
+	for (i = 0; i < idx->nwhole; i += p->count) { /* each whole page's objects, in order */
+		p = page_find(idx, idx->wholes[i].addr >> HEAP_PAGE_SHIFT);
+		p->map = (uint32_t)i; /* its run count is of no more use: place_runs() skips it */
+	}
+	return HR_OK;
+}
+
+/* Where a run starts in the chunks, and the slot of its page. */
+struct run_at {
+	uint32_t pos;
+	uint32_t slot;
+};
+
+static int cmp_run_at(const void *a, const void *b)
+{
+	uint32_t x = ((const struct run_at *)a)->pos, y = ((const struct run_at *)b)->pos;
+
+	return (x > y) - (x < y);
+}
+
+/* Copies n entries from the chunks at pos to out. */
+static void copy_from_chunks(const struct heap_index *idx, size_t pos, size_t n, uint32_t *out)
+{
+	while (n > 0) {
+		size_t at = pos & (ENT_CHUNK - 1), take = ENT_CHUNK - at < n ? ENT_CHUNK - at : n;
+
+		memcpy(out, idx->chunks[pos >> ENT_CHUNK_SHIFT].ents + at, take * sizeof(*out));
+		out += take;
+		pos += take;
+		n -= take;
+	}
+}
+
+/*
+ * Copies each page's run from the reading chunks to its objects' place in ents (entry i
+ * for object i), taking the runs in the order they were read so that each chunk can be
+ * unmapped once the runs before it are copied. (Whole pages' places stay 0.)
+ */
+static int place_runs(struct heap_index *idx)
+{
+	struct run_at *runs = malloc((idx->nstart ? idx->nstart : 1) * sizeof(*runs));
+	size_t n = 0, freed = 0;
+
+	if (!runs)
+		return HR_ENOMEM;
+	if (idx->nobj && !(idx->ents = map_ents(idx->nobj))) {
+		free(runs);
+		return HR_ENOMEM;
+	}
+	advise_huge(idx->ents, idx->nobj * sizeof(*idx->ents));
+	for (size_t r = 0; r < idx->nstart; r++)
+		if (!idx->pages[idx->order[r]].whole)
+			runs[n++] = (struct run_at){ idx->pages[idx->order[r]].pos, idx->order[r] };
+		else /* its first in wholes, from make_whole_pages() */
+			idx->runs[r].base = idx->pages[idx->order[r]].map, idx->runs[r].size = 0;
+	qsort(runs, n, sizeof(*runs), cmp_run_at);
+	for (size_t k = 0; k < n; k++) {
+		const struct heap_page *p = &idx->pages[runs[k].slot];
+
+		for (; (freed + 1) << ENT_CHUNK_SHIFT <= p->pos; freed++) /* no run left there */
+			unmap_ents(idx->chunks[freed].ents, ENT_CHUNK);
+		copy_from_chunks(idx, p->pos, p->count, idx->ents + p->first);
+	}
+	for (; freed < idx->nchunks; freed++)
+		unmap_ents(idx->chunks[freed].ents, ENT_CHUNK);
+	for (size_t r = 0; r < idx->nstart; r++)
+		idx->pages[idx->order[r]].pos = (uint32_t)r;
+	free(idx->chunks);
+	idx->chunks = NULL;
+	idx->nchunks = idx->chunks_cap = 0;
+	free(runs);
+	return HR_OK;
+}
+
+/* Sets d's run k to that of page p (of rank r). */
+static void dir_run(const struct heap_index *idx, struct heap_dir *d, unsigned k,
+		    const struct heap_page *p, size_t r)
+{
+	if (p->whole)
+		d->run[k] = (struct heap_dir_run){ 0 }; /* size 0 */
+	else
+		d->run[k] = (struct heap_dir_run){ p->page_no, idx->runs[r].base,
+						   idx->runs[r].size };
+}
+
+/* The directory (see dump_internal.h); each page's run count gives way to its map. */
+static int build_dir(struct heap_index *idx)
+{
+	size_t bytes = ((idx->nobj >> HEAP_DIR_SHIFT) + 1) * sizeof(*idx->dir);
+
+	idx->dir = aligned_alloc(sizeof(*idx->dir), bytes); /* a block per cache line */
+	if (!idx->dir)
+		return HR_ENOMEM;
+	memset(idx->dir, 0, bytes);
+	advise_huge(idx->dir, bytes);
+	for (size_t r = 0; r < idx->nstart; r++) { /* in address order: the last is the tail */
+		struct heap_page *p = &idx->pages[idx->order[r]];
+		size_t first = p->first, end = first + p->count, b = first >> HEAP_DIR_SHIFT;
+
+		p->map = 0;
+		if (first & 63) {
+			idx->dir[b].starts |= UINT64_C(1) << (first & 63);
+			dir_run(idx, &idx->dir[b], 1, p, r);
+		}
+		for (b = (first + 63) >> HEAP_DIR_SHIFT; b << HEAP_DIR_SHIFT < end; b++) {
+			idx->dir[b].rank = (uint32_t)r;
+			dir_run(idx, &idx->dir[b], 0, p, r);
+		}
+	}
+	for (size_t b = 0; b <= idx->nobj >> HEAP_DIR_SHIFT; b++) {
+		struct heap_dir *d = &idx->dir[b];
+
+		/* the head's objects end at the first page start, the tail's begin at the last */
+		d->head_end = d->starts ? (uint8_t)__builtin_ctzll(d->starts) : 64;
+		d->tail_from = d->starts ? (uint8_t)(63 - __builtin_clzll(d->starts)) : 64;
+		if (!d->run[0].size)
+			d->head_end = 0; /* whole */
+		if (!d->run[1].size)
+			d->tail_from = 64;
+	}
+	return HR_OK;
 }
 
 /*
@@ -450,10 +753,9 @@ static uint32_t start_rank(const struct heap_index *idx, const struct heap_obj *
  */
 static bool page_map(struct heap_index *idx, struct heap_page *p, uint32_t stride)
 {
-	const struct heap_obj *o = &idx->objs[p->first];
 	uint32_t slots = (uint32_t)(HEAP_PAGE_SIZE - p->start + stride - 1) / stride;
 	size_t words = (slots + HEAP_MAP_BITS - 1) / HEAP_MAP_BITS, w;
-	uint64_t *map, base = o[0].addr, before = 0;
+	uint64_t *map, base = page_addr(idx, p, 0), before = 0;
 
 	if (words * sizeof(*map) > (size_t)p->count * HEAP_MAP_BYTES_PER_OBJ ||
 	    hr_array_reserve((void **)&idx->map_pool, &idx->map_cap, idx->map_words + words,
@@ -462,7 +764,8 @@ static bool page_map(struct heap_index *idx, struct heap_page *p, uint32_t strid
 	map = idx->map_pool + idx->map_words;
 	memset(map, 0, words * sizeof(*map));
 	for (uint32_t i = 0; i < p->count; i++) {
-		uint32_t slot = (uint32_t)(o[i].addr - base) / stride; /* in the page: < 2^13 */
+		/* in the page: < 2^13 */
+		uint32_t slot = (uint32_t)(page_addr(idx, p, i) - base) / stride;
 
 		map[slot / HEAP_MAP_BITS] |= UINT64_C(1) << (slot % HEAP_MAP_BITS);
 	}
@@ -478,120 +781,75 @@ static bool page_map(struct heap_index *idx, struct heap_page *p, uint32_t strid
 }
 
 /*
- * Checks the objects starting in page p against the ones before them, and records the
- * page's grid (see struct heap_page) if they sit on one. Returns the index of the
- * first of them to overlap the object before it, or 0 if none does.
+ * Checks the objects starting in page p against the ones before them (*prev: the
+ * object before p's first, then p's last), and records the page's grid (see struct
+ * heap_page) if they sit on one. Returns the index of the first of them to overlap the
+ * object before it, or 0 if none does.
  */
-static size_t page_scan(struct heap_index *idx, struct heap_page *p)
+static size_t page_scan(struct heap_index *idx, struct heap_page *p, struct heap_span *prev)
 {
-	const struct heap_obj *o = idx->objs;
-	size_t i, end = (size_t)p->first + p->count;
-	uint64_t size = o[p->first].packed & OBJ_SIZE_ESCAPE;
-	bool grid = p->count >= 2 && size > 0 && size < HEAP_PAGE_SIZE, dense = true;
+	struct heap_span o;
+	uint64_t size = 0;
+	bool grid = p->count >= 2, dense = true;
 
-	for (i = p->first ? p->first : 1; i < end; i++) { /* object 0 has none before */
-		uint64_t step = o[i].addr - o[i - 1].addr;
+	for (uint32_t k = 0; k < p->count; k++) {
+		uint64_t step;
 
-		if (step < heap_index_obj_size(idx, i - 1))
-			return i;
-		if (i == p->first || !grid)
+		page_obj(idx, p, k, &o);
+		step = o.addr - prev->addr;
+		if (p->first + k > 0 && step < prev->size) /* object 0 has none before */
+			return (size_t)p->first + k;
+		*prev = o;
+		if (k == 0) {
+			size = o.size;
+			grid = grid && size > 0 && size < HEAP_PAGE_SIZE;
+		} else if (!grid) {
 			continue;
-		if ((o[i].packed & OBJ_SIZE_ESCAPE) != size ||
-		    (step != size && (uint32_t)step % (uint32_t)size)) /* both < 2^13 */
-			grid = false;
-		else if (step != size)
+		} else if (o.size != size || (step != size && (uint32_t)step % (uint32_t)size)) {
+			grid = false; /* both < 2^13 */
+		} else if (step != size) {
 			dense = false; /* free slots in between */
+		}
 	}
 	if (!grid)
 		return 0;
-	p->start = o[p->first].addr & (HEAP_PAGE_SIZE - 1);
+	p->start = page_addr(idx, p, 0) & (HEAP_PAGE_SIZE - 1);
 	p->dense = dense;
 	if (dense || page_map(idx, p, (uint32_t)size))
 		p->stride = (uint32_t)size;
 	return 0;
 }
 
-/*
- * Sorts objects by address: a counting sort on the page an object starts in, scattered
- * from the reading chunks into one array. Go writes a span's objects in address order
- * and a page belongs to one span, so this sort is complete for a dump Go wrote and its
- * writes are sequential within each span; a general sort covers any other order.
- * (Cycle-following in place needs 4 bytes an object less but was five times slower.)
- */
-static int sort_objects(struct heap_index *idx)
-{
-	uint64_t *order = rank_pages(idx);
-	struct heap_page *p = NULL;
-	uint32_t *start = NULL;
-	size_t i, c, run = 0;
-	int rc = HR_ENOMEM;
-
-	if (!order)
-		goto out;
-	start = calloc(idx->page_used + 1, sizeof(*start));
-	idx->objs = malloc((idx->nobj ? idx->nobj : 1) * sizeof(*idx->objs));
-	advise_huge(idx->objs, idx->nobj * sizeof(*idx->objs));
-	if (!start || !idx->objs)
-		goto out;
-	for (i = 0; i < idx->page_used; i++) { /* heap_index_add() counted each page's */
-		start[i] = (uint32_t)run;
-		run += page_find(idx, order[i])->count;
-	}
-	for (c = 0; c < idx->nchunks; c++) {
-		const struct heap_obj *o = idx->chunks[c].objs;
-
-		for (i = 0; i < idx->chunks[c].n; i++)
-			idx->objs[start[start_rank(idx, &o[i], &p)]++] = o[i];
-		chunk_free(idx->chunks[c].objs);
-		idx->chunks[c] = (struct obj_chunk){ 0 };
-	}
-	idx->nchunks = 0;
-	for (i = 1; i < idx->nobj; i++)
-		if (idx->objs[i - 1].addr > idx->objs[i].addr)
-			break;
-	if (i < idx->nobj)
-		qsort(idx->objs, idx->nobj, sizeof(*idx->objs), cmp_obj);
-	/* Fill each page's object range: after the scatter start[r] is the end of rank r. */
-	for (i = 0; i < idx->page_used; i++) {
-		uint32_t end = start[i], first = i ? start[i - 1] : 0;
-
-		p = page_find(idx, order[i]);
-		p->first = first;
-		p->count = end - first;
-	}
-	rc = HR_OK;
-out:
-	free(order);
-	free(start);
-	return rc;
-}
-
 int heap_index_finish(struct heap_index *idx, const char *name, struct hr_error *err)
 {
-	struct heap_page *p;
-	size_t i;
+	struct heap_span prev = { 0, 0 }, a, b;
 	int rc;
 
 	if (idx->nobj > UINT32_MAX - 1)
 		return hr_error_set(err, HR_EINPUT, "%s: more than %" PRIu32 " objects", name,
 				    UINT32_MAX - 1);
-	if (idx->nbig > 1)
-		qsort(idx->big, idx->nbig, sizeof(*idx->big), cmp_big);
-	rc = sort_objects(idx);
+	page_table_direct(idx);
+	rc = number_pages(idx);
+	if (!rc)
+		rc = make_whole_pages(idx);
+	if (!rc)
+		rc = place_runs(idx);
+	if (!rc)
+		rc = build_dir(idx);
 	if (rc)
 		return hr_error_set(err, rc, "%s: out of memory sorting %zu objects", name, idx->nobj);
-	page_table_direct(idx);
-	for (i = 0; i < idx->nobj; i += p->count) { /* each page objects start in, in order */
-		size_t bad;
+	for (size_t r = 0; r < idx->nstart; r++) { /* each page objects start in, in order */
+		size_t bad = page_scan(idx, &idx->pages[idx->order[r]], &prev);
+		uint64_t at;
 
-		p = page_find(idx, idx->objs[i].addr >> HEAP_PAGE_SHIFT);
-		bad = page_scan(idx, p);
-		if (bad)
-			return hr_error_set(err, HR_EINPUT,
-					    "%s: byte %" PRIu64 ": object at 0x%" PRIx64
-					    " overlaps the object at 0x%" PRIx64,
-					    name, idx->objs[bad].packed >> OBJ_SIZE_BITS,
-					    idx->objs[bad].addr, idx->objs[bad - 1].addr);
+		if (!bad)
+			continue;
+		at = heap_index_object(idx, bad, &a);
+		heap_index_object(idx, bad - 1, &b);
+		return hr_error_set(err, HR_EINPUT,
+				    "%s: byte %" PRIu64 ": object at 0x%" PRIx64
+				    " overlaps the object at 0x%" PRIx64,
+				    name, at, a.addr, b.addr);
 	}
 	return HR_OK;
 }
@@ -599,7 +857,7 @@ int heap_index_finish(struct heap_index *idx, const char *name, struct hr_error 
 /*
  * On a grid page (p->stride set, off at or past the grid's start): the object of off's
  * slot holds it, if there is one; one before ends at or before the slot, one after
- * starts after it. Its start and size follow from the grid, not from idx->objs.
+ * starts after it. Its start and size follow from the grid, not from the entries.
  */
 static int64_t grid_find(const struct heap_index *idx, const struct heap_page *p, uint64_t addr,
 			 uint32_t off, struct heap_span *span)
@@ -635,32 +893,31 @@ int64_t heap_index_locate(const struct heap_index *idx, uint64_t addr, struct he
 {
 	const struct heap_page *p = page_find(idx, addr >> HEAP_PAGE_SHIFT);
 	uint32_t off = (uint32_t)(addr & (HEAP_PAGE_SIZE - 1));
-	size_t lo, hi;
+	size_t lo = 0, hi;
 	int64_t cand;
 
 	if (!p)
 		return -1;
-	lo = p->first;
-	hi = lo + p->count;
 	if (p->stride && off >= p->start)
 		return grid_find(idx, p, addr, off, span);
-	if (lo == hi || idx->objs[lo].addr > addr) {
-		cand = (int64_t)lo - 1; /* starts in an earlier page, if anything */
+	hi = p->count;
+	if (hi == 0 || page_addr(idx, p, 0) > addr) {
+		if (!p->first)
+			return -1;
+		cand = (int64_t)p->first - 1; /* starts in an earlier page, if anything */
+		heap_index_object(idx, (size_t)cand, span);
 	} else {
-		while (hi - lo > 1) { /* invariant: objs[lo].addr <= addr < objs[hi].addr */
+		while (hi - lo > 1) { /* invariant: object lo starts <= addr < object hi */
 			size_t mid = lo + (hi - lo) / 2;
 
-			if (idx->objs[mid].addr <= addr)
+			if (page_addr(idx, p, mid) <= addr)
 				lo = mid;
 			else
 				hi = mid;
 		}
-		cand = (int64_t)lo;
+		cand = (int64_t)(p->first + lo);
+		page_obj(idx, p, lo, span);
 	}
-	if (cand < 0)
-		return -1;
-	span->addr = idx->objs[cand].addr;
-	span->size = heap_index_obj_size(idx, (size_t)cand);
 	return addr - span->addr < span->size ? cand : -1;
 }
 
@@ -674,16 +931,15 @@ static const struct heap_page *page_probe(const struct heap_index *idx, uint64_t
 }
 
 /*
- * The page entries of what the first words of object o from offset point to (its
- * contents are in cache by now): the walk looks each target up next. Any word that
- * falls in a page of the heap counts, pointer or not; only a direct page table is
+ * The page entries of what the first words of an object's contents from offset point
+ * to (data: they are in cache by now): the walk looks each target up next. Any word
+ * that falls in a page of the heap counts, pointer or not; only a direct page table is
  * worth it (a hash would be probed for every word).
  */
-static void prefetch_targets(const struct heap_index *idx, const struct heap_obj *o,
+static void prefetch_targets(const struct heap_index *idx, const uint8_t *data, uint64_t size,
 			     uint64_t offset)
 {
-	uint64_t size = o->packed & OBJ_SIZE_ESCAPE, n;
-	const uint8_t *data = idx->file + (o->packed >> OBJ_SIZE_BITS) + offset;
+	uint64_t n;
 
 	if (!idx->page_direct || idx->ptr_size != 8 || size <= offset)
 		return;
@@ -700,8 +956,9 @@ static void prefetch_targets(const struct heap_index *idx, const struct heap_obj
 void heap_index_prefetch(const struct heap_index *idx, size_t i, uint64_t offset,
 			 enum hr_prefetch_stage stage)
 {
-	const struct heap_obj *o = &idx->objs[i];
 	const struct heap_page *p;
+	const uint8_t *data;
+	struct heap_span o;
 
 	/*
 	 * GCC counts __builtin_prefetch as no side effect: a function made only of
@@ -711,26 +968,37 @@ void heap_index_prefetch(const struct heap_index *idx, size_t i, uint64_t offset
 	 */
 	__asm__ volatile("");
 	switch (stage) {
-	case HR_PREFETCH_ENTRY:
-		__builtin_prefetch(o);
+	case HR_PREFETCH_ENTRY: /* what heap_index_object() reads but for a whole page */
+		__builtin_prefetch(&idx->ents[i]);
+		__builtin_prefetch(&idx->dir[i >> HEAP_DIR_SHIFT]);
 		break;
 	case HR_PREFETCH_CONTENTS: {
-		const uint8_t *data = idx->file + (o->packed >> OBJ_SIZE_BITS) + offset;
-		uint64_t size = o->packed & OBJ_SIZE_ESCAPE; /* at least 16 MiB if the escape */
-		uint64_t ahead = size > offset ? size - offset : 1;
+		uint64_t ahead;
 
+		if (!heap_dir_run_of(idx, i)) { /* its run first; its contents at the next stage */
+			__builtin_prefetch(obj_run(idx, i));
+			break;
+		}
+		data = idx->file + heap_index_object(idx, i, &o) + offset;
+		ahead = o.size > offset ? o.size - offset : 1;
 		/* the first and last line of up to 128 bytes: the whole of most objects */
 		__builtin_prefetch(data);
 		__builtin_prefetch(data + (ahead < 128 ? ahead : 128) - 1);
-		__builtin_prefetch(page_probe(idx, o->addr >> HEAP_PAGE_SHIFT));
+		__builtin_prefetch(page_probe(idx, o.addr >> HEAP_PAGE_SHIFT));
 		break;
 	}
 	case HR_PREFETCH_BITS:
-		p = page_probe(idx, o->addr >> HEAP_PAGE_SHIFT);
-		if (p && p->page_no == o->addr >> HEAP_PAGE_SHIFT && p->bits)
+		data = idx->file + heap_index_object(idx, i, &o) + offset;
+		if (!heap_dir_run_of(idx, i)) { /* its contents now: too late to read them */
+			__builtin_prefetch(data);
+			__builtin_prefetch(page_probe(idx, o.addr >> HEAP_PAGE_SHIFT));
+			break;
+		}
+		p = page_probe(idx, o.addr >> HEAP_PAGE_SHIFT);
+		if (p && p->page_no == o.addr >> HEAP_PAGE_SHIFT && p->bits)
 			__builtin_prefetch(idx->bit_pool + (size_t)(p->bits - 1) * idx->block_words +
-					   (o->addr & (HEAP_PAGE_SIZE - 1)) / idx->ptr_size / 64);
-		prefetch_targets(idx, o, offset);
+					   (o.addr & (HEAP_PAGE_SIZE - 1)) / idx->ptr_size / 64);
+		prefetch_targets(idx, data, o.size, offset);
 		break;
 	}
 }
@@ -844,8 +1112,12 @@ uint64_t heap_index_count_bits(const struct heap_index *idx, uint64_t addr, uint
 
 uint64_t heap_index_bytes(const struct heap_index *idx)
 {
+	size_t ents = idx->ents ? idx->nobj : idx->nchunks * ENT_CHUNK;
+
 	return idx->page_slots * sizeof(*idx->pages) +
-	       idx->bit_cap * idx->block_words * sizeof(uint64_t) +
-	       (idx->objs ? idx->nobj : idx->nchunks * OBJ_CHUNK) * sizeof(*idx->objs) +
-	       idx->big_cap * sizeof(*idx->big) + idx->map_cap * sizeof(*idx->map_pool);
+	       idx->bit_cap * idx->block_words * sizeof(uint64_t) + ents * sizeof(uint32_t) +
+	       idx->whole_cap * sizeof(*idx->wholes) + idx->map_cap * sizeof(*idx->map_pool) +
+	       idx->meta_cap * sizeof(*idx->metas) +
+	       (idx->order ? idx->page_used * (sizeof(*idx->order) + sizeof(*idx->runs)) : 0) +
+	       (idx->dir ? ((idx->nobj >> HEAP_DIR_SHIFT) + 1) * sizeof(*idx->dir) : 0);
 }

@@ -10,12 +10,30 @@
 /*
  * The heap index.
  *
- * Objects are kept in one array of 16-byte entries: the address, and the offset of the
- * contents in the file packed with the size (sizes of 16 MiB and more go to a small side
- * table). While records are read, entries are appended to fixed-size chunks in file
- * order; once all are read they are scattered into one array sorted by address, each
- * chunk freed as soon as it has been scattered, so the peak stays near 22 bytes an
- * object rather than the 32 of two whole arrays.
+ * An object costs 4 bytes of index, a `uint32_t` entry: where it starts in its page
+ * (13 bits) and where its contents are in the file, as an offset from its page's
+ * `base` (ENT_DELTA_BITS bits). Its page's run gives the rest: the page number, the
+ * base, and the size all the page's objects share. That is what a Go dump holds: a page
+ * belongs to one span, whose objects are all one size and are written one after another,
+ * in address order, so each page's objects form one run of entries. (Runs, struct
+ * heap_run, are kept apart from the page table, which keeps its 32-byte entries: the
+ * scan looks a page up for every pointer.) While reading, entries
+ * are appended to fixed-size chunks in file order (a page's run is found by its `pos`);
+ * once all are read, each run is copied to its place in one array in address order
+ * (entry i is object i's), each chunk unmapped once its runs are copied, so the peak
+ * stays near 4 bytes an object and the copies go run by run, not object by object.
+ * An object that does not fit its page's run (another size, a lower address, contents
+ * too far or before the base; a page whose objects are not together in the file, as the
+ * one cut by the split between two reading threads) is kept whole (struct heap_whole,
+ * 24 bytes); once all are read, every object of such a page is, in address order.
+ *
+ * Objects are numbered in address order. A directory block per 64 of them (1 byte an
+ * object) holds what its objects need of their pages (struct heap_dir), so that object
+ * i is two loads that need nothing but i, entry i and block i / 64: the scan's
+ * lookahead prefetches both at once, as it did the 16-byte entry before. The block
+ * also gives the rank (among the pages objects start in, in address order) of the page
+ * of its first object, and a bit for each object that is the first of its page: for
+ * the other objects, `runs[rank]` has what they need of their page.
  *
  * A sparse page table maps each 8 KiB heap page that some object touches to
  *   - the range of objects that start in it (so a lookup is a short binary search
@@ -32,27 +50,64 @@
 #define HEAP_PAGE_SHIFT 13
 #define HEAP_PAGE_SIZE (UINT64_C(1) << HEAP_PAGE_SHIFT)
 #define HEAP_NO_PAGE UINT64_MAX
-#define OBJ_SIZE_BITS 24
-#define OBJ_SIZE_ESCAPE ((UINT64_C(1) << OBJ_SIZE_BITS) - 1)
-#define OBJ_MAX_FILE_OFFSET (UINT64_C(1) << (64 - OBJ_SIZE_BITS))
-#define OBJ_CHUNK_SHIFT 16 /* 64 Ki objects, 1 MiB, per chunk while reading */
-#define OBJ_CHUNK (UINT64_C(1) << OBJ_CHUNK_SHIFT)
+#define ENT_DELTA_BITS (32 - HEAP_PAGE_SHIFT)
+#define ENT_DELTA_MAX ((UINT32_C(1) << ENT_DELTA_BITS) - 1)
+#define ENT_CHUNK_SHIFT 18 /* 256 Ki entries, 1 MiB, per chunk while reading */
+#define ENT_CHUNK (UINT64_C(1) << ENT_CHUNK_SHIFT)
+#define HEAP_DIR_SHIFT 6   /* objects per directory block: 64, one bit each */
+#define OBJ_MAX_FILE_OFFSET (UINT64_C(1) << 40) /* files heapref reads are smaller */
 
-struct heap_obj {
-	uint64_t addr;
-	uint64_t packed; /* file offset of contents << OBJ_SIZE_BITS | size (or OBJ_SIZE_ESCAPE) */
+/* Entries as read, in file order: full chunks but for the last. */
+struct ent_chunk {
+	uint32_t *ents; /* ENT_CHUNK entries, mapped */
+	size_t n;       /* in use */
 };
 
-/* Objects as read, in file order: full chunks but for the last of each reader's run. */
-struct obj_chunk {
-	struct heap_obj *objs; /* OBJ_CHUNK entries, mapped */
-	size_t n;              /* in use */
-};
-
-struct heap_big_size {
+/* An object outside its page's run; after heap_index_finish(), one of a whole page. */
+struct heap_whole {
 	uint64_t addr;
 	uint64_t size;
+	uint64_t off; /* of its contents in the file */
 };
+
+/*
+ * A directory block (64 bytes, one cache line): the rank of the page its first object
+ * starts in, and for two pages, if their objects are a run (not whole), what an object
+ * of it needs: the page of the block's first object (the head) and the last page
+ * starting in the block (the tail). An object of one of them (most objects: a block
+ * holds at most two pages' unless they are large) is found from the block and its
+ * entry alone, heap_index_object().
+ */
+struct heap_dir_run {
+	uint64_t page_no;
+	uint64_t base; /* as in struct heap_run */
+	uint64_t size; /* as in struct heap_run; 0 if the page is whole */
+};
+
+/*
+ * A page's run: what all its objects share. After heap_index_finish() there is one for
+ * each page objects start in, by rank, with what heap_index_object() needs of the page
+ * for an object the directory block does not cover: one load, not three.
+ */
+struct heap_run {
+	uint64_t base;    /* file offset of the contents of the run's first object; a whole
+			   * page: its first in wholes */
+	uint64_t size;    /* of each of its objects; 0 for a whole page */
+	uint64_t page_no; /* after finish, as `first`: the page's */
+	uint32_t first;
+	uint32_t unused;
+};
+
+struct heap_dir {
+	struct heap_dir_run run[2]; /* the head, the tail */
+	uint64_t starts;            /* bit k: object 64 * block + k is the first of its page
+				     * (k > 0) */
+	uint32_t rank;
+	uint8_t head_end;           /* objects k < head_end are the head's (0 if whole) */
+	uint8_t tail_from;          /* objects k >= tail_from the tail's (64: none) */
+	uint16_t unused;
+};
+_Static_assert(sizeof(struct heap_dir) == 64, "a directory block is a cache line");
 
 /*
  * Most pages hold one span's objects: all of one size, at a fixed stride. For those the
@@ -69,15 +124,26 @@ struct heap_big_size {
 struct heap_page {
 	uint64_t page_no;  /* address >> HEAP_PAGE_SHIFT, HEAP_NO_PAGE for an empty slot */
 	uint32_t bits;     /* 1-based block in the bit pool; 0: no pointer in this page */
-	uint32_t first;    /* index of the first object starting at or after this page */
+	union {
+		uint32_t first; /* after heap_index_finish(): index of the first object
+				 * starting at or after this page */
+		uint32_t meta;  /* before: its run's in idx->metas */
+	};
 	uint32_t count;    /* objects starting in this page */
 	/* Set by heap_index_finish() when count >= 2 and all of them are `stride` bytes
 	 * long and start at `start` + k * stride in this page (slot k); else stride is 0. */
 	uint32_t start : HEAP_PAGE_SHIFT;  /* offset in the page of the first one */
 	uint32_t stride : HEAP_PAGE_SHIFT; /* < page size, as two start in the page */
 	uint32_t dense : 1;                /* slots 0 .. count-1 hold them, no map */
-	uint32_t map;                      /* not dense: its slot map's word in map_pool */
-};                                         /* 32 bytes */
+	uint32_t whole : 1;                /* its objects are whole, not a run: after finish,
+					    * wholes[runs[pos].base ...] */
+	union {
+		uint32_t map; /* after heap_index_finish(), stride set and not dense: its
+			       * slot map's word in map_pool */
+		uint32_t run; /* before: how many of its objects are in its run */
+	};
+	uint32_t pos;      /* before: its run's first entry in the chunks; after: its rank */
+};                         /* 32 bytes */
 
 struct heap_index {
 	const uint8_t *file;      /* the mapping, for object contents */
@@ -98,15 +164,26 @@ struct heap_index {
 	size_t map_words;
 	size_t map_cap;
 
-	struct obj_chunk *chunks; /* while reading: objects in file order */
+	struct ent_chunk *chunks; /* while reading: entries in file order */
 	size_t nchunks;
 	size_t chunks_cap;
-	struct heap_obj *objs;    /* after heap_index_finish(): sorted by address */
+	size_t nents;             /* in the chunks */
+	uint32_t *ents;           /* after heap_index_finish(): entry i of object i, mapped */
+	uint32_t last_off;        /* in-page offset of the last entry read */
 	size_t nobj;
 
-	struct heap_big_size *big; /* sorted by address after heap_index_finish() */
-	size_t nbig;
-	size_t big_cap;
+	struct heap_run *metas;   /* while reading: each run's, as each started */
+	size_t nmeta;
+	size_t meta_cap;
+	struct heap_run *runs;    /* after finish: of each page objects start in, by rank */
+
+	struct heap_whole *wholes; /* objects outside a run; by address after finish */
+	size_t nwhole;
+	size_t whole_cap;
+
+	uint32_t *order;          /* after finish: slot in pages of each page objects start in */
+	size_t nstart;
+	struct heap_dir *dir;     /* after finish: a block per 64 objects */
 
 	uint64_t total_bytes;
 	struct heap_page *cached; /* last page touched by heap_index_set_ptr() */
@@ -220,8 +297,44 @@ struct heap_span {
 	uint64_t addr;
 	uint64_t size;
 };
-/* heap_index_find(), also giving the object's span: on grid pages without reading objs. */
+/* heap_index_find(), also giving the object's span: on grid pages from the page alone. */
 int64_t heap_index_locate(const struct heap_index *idx, uint64_t addr, struct heap_span *span);
+uint64_t heap_index_object_slow(const struct heap_index *idx, size_t i, struct heap_span *span);
+
+/* __builtin_popcountll() is a call without -mpopcnt; this is a dozen instructions. */
+static inline unsigned heap_popcount(uint64_t x)
+{
+	x -= x >> 1 & UINT64_C(0x5555555555555555);
+	x = (x & UINT64_C(0x3333333333333333)) + (x >> 2 & UINT64_C(0x3333333333333333));
+	x = (x + (x >> 4)) & UINT64_C(0x0f0f0f0f0f0f0f0f);
+	return (unsigned)((x * UINT64_C(0x0101010101010101)) >> 56);
+}
+/* Object i (i < nobj, after heap_index_finish()): its span, and the offset of its contents. */
+/* What object i's directory block says of its page's run, or NULL if it does not say. */
+static inline const struct heap_dir_run *heap_dir_run_of(const struct heap_index *idx, size_t i)
+{
+	const struct heap_dir *d = &idx->dir[i >> HEAP_DIR_SHIFT];
+	unsigned k = i & 63;
+
+	if (k < d->head_end)
+		return &d->run[0];
+	return k >= d->tail_from ? &d->run[1] : NULL; /* else a middle page's, or whole */
+}
+
+/* Object i (i < nobj, after heap_index_finish()): its span, and the offset of its contents. */
+static inline uint64_t heap_index_object(const struct heap_index *idx, size_t i,
+					 struct heap_span *span)
+{
+	const struct heap_dir_run *r = heap_dir_run_of(idx, i);
+	uint32_t e;
+
+	if (!r)
+		return heap_index_object_slow(idx, i, span);
+	e = idx->ents[i];
+	span->addr = r->page_no << HEAP_PAGE_SHIFT | e >> ENT_DELTA_BITS;
+	span->size = r->size;
+	return r->base + (e & ENT_DELTA_MAX);
+}
 uint64_t heap_index_obj_size(const struct heap_index *idx, size_t i);
 /* See hr_dump_prefetch_object(). */
 void heap_index_prefetch(const struct heap_index *idx, size_t i, uint64_t offset,

@@ -1000,13 +1000,10 @@ uint64_t hr_dump_object_bytes(const struct hr_dump *d) { return d->heap.total_by
 
 struct hr_object hr_dump_object(const struct hr_dump *d, size_t i)
 {
-	const struct heap_obj *o = &d->heap.objs[i];
+	struct heap_span span;
+	uint64_t off = heap_index_object(&d->heap, i, &span);
 
-	return (struct hr_object){
-		.addr = o->addr,
-		.size = heap_index_obj_size(&d->heap, i),
-		.data = d->map + (o->packed >> OBJ_SIZE_BITS),
-	};
+	return (struct hr_object){ .addr = span.addr, .size = span.size, .data = d->map + off };
 }
 
 int64_t hr_dump_object_at(const struct hr_dump *d, uint64_t addr)

@@ -17,6 +17,12 @@
 //	slice  main.itemSlice []*Item         N pointers to N Items (N + 1
 //	                                      objects with the backing array)
 //
+// -shape small holds about N objects of 8 to 32 bytes, the heap of a
+// program made of small records: maps of pointers to 2- and 3-word structs,
+// strings, small slices (see buildSmall in shapes.go). N counts the objects
+// it allocates, rounded down to whole units of 3.25; the maps' own storage
+// is reported apart, as for -shape map.
+//
 // -shape mixed (the default) builds a mix of shapes scaled so that the heap
 // holds about -objects objects and -bytes bytes (defaults: 10,000,000
 // objects, 1 GiB):
@@ -53,7 +59,7 @@
 // 40M-object, 4 GiB mixed heap peaked at 1.10x its live bytes). Peak RSS is
 // reported as "peak_rss_bytes" (from /proc/self/status, 0 elsewhere).
 //
-// Usage: gen [-shape mixed|list|map|slice] [-objects N] [-bytes N] DUMPFILE
+// Usage: gen [-shape mixed|list|map|slice|small] [-objects N] [-bytes N] DUMPFILE
 package main
 
 import (
@@ -301,10 +307,11 @@ var builders = map[string]func(n int64, facts dump.Facts) (int64, int64){
 	"list":  buildItemList,
 	"map":   buildItemMap,
 	"slice": buildItemSlice,
+	"small": buildSmall,
 }
 
 func main() {
-	shape := flag.String("shape", "mixed", "heap shape: mixed, list, map or slice")
+	shape := flag.String("shape", "mixed", "heap shape: mixed, list, map, slice or small")
 	targetObjects := flag.Int64("objects", 10000000, "approximate number of heap objects (list, map, slice: exactly N Items)")
 	targetBytes := flag.Int64("bytes", 1<<30, "approximate heap bytes (mixed only)")
 	flag.Parse()
@@ -315,7 +322,7 @@ func main() {
 			return buildMixed(n, *targetBytes, facts)
 		}
 	} else if build == nil {
-		dump.Fail(fmt.Errorf("-shape %q: want mixed, list, map or slice", *shape))
+		dump.Fail(fmt.Errorf("-shape %q: want mixed, list, map, slice or small", *shape))
 	}
 	if *targetObjects < 1 {
 		dump.Fail(fmt.Errorf("-objects must be at least 1"))
@@ -349,6 +356,9 @@ func main() {
 	runtime.KeepAlive(itemList)
 	runtime.KeepAlive(itemMap)
 	runtime.KeepAlive(itemSlice)
+	runtime.KeepAlive(smallByID)
+	runtime.KeepAlive(smallByName)
+	runtime.KeepAlive(smallRuns)
 
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"runtime"
+	"strconv"
 	"unsafe"
 
 	"heapref/testprogs/internal/dump"
@@ -81,4 +82,91 @@ func roundUpToClass(n int64) int64 {
 		}
 	}
 	return 32768
+}
+
+// Pair and Triple are the structs of the small shape: 2 and 3 words (exact
+// size classes 16 and 24), each with one pointer.
+type Pair struct {
+	Ref *Triple
+	Val int64
+}
+
+type Triple struct {
+	Name string
+	Val  int64
+}
+
+var (
+	smallByID   map[int64]*Pair
+	smallByName map[string]*Triple
+	smallRuns   [][]*Pair
+)
+
+// smallUnitObjects is the objects one unit of the small shape allocates:
+// a name, a Triple, a Pair, and a quarter of a 4-pointer slice.
+const smallUnitObjects = 3.25
+
+// buildSmall makes the small shape: about n objects of 8 to 32 bytes, as a
+// program full of small records has. Unit i is a name string of 8, 16, 24 or
+// 32 bytes (by i % 4; the key of main.smallByName, shared with its Triple's
+// Name), a Triple{Name, Val} (smallByName's value), a Pair{Ref: the Triple}
+// (main.smallByID's value, key i), and every 4 units a []*Pair of those 4
+// Pairs (32 bytes) in main.smallRuns. kept counts those objects and
+// smallRuns' backing array, not the maps' own storage (reported as
+// map_storage_objects / _bytes, as for -shape map).
+func buildSmall(n int64, facts dump.Facts) (keptObjects, keptBytes int64) {
+	units := int64(float64(n) / smallUnitObjects)
+	if units < 4 {
+		units = 4
+	}
+	units &^= 3 // whole slices of 4
+	objects0, bytes0 := liveHeap()
+	smallByID = make(map[int64]*Pair, units)
+	smallByName = make(map[string]*Triple, units)
+	objects1, bytes1 := liveHeap()
+	smallRuns = make([][]*Pair, 0, units/4)
+	var run []*Pair
+	var nameBytes int64
+	for i := int64(0); i < units; i++ {
+		name := smallName(i)
+		nameBytes += int64(len(name))
+		t := &Triple{Name: name, Val: i}
+		p := &Pair{Ref: t, Val: i}
+		smallByID[i] = p
+		smallByName[name] = t
+		if run == nil {
+			run = make([]*Pair, 0, 4)
+		}
+		run = append(run, p)
+		if len(run) == 4 {
+			smallRuns = append(smallRuns, run)
+			run = nil
+		}
+	}
+	ptr := int64(unsafe.Sizeof(uintptr(0)))
+	pairSize, tripleSize := int64(unsafe.Sizeof(Pair{})), int64(unsafe.Sizeof(Triple{}))
+	runs := units / 4
+	backing := roundUpToClass(runs * int64(unsafe.Sizeof(run)))
+	// the maps were made at their final size: what they hold now is their storage
+	facts["map_storage_objects"] = int64(objects1 - objects0)
+	facts["map_storage_bytes"] = int64(bytes1 - bytes0)
+	facts["small_units"] = units
+	facts["sizeof_main.Pair"] = pairSize
+	facts["sizeof_main.Triple"] = tripleSize
+	facts["small_runs_backing_bytes"] = backing
+	keptObjects = 3*units + runs + 1
+	keptBytes = nameBytes + units*(pairSize+tripleSize) + runs*4*ptr + backing
+	return keptObjects, keptBytes
+}
+
+// smallName is unit i's name: 8, 16, 24 or 32 bytes (exact size classes),
+// distinct for each i.
+func smallName(i int64) string {
+	b := make([]byte, 8*(1+i%4))
+	for j := range b {
+		b[j] = 'a' + byte(j%26)
+	}
+	s := strconv.FormatInt(i, 36)
+	copy(b[len(b)-len(s):], s)
+	return string(b)
 }

@@ -1,7 +1,8 @@
 /*
  * test_dump_index.c - the heap object index: sorting, address -> object lookups
  * (interior pointers, gaps, objects spanning pages, objects of 16 MiB and more) and
- * pointer bits, checked against a brute-force search over the same objects.
+ * pointer bits, checked against a brute-force search over the same objects; the packed
+ * 4-byte entries and their fallbacks, and the merge of two indexes.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -113,7 +114,7 @@ static void test_lookup_matches_brute_force(void **state)
 	free(model);
 }
 
-/* Objects spanning many pages, and one of 16 MiB+ (its size lives in the side table). */
+/* Objects spanning many pages, and one of 16 MiB+ (a page run of its own gives its size). */
 static void test_large_objects(void **state)
 {
 	const uint64_t huge = (UINT64_C(16) << 20) + 8192, big = 5 * 8192 + 512;
@@ -342,6 +343,144 @@ static void test_overlap_found(void **state)
 	}
 }
 
+/* An object as added to the index: where, how large, where its contents are. */
+struct packed_obj {
+	uint64_t addr;
+	uint64_t size;
+	uint64_t off;
+};
+
+static int cmp_packed(const void *a, const void *b)
+{
+	const struct packed_obj *x = a, *y = b;
+
+	return (x->addr > y->addr) - (x->addr < y->addr);
+}
+
+/*
+ * Every object of the model (in the order added; distinct addresses) reads back from
+ * idx whole: its start, size and contents offset by index, and its index and span by
+ * its first and last byte. The prefetch stages that do not read its contents (there
+ * are none here) are safe.
+ */
+static void check_packed(const struct heap_index *idx, struct packed_obj *m, size_t n)
+{
+	qsort(m, n, sizeof(*m), cmp_packed);
+	assert_int_equal(idx->nobj, n);
+	for (size_t i = 0; i < n; i++) {
+		struct heap_span span;
+		uint64_t off = heap_index_object(idx, i, &span);
+
+		if (span.addr != m[i].addr || span.size != m[i].size || off != m[i].off)
+			fail_msg("object %zu: 0x%llx %llu bytes at %llu, not 0x%llx %llu at %llu", i,
+				 (unsigned long long)span.addr, (unsigned long long)span.size,
+				 (unsigned long long)off, (unsigned long long)m[i].addr,
+				 (unsigned long long)m[i].size, (unsigned long long)m[i].off);
+		assert_int_equal(heap_index_obj_size(idx, i), m[i].size);
+		assert_int_equal(heap_index_locate(idx, m[i].addr, &span), i);
+		assert_int_equal(span.addr, m[i].addr);
+		assert_int_equal(span.size, m[i].size);
+		assert_int_equal(heap_index_locate(idx, m[i].addr + m[i].size - 1, &span), i);
+		heap_index_prefetch(idx, i, 0, HR_PREFETCH_ENTRY);
+		heap_index_prefetch(idx, i, 0, HR_PREFETCH_CONTENTS);
+	}
+}
+
+/* Adds the model's objects to a new index and finishes it. */
+static void index_packed(struct heap_index *idx, const struct packed_obj *m, size_t n)
+{
+	struct hr_error err = { 0 };
+	static const uint8_t file[64];
+
+	assert_int_equal(heap_index_init(idx, file, 8), HR_OK);
+	for (size_t i = 0; i < n; i++)
+		assert_int_equal(heap_index_add(idx, m[i].addr, m[i].size, m[i].off), HR_OK);
+	assert_int_equal(heap_index_finish(idx, "t", &err), HR_OK);
+}
+
+/*
+ * Objects whose page's entries cannot hold them: contents beyond the 19-bit offset from
+ * the page's base or before it, sizes that differ, addresses that go down, a page whose
+ * objects are not together in the file; sizes of 16 MiB and more, contents beyond 4 GiB
+ * in the file, objects across page boundaries, pages with free slots, and blocks of 64
+ * objects over many pages. None is truncated: each page falls back to whole objects.
+ */
+static void test_entry_packing(void **state)
+{
+	const uint64_t page = HEAP_START + 8192 * 16, gib4 = UINT64_C(5) << 30;
+	struct packed_obj *m = calloc(4096, sizeof(*m));
+	struct heap_index idx;
+	size_t n = 0;
+
+	assert_non_null(m);
+	/* a grid page with free slots, contents beyond 4 GiB, one at the page's end */
+	for (uint64_t k = 0; k < 512; k++)
+		if (k % 3)
+			m[n++] = (struct packed_obj){ page + 16 * k, 16, gib4 + 40 * k };
+	/* an object across the boundary, then one at the next page's start... */
+	m[n++] = (struct packed_obj){ page + 8192 + 8192 - 16, 32, 100 };
+	m[n++] = (struct packed_obj){ page + 3 * 8192, 48, 200 };
+	/* ... whose next contents are too far (19 bits), then before its base */
+	m[n++] = (struct packed_obj){ page + 3 * 8192 + 48, 48, 200 + ENT_DELTA_MAX + 1 };
+	m[n++] = (struct packed_obj){ page + 3 * 8192 + 96, 48, 100 };
+	/* sizes that differ, and an address that goes down */
+	m[n++] = (struct packed_obj){ page + 5 * 8192 + 64, 64, 1000 };
+	m[n++] = (struct packed_obj){ page + 5 * 8192 + 128, 32, 1100 };
+	m[n++] = (struct packed_obj){ page + 5 * 8192, 64, 1200 };
+	/* two pages read in turns: each run is cut by the other's */
+	for (uint64_t k = 0; k < 8; k++) {
+		m[n++] = (struct packed_obj){ page + 7 * 8192 + 32 * k, 32, 2000 + 100 * k };
+		m[n++] = (struct packed_obj){ page + 8 * 8192 + 32 * k, 32, 2050 + 100 * k };
+	}
+	/* 16 MiB and more, and more than 4 GiB: alone in their first page */
+	m[n++] = (struct packed_obj){ page + 16 * 8192, UINT64_C(16) << 20, 3000 };
+	m[n++] = (struct packed_obj){ page + 16 * 8192 + (UINT64_C(16) << 20),
+				      (UINT64_C(4) << 30) + 8192, gib4 };
+	/* 2 KiB objects: a block of 64 over 32 pages, one page whole among them */
+	for (uint64_t k = 0; k < 200; k++) {
+		uint64_t at = HEAP_START + (UINT64_C(8) << 30) + 2048 * k;
+
+		m[n++] = (struct packed_obj){ at, k == 101 ? 1024 : 2048, 4000 + 2100 * k };
+	}
+	index_packed(&idx, m, n);
+	check_packed(&idx, m, n);
+	assert_true(idx.nwhole > 0); /* the fallbacks were taken */
+	heap_index_release(&idx);
+	free(m);
+}
+
+/*
+ * Two indexes of one file's halves, merged: a page cut between them (its objects in
+ * both), a page only the second has objects starting in but the first covers with a
+ * large object, pages only in one. The result reads back as one index of it all.
+ */
+static void test_absorb_packing(void **state)
+{
+	const uint64_t page = HEAP_START + 8192 * 64;
+	struct packed_obj m[600];
+	struct heap_index a, b;
+	struct hr_error err = { 0 };
+	size_t n = 0, half;
+
+	m[n++] = (struct packed_obj){ page + 4 * 8192, 8192 + 4096, 20000 }; /* into page 5 */
+	for (uint64_t k = 0; k < 100; k++)
+		m[n++] = (struct packed_obj){ page + 32 * k, 32, 100 + 50 * k };
+	half = n - 40; /* page 0 is cut after 60 objects */
+	m[n++] = (struct packed_obj){ page + 5 * 8192 + 4096, 64, 40000 };
+	for (uint64_t k = 0; k < 300; k++)
+		m[n++] = (struct packed_obj){ page + 9 * 8192 + 16 * k, 16, 50000 + 30 * k };
+	assert_int_equal(heap_index_init(&a, (const uint8_t *)"", 8), HR_OK);
+	assert_int_equal(heap_index_init(&b, (const uint8_t *)"", 8), HR_OK);
+	for (size_t i = 0; i < n; i++)
+		assert_int_equal(heap_index_add(i < half ? &a : &b, m[i].addr, m[i].size, m[i].off),
+				 HR_OK);
+	assert_int_equal(heap_index_absorb(&a, &b), HR_OK);
+	assert_int_equal(heap_index_finish(&a, "t", &err), HR_OK);
+	check_packed(&a, m, n);
+	assert_int_equal(a.nwhole, 100); /* page 0's, from both */
+	heap_index_release(&a);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -350,6 +489,8 @@ int main(void)
 		cmocka_unit_test(test_unordered_field_list),
 		cmocka_unit_test(test_grid_lookups),
 		cmocka_unit_test(test_overlap_found),
+		cmocka_unit_test(test_entry_packing),
+		cmocka_unit_test(test_absorb_packing),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
