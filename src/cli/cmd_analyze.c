@@ -607,7 +607,7 @@ static int analysis_open(const char *binary, const char *dump,
 {
 	if (open_heap_input(binary, dump, o->input_name, &an->bin, &an->dump, err))
 		return err->code;
-	if (!binary && !an->bin) { /* DUMP alone */
+	if (!binary) { /* DUMP alone */
 		if (!hr_dump_has_object_types(an->dump))
 			return hr_error_set(err, HR_EUSAGE, "%s is a go1.%u heap dump: give the binary "
 					    "that wrote it too (BINARY DUMP); only go1.3 and go1.4 dumps, "
