@@ -47,6 +47,14 @@ void hr_chains_free(struct hr_chains *tree);
 uint32_t hr_chains_child(struct hr_chains *tree, uint32_t parent, const char *name, size_t len);
 
 /*
+ * What hr_chains_child() would return, without changing the tree: HR_CHAINS_NONE when it
+ * would change it (make a node, or intern a new name: the names are the tree's too).
+ * Safe to call from several threads while nobody changes the tree.
+ */
+uint32_t hr_chains_find(const struct hr_chains *tree, uint32_t parent, const char *name,
+			size_t len);
+
+/*
  * Folds recursion from now on: a child whose name has a type, `x. (T)`, that a node on
  * its chain already has (the parent included) is that node, not a new one. A list's
  * `next. (*main.Node)` under `next. (*main.Node)` is the first `next` again, and a

@@ -43,6 +43,12 @@ typedef void (*hr_scan_progress_fn)(void *arg, const char *phase, uint64_t done,
 struct hr_scan_options {
 	hr_scan_progress_fn progress; /* may be NULL */
 	void *progress_arg;
+	/* threads of pass 1's heap walk: 0, one per usable processor; the profile is the
+	 * same with any number */
+	unsigned threads;
+	/* objects per share of pass 1's work given to a thread: 0, as the walk goes; tests
+	 * set 1, which sends every object through the threads (even in a narrow walk) */
+	unsigned chunk_objects;
 };
 
 enum hr_root_kind {
@@ -68,6 +74,9 @@ struct hr_scan_summary {
 	uint64_t header_typed;   /* objects typed by their malloc header (Go >= 1.22) */
 	uint64_t skipped_vars;   /* frame variables in registers or unsupported locations */
 	uint64_t static_objects; /* objects in data or bss outside every global, walked by type */
+	unsigned pass1_threads;  /* threads that walked heap objects in pass 1 */
+	uint64_t worker_objects; /* heap objects pass 1's workers walked (the rest: by the
+				  * thread that applies their work, in order) */
 	unsigned go_minor;       /* the N of the dump's go1.N build version, 0 unknown */
 };
 

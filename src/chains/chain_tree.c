@@ -188,19 +188,29 @@ static int grow_name_slots(struct hr_chains *t)
 	return HR_OK;
 }
 
-/* The name id of name, interned if new; HR_CHAINS_NONE when out of memory. */
-static uint32_t intern(struct hr_chains *t, const char *name, size_t len)
+/* The slot of name in the name hash: its id + 1, or a free slot (0) where it would go. */
+static size_t name_slot(const struct hr_chains *t, const char *name, size_t len, uint64_t h)
 {
-	uint64_t h = hash_bytes(name, len);
 	size_t j = (size_t)h & (t->name_slots_len - 1);
-	struct name_entry *e;
 
 	for (; t->name_slots[j]; j = (j + 1) & (t->name_slots_len - 1)) {
 		const struct name_entry *cand = &t->names[t->name_slots[j] - 1];
 
 		if (cand->hash == h && cand->len == len && !memcmp(t->pool + cand->offset, name, len))
-			return t->name_slots[j] - 1;
+			break;
 	}
+	return j;
+}
+
+/* The name id of name, interned if new; HR_CHAINS_NONE when out of memory. */
+static uint32_t intern(struct hr_chains *t, const char *name, size_t len)
+{
+	uint64_t h = hash_bytes(name, len);
+	size_t j = name_slot(t, name, len, h);
+	struct name_entry *e;
+
+	if (t->name_slots[j])
+		return t->name_slots[j] - 1;
 	if (t->nnames >= UINT32_MAX - 1 ||
 	    hr_array_reserve((void **)&t->pool, &t->pool_cap, t->pool_len + len + 1, 1))
 		return HR_CHAINS_NONE;
@@ -322,6 +332,25 @@ uint32_t hr_chains_child(struct hr_chains *t, uint32_t parent, const char *name,
 	node->name = name_id;
 	node->depth = depth;
 	return remember_child(t, slot, parent, name_id, (uint32_t)t->nnodes - 1);
+}
+
+uint32_t hr_chains_find(const struct hr_chains *t, uint32_t parent, const char *name, size_t len)
+{
+	size_t j;
+	uint32_t child;
+	const struct child_slot *slot;
+
+	if (t->max_depth && t->nodes[parent].depth + 1 > t->max_depth)
+		return parent;
+	j = name_slot(t, name, len, hash_bytes(name, len));
+	if (!t->name_slots[j]) /* hr_chains_child() would intern it, even to fold it */
+		return HR_CHAINS_NONE;
+	slot = find_child_slot(t, parent, t->name_slots[j] - 1);
+	if (slot->parent != HR_CHAINS_NONE)
+		return slot->node;
+	if (t->fold_recursion && (child = ancestor_of_type(t, parent, name, len)) != HR_CHAINS_NONE)
+		return child;
+	return HR_CHAINS_NONE;
 }
 
 void hr_chains_fold_recursion(struct hr_chains *t)

@@ -45,6 +45,7 @@ struct analyze_args {
 	int naddresses;
 	const char *output;
 	uint32_t max_depth;
+	unsigned threads;     /* --threads (0: one per processor) */
 	double cutoff_percent;
 	bool text;
 	bool by_index;
@@ -113,7 +114,7 @@ static bool parse_number(const char *text, unsigned long max, unsigned long *out
 
 /* The values of the options that take one, as cli_parse() found them (NULL: not given). */
 struct option_values {
-	const char *max_depth, *cutoff, *n, *format, *examples, *attribution, *pid;
+	const char *max_depth, *cutoff, *n, *format, *examples, *attribution, *pid, *threads;
 };
 
 /* The options' values, checked; then what goes with what. */
@@ -127,6 +128,9 @@ static int check_options(struct analyze_args *a, const struct option_values *v)
 	if (v->max_depth && !parse_number(v->max_depth, UINT32_MAX, &n))
 		return cli_usage_error(cmd, "--max-depth takes a number, not %s", v->max_depth);
 	a->max_depth = v->max_depth ? (uint32_t)n : a->max_depth;
+	if (v->threads && (!parse_number(v->threads, 64, &n) || !n))
+		return cli_usage_error(cmd, "--threads takes a number, 1 to 64, not %s", v->threads);
+	a->threads = v->threads ? (unsigned)n : 0;
 	if (v->cutoff && !parse_percent(v->cutoff, &a->cutoff_percent))
 		return cli_usage_error(cmd, "--cutoff takes a percentage, 0 to 100, not %s",
 				       v->cutoff);
@@ -236,6 +240,7 @@ static int parse_args(int argc, char **argv, enum mode mode, struct analyze_args
 	const struct cli_opt common[] = {
 		{ "--full-chains", NULL, &a->full_chains, NULL },
 		{ "--max-depth", NULL, NULL, &v.max_depth },
+		{ "--threads", NULL, NULL, &v.threads },
 		{ "--stats", NULL, &a->stats, NULL },
 		{ "--force", NULL, &a->force, NULL },
 		{ "--pid", NULL, NULL, &v.pid },
@@ -548,9 +553,14 @@ static int run_scan(struct hr_scan *scan, struct stats *stats, struct progress *
 		    struct hr_error *err)
 {
 	int rc = hr_scan_pass1(scan, err);
+	const struct hr_scan_summary *sum = hr_scan_summary(scan);
 
 	end_progress(prog);
 	stats_mark(stats, "pass 1", stderr);
+	if (stats && !rc)
+		fprintf(stderr, "stats: pass 1 threads: %u; heap objects walked by workers: %" PRIu64
+			" of %" PRIu64 "\n", sum->pass1_threads, sum->worker_objects,
+			sum->typed_objects);
 	if (!rc) {
 		rc = hr_scan_pass2(scan, err);
 		end_progress(prog);
@@ -638,7 +648,10 @@ int analysis_run(const char *binary, const char *dump, const struct analysis_opt
 	*an = (struct analysis){ 0 };
 	clock_gettime(CLOCK_MONOTONIC, &prog.start);
 	if (isatty(STDERR_FILENO))
-		opts = (struct hr_scan_options){ show_progress, &prog };
+		opts = (struct hr_scan_options){ show_progress, &prog, 0, 0 };
+	opts.threads = o->threads;
+	if (getenv("HEAPREF_TEST_PASS1_CHUNK")) /* docs/performance.md: tests only */
+		opts.chunk_objects = (unsigned)atoi(getenv("HEAPREF_TEST_PASS1_CHUNK"));
 	if (analysis_open(binary, dump, o, an, &opts, &err))
 		goto fail;
 	/* after hr_scan_new, which refuses pointer sizes and byte orders it cannot read */
@@ -808,7 +821,8 @@ static int run(int argc, char **argv, enum mode mode)
 		a.dump = proc.path;
 		a.binary = a.binary ? a.binary : proc.binary;
 	}
-	o = (struct analysis_options){ .max_depth = a.max_depth, .full_chains = a.full_chains,
+	o = (struct analysis_options){ .max_depth = a.max_depth, .threads = a.threads,
+				       .full_chains = a.full_chains,
 				       .force = a.force,
 				       .keep_paths = (mode != MODE_ANALYZE && mode != MODE_GOROUTINES) ||
 						     a.by_dominator ||

@@ -46,6 +46,7 @@ int cmd_diff(int argc, char **argv);
 /* What a command asks of the analysis of one BINARY DUMP pair. */
 struct analysis_options {
 	uint32_t max_depth;   /* --max-depth (0: no limit) */
+	unsigned threads;     /* --threads: pass 1's (0: one per usable processor) */
 	bool full_chains;     /* --full-chains: do not fold recursion */
 	bool force;           /* --force: analyse a pair that does not go together */
 	bool keep_paths;      /* why: remember how each object was reached */

@@ -12,6 +12,10 @@
 	"  --save-core FILE\n"                                                                    \
 	"                  --pid: keep the core in FILE\n"
 
+#define THREADS_OPTION                                                                         \
+	"  --threads N     threads of the typed walk, 1 to 64 (default: one per processor);\n"  \
+	"                  the result is the same with any number\n"
+
 static const char heapref_usage[] =
 	"usage: heapref <command> [options] [arguments]\n"
 	"\n"
@@ -23,7 +27,7 @@ static const char heapref_usage[] =
 	"\n"
 	"commands:\n"
 	"  analyze [-o FILE] [--text [--cutoff PCT] [--by-index]] [--full-chains]\n"
-	"          [--max-depth N] [--stats] [--force] [--examples N]\n"
+	"          [--max-depth N] [--threads N] [--stats] [--force] [--examples N]\n"
 	"          [--attribution first|dominator] [--by-alloc | --by-type | --types-first]\n"
 	"          [--goroutine-labels | --no-goroutine-labels]\n"
 	"          BINARY DUMP | --pid PID [--save-core FILE] [BINARY]\n"
@@ -31,20 +35,22 @@ static const char heapref_usage[] =
 	"                reference chains from root variables to the memory they keep\n"
 	"                alive; view it with go tool pprof -top / -traces / -http=:8080;\n"
 	"                --text: the chains as a condensed text report instead\n"
-	"  why [-n K] [--full-chains] [--max-depth N] [--stats] [--force] BINARY DUMP\n"
-	"          ADDRESS|TYPE... (or --pid PID [--save-core FILE] [BINARY] ADDRESS|TYPE...)\n"
+	"  why [-n K] [--full-chains] [--max-depth N] [--threads N] [--stats] [--force]\n"
+	"          BINARY DUMP ADDRESS|TYPE...\n"
+	"          (or --pid PID [--save-core FILE] [BINARY] ADDRESS|TYPE...)\n"
 	"                why the heap object at each address (or the biggest of a type)\n"
 	"                is alive: its chain and up to K independent paths from roots\n"
-	"  retained [--format text|tsv] [-n N] [--full-chains] [--max-depth N] [--stats]\n"
-	"          [--force] BINARY DUMP | --pid PID [--save-core FILE] [BINARY]\n"
+	"  retained [--format text|tsv] [-n N] [--full-chains] [--max-depth N]\n"
+	"          [--threads N] [--stats] [--force]\n"
+	"          BINARY DUMP | --pid PID [--save-core FILE] [BINARY]\n"
 	"                the root variables and objects by retained size: what would be\n"
 	"                freed if each let go (the dominator tree of the object graph)\n"
 	"  diff [-o FILE | --text [--by-index]] [--full-chains] [--max-depth N] [--stats]\n"
 	"          [--force] OLD_BINARY OLD_DUMP NEW_BINARY NEW_DUMP\n"
 	"                how each chain grew between two dumps: a pprof profile (as\n"
 	"                pprof -diff_base makes) or a table, biggest growth first\n"
-	"  goroutines [--format text|tsv] [--full-chains] [--max-depth N] [--stats]\n"
-	"          [--force] BINARY DUMP | --pid PID [--save-core FILE] [BINARY]\n"
+	"  goroutines [--format text|tsv] [--full-chains] [--max-depth N] [--threads N]\n"
+	"          [--stats] [--force] BINARY DUMP | --pid PID [--save-core FILE] [BINARY]\n"
 	"                the goroutines by kind (creator, stack, state) with the memory\n"
 	"                their stacks keep alive; likely leaked ones marked\n"
 	"  allocs [-o FILE] BINARY DUMP\n"
@@ -73,7 +79,8 @@ static const char heapref_usage[] =
 
 static const char analyze_usage[] =
 	"usage: heapref analyze [-o FILE] [--text [--cutoff PCT] [--by-index]] [--full-chains]\n"
-	"                       [--max-depth N] [--stats] [--force] [--examples N]\n"
+	"                       [--max-depth N] [--threads N] [--stats] [--force]\n"
+	"                       [--examples N]\n"
 	"                       [--attribution first|dominator]\n"
 	"                       [--by-alloc | --by-type | --types-first]\n"
 	"                       [--goroutine-labels | --no-goroutine-labels]\n"
@@ -99,6 +106,9 @@ static const char analyze_usage[] =
 	"                  to the first T on the chain)\n"
 	"  --max-depth N   cut chains after N named nodes, charging the rest to the last\n"
 	"                  (default 256; 0 for no limit)\n"
+	"  --threads N     threads of the typed walk, 1 to 64 (default: one per processor);\n"
+	"                  the result is the same with any number. Also for why, retained\n"
+	"                  and goroutines\n"
 	"  --stats         time, CPU and peak memory of each phase, on stderr\n"
 	"  --force         analyse even when the dump does not look written by the binary\n"
 	"                  (different Go version, data or bss layout): the chains may be wrong\n"
@@ -124,8 +134,8 @@ static const char analyze_usage[] =
 	"                  the default of the profile; an error with --text or another view\n";
 
 static const char why_usage[] =
-	"usage: heapref why [-n K] [--full-chains] [--max-depth N] [--stats] [--force]\n"
-	"                   BINARY DUMP ADDRESS|TYPE...\n"
+	"usage: heapref why [-n K] [--full-chains] [--max-depth N] [--threads N] [--stats]\n"
+	"                   [--force] BINARY DUMP ADDRESS|TYPE...\n"
 	"       heapref why [options] --pid PID [--save-core FILE] [BINARY] ADDRESS|TYPE...\n"
 	"  for each address, the heap object holding it and why it is alive: the chain it\n"
 	"  is charged to and the objects through which a root reaches it (8 more bytes of\n"
@@ -137,13 +147,14 @@ static const char why_usage[] =
 	"                  of the paths before (default 1); with a type, the K biggest objects\n"
 	"  --full-chains   do not fold recursion (as analyze)\n"
 	"  --max-depth N   cut chains after N named nodes (default 256; 0 for no limit)\n"
+	THREADS_OPTION
 	"  --stats         time, CPU and peak memory of each phase, on stderr\n"
 	"  --force         analyse even when the dump does not look written by the binary\n"
 	PROCESS_OPTIONS;
 
 static const char retained_usage[] =
 	"usage: heapref retained [--format text|tsv] [-n N] [--full-chains] [--max-depth N]\n"
-	"                        [--stats] [--force] BINARY DUMP\n"
+	"                        [--threads N] [--stats] [--force] BINARY DUMP\n"
 	"                        | --pid PID [--save-core FILE] [BINARY]\n"
 	"  the root variables and the heap objects by retained size: what would be freed\n"
 	"  if each let go (the dominator tree of the object graph)\n"
@@ -151,6 +162,7 @@ static const char retained_usage[] =
 	"  -n N            rows of each list (default 20; 0 for all)\n"
 	"  --full-chains   do not fold recursion (as analyze)\n"
 	"  --max-depth N   cut chains after N named nodes (default 256; 0 for no limit)\n"
+	THREADS_OPTION
 	"  --stats         time, CPU and peak memory of each phase, on stderr\n"
 	"  --force         analyse even when the dump does not look written by the binary\n"
 	PROCESS_OPTIONS;
@@ -173,7 +185,7 @@ static const char diff_usage[] =
 
 static const char goroutines_usage[] =
 	"usage: heapref goroutines [--format text|tsv] [--full-chains] [--max-depth N]\n"
-	"                          [--stats] [--force] BINARY DUMP\n"
+	"                          [--threads N] [--stats] [--force] BINARY DUMP\n"
 	"                          | --pid PID [--save-core FILE] [BINARY]\n"
 	"  the goroutines grouped by kind (the function whose go statement created them,\n"
 	"  the functions on their stack, their status and wait reason), with how many there\n"
@@ -183,6 +195,7 @@ static const char goroutines_usage[] =
 	"  --format tsv    a header row and tab-separated rows, for scripts (default text)\n"
 	"  --full-chains   do not fold recursion (as analyze)\n"
 	"  --max-depth N   cut chains after N named nodes (default 256; 0 for no limit)\n"
+	THREADS_OPTION
 	"  --stats         time, CPU and peak memory of each phase, on stderr\n"
 	"  --force         analyse even when the dump does not look written by the binary\n"
 	PROCESS_OPTIONS;

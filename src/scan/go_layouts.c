@@ -139,11 +139,15 @@ static uint64_t itab_type_addr(const struct hr_scan *s, uint64_t tab)
 					offsetof(struct itab_entry, addr), tab);
 	uint8_t word[8];
 	struct hr_error ignored = { 0 };
+	int rc;
 
 	if (n && s->itabs[n - 1].addr == tab)
 		return s->itabs[n - 1].type_addr;
 	/* itab{inter, _type, ...}: the type is the second word, in every release since 1.7 */
-	if (hr_binary_read(s->bin, tab + s->ps, word, s->ps, &ignored))
+	scan_lock_binary(s); /* libelf reads a section's data on first use */
+	rc = hr_binary_read(s->bin, tab + s->ps, word, s->ps, &ignored);
+	scan_unlock_binary(s);
+	if (rc)
 		return 0;
 	return hr_dump_word(s->dump, word);
 }

@@ -7,6 +7,8 @@
 #ifndef HEAPREF_SCAN_INTERNAL_H
 #define HEAPREF_SCAN_INTERNAL_H
 
+#include <pthread.h>
+
 #include "heapref/scan.h"
 
 #define NO_FRAME UINT32_MAX
@@ -103,6 +105,12 @@ struct work_queue {
 int queue_push(struct work_queue *q, const struct work *w);
 /* Takes the oldest item into *out; false when the queue is empty. */
 bool queue_pop(struct work_queue *q, const struct hr_dump *d, struct work *out);
+/* queue_pop() prefetching nothing: for an item another thread walks. */
+bool queue_take(struct work_queue *q, struct work *out);
+static inline size_t queue_length(const struct work_queue *q)
+{
+	return q->items + q->nahead;
+}
 void queue_release(struct work_queue *q);
 
 /* A frame of the explicit stack the typed walk uses instead of recursion. */
@@ -145,7 +153,11 @@ struct node_cache_entry {
 	uint32_t b;
 	uint32_t child;
 	uint32_t kind;
+	uint32_t log_seq;   /* a pending child is valid in the log it was made for only */
 };
+
+/* A chain node a worker's walk needs that the tree may not have yet: see pass1_threads.c. */
+#define PENDING_NODE 0x80000000u
 
 #define NODE_CACHE_SIZE 4096
 
@@ -313,6 +325,19 @@ struct hr_scan {
 	struct hr_frame_vars closure_fv; /* scratch for a closure's captured variables */
 	int status;                /* first failure (HR_ENOMEM) inside the walk */
 	uint64_t progress_next;
+
+	/*
+	 * A worker of pass 1's threads (pass1_threads.c) walks a copy of the scan: what its
+	 * walk would change in the shared state (claims, chain nodes, static objects,
+	 * leftovers) goes to its log instead, applied in order by one thread; NULL on the
+	 * scan itself.
+	 */
+	struct p1_log *log;
+	uint32_t log_seq;             /* a worker's count of logs: node_cache_entry.log_seq */
+	pthread_mutex_t *binary_lock; /* with workers: around the binary's lazy loading */
+	pthread_rwlock_t *tree_lock;  /* with workers: they read the tree, the scan adds nodes */
+	struct p1_pool *pool;         /* with workers: chunks are taken as objects are queued */
+	uint32_t queued_since_feed;
 };
 
 /* Records a root edge (hr_scan_keep_root_edges()) from the root of node to object obj. */
@@ -321,6 +346,13 @@ void scan_root_edge(struct hr_scan *s, uint32_t node, uint32_t obj);
 /* What hr_scan_keep_types() records of an object besides a type id. */
 #define OBJ_TYPE_UNKNOWN 0u           /* reached by bitmap only (pass 2), or no view */
 #define OBJ_TYPE_ARRAY 0x80000000u    /* flag: an array of the type (a slice's backing array) */
+
+/*
+ * A static object (see follow_static() in walk.c) is walked by view v if its memory
+ * holds a pointer word and no view took it yet: then v is kept (its node still to set)
+ * and returned; else NULL. len: its length in bytes.
+ */
+struct static_view *static_accept(struct hr_scan *s, const struct static_view *v, uint64_t len);
 
 /* --- walk.c ------------------------------------------------------------------------- */
 /*
@@ -335,6 +367,8 @@ int walk_value(struct hr_scan *s, struct region *r, uint64_t addr, uint32_t type
 uint32_t frame_node(struct hr_scan *s, uint32_t i);
 /* The child of parent named "$sub_objects$" (or parent itself when out of depth). */
 uint32_t sub_objects_node(struct hr_scan *s, uint32_t parent);
+/* The child of parent named name (len bytes), made if new; HR_CHAINS_NONE out of memory. */
+uint32_t scan_tree_child(struct hr_scan *s, uint32_t parent, const char *name, size_t len);
 /* The root node named name. */
 uint32_t root_node(struct hr_scan *s, const char *name, size_t len);
 /*
@@ -414,12 +448,54 @@ static inline unsigned scan_member_role(const struct hr_scan *s, uint32_t index)
 bool scan_visited(const struct hr_scan *s, uint32_t obj);
 /* Marks obj reached and charges it to node; false if it already was. */
 bool scan_claim(struct hr_scan *s, uint32_t obj, uint64_t size, uint32_t node, bool typed);
+/* scan_claim()'s halves: marks obj reached by node (false if it already was)... */
+bool scan_mark(struct hr_scan *s, uint32_t obj, uint32_t node);
+/* ...and charges node with objects reached first from goroutine (index + 1, or 0). */
+void scan_charge(struct hr_scan *s, uint32_t node, uint32_t goroutine, uint64_t objects,
+		 uint64_t bytes, bool typed);
 int scan_enqueue(struct hr_scan *s, const struct work *w);
+/* Claims w->obj (size bytes) for view w: charged to w->node, typed, queued (walk.c). */
+void scan_claim_view(struct hr_scan *s, const struct work *w, uint64_t size);
 /* A region over heap object obj, its pointer bits copied into *bits (grown as needed). */
 int scan_object_region(const struct hr_scan *s, uint32_t obj, uint64_t **bits, size_t *cap,
 		       struct region *r);
 /* Reports progress now and then: objects charged so far, plus `uncounted` not yet in sum. */
 void scan_progress(struct hr_scan *s, const char *phase, uint64_t uncounted);
+
+/* Walks one queued heap object (pass 1) and keeps its unticked words for pass 2. */
+int scan_walk_object(struct hr_scan *s, const struct work *w);
+/* Keeps the unticked pointer words of object obj (bits: its region's, or NULL: all). */
+int scan_add_leftover(struct hr_scan *s, uint32_t obj, uint32_t node, const uint64_t *bits,
+		      uint64_t nwords);
+/* Walks the static objects found so far (pass 1). */
+int scan_walk_statics(struct hr_scan *s);
+
+/* --- pass1_threads.c ------------------------------------------------------------------ */
+/* Pass 1's heap objects: the queue, on s->opts.threads threads. 0 or HR_ENOMEM. */
+int pass1_walk_heap(struct hr_scan *s);
+/* For a worker: the chain node hr_chains_child() will give, or a pending one of its log. */
+uint32_t pass1_log_child(struct hr_scan *s, uint32_t parent, const char *name, size_t len);
+/* For a worker: obj claimed by view w (node, type, ...), size bytes: to apply in order. */
+void pass1_log_claim(struct hr_scan *s, const struct work *w, uint64_t size);
+/* For a worker: a static object typed pointers lead to (see follow_static()). */
+void pass1_log_static(struct hr_scan *s, const struct static_view *v, uint64_t len);
+/* For a worker: an object's unticked words (scan_add_leftover()). */
+int pass1_log_leftover(struct hr_scan *s, uint32_t obj, uint32_t node, const uint64_t *bits,
+		       uint64_t nwords);
+/* With workers: takes queued objects into chunks for them (during a long walk). */
+void pass1_feed(struct hr_scan *s);
+/* Takes the binary's lock while workers run (the binary loads functions' variables lazily). */
+static inline void scan_lock_binary(const struct hr_scan *s)
+{
+	if (s->binary_lock)
+		pthread_mutex_lock(s->binary_lock);
+}
+
+static inline void scan_unlock_binary(const struct hr_scan *s)
+{
+	if (s->binary_lock)
+		pthread_mutex_unlock(s->binary_lock);
+}
 
 /* --- mark.c ------------------------------------------------------------------------- */
 /*

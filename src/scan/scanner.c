@@ -31,9 +31,14 @@ const char *hr_root_kind_name(unsigned kind)
 	return kind < HR_ROOT_KIND_COUNT ? names[kind] : "unknown";
 }
 
+/*
+ * The visited bits are read by pass 1's workers while this thread sets them (see
+ * pass1_threads.c): relaxed atomic loads and stores, plain moves on the processors we
+ * build for. This thread is the only one that sets them then.
+ */
 bool scan_visited(const struct hr_scan *s, uint32_t obj)
 {
-	return hr_bit_get(s->visited, obj);
+	return __atomic_load_n(&s->visited[obj >> 6], __ATOMIC_RELAXED) >> (obj & 63) & 1;
 }
 
 int hr_scan_keep_paths(struct hr_scan *s, struct hr_error *err)
@@ -148,31 +153,54 @@ struct hr_reached_by hr_scan_reached_by(const struct hr_scan *s, uint32_t obj)
 	return s->paths[obj];
 }
 
-bool scan_claim(struct hr_scan *s, uint32_t obj, uint64_t size, uint32_t node, bool typed)
+bool scan_mark(struct hr_scan *s, uint32_t obj, uint32_t node)
 {
-	if (hr_bit_get(s->visited, obj))
+	uint64_t *word = &s->visited[obj >> 6], bits = __atomic_load_n(word, __ATOMIC_RELAXED);
+
+	if (bits >> (obj & 63) & 1)
 		return false;
-	hr_bit_set(s->visited, obj);
+	__atomic_store_n(word, bits | UINT64_C(1) << (obj & 63), __ATOMIC_RELAXED);
 	if (s->paths)
 		s->paths[obj] = (struct hr_reached_by){ node, s->holder };
-	/* the goroutine whose frame reached it, or reached the object that holds it */
-	if (s->keep_goroutines && s->cur_goroutine &&
-	    share_map_add(&s->shares, node, s->cur_goroutine, 1, size))
-		s->status = HR_ENOMEM;
-	hr_chains_charge(s->tree, node, 1, size);
-	if (typed) {
-		s->sum.typed_objects++;
-		s->sum.typed_bytes += size;
-	} else {
-		s->sum.fallback_objects++;
-		s->sum.fallback_bytes += size;
-	}
 	return true;
 }
 
+void scan_charge(struct hr_scan *s, uint32_t node, uint32_t goroutine, uint64_t objects,
+		 uint64_t bytes, bool typed)
+{
+	/* the goroutine whose frame reached them, or reached the object that holds them */
+	if (s->keep_goroutines && goroutine &&
+	    share_map_add(&s->shares, node, goroutine, objects, bytes))
+		s->status = HR_ENOMEM;
+	hr_chains_charge(s->tree, node, objects, bytes);
+	if (typed) {
+		s->sum.typed_objects += objects;
+		s->sum.typed_bytes += bytes;
+	} else {
+		s->sum.fallback_objects += objects;
+		s->sum.fallback_bytes += bytes;
+	}
+}
+
+bool scan_claim(struct hr_scan *s, uint32_t obj, uint64_t size, uint32_t node, bool typed)
+{
+	if (!scan_mark(s, obj, node))
+		return false;
+	scan_charge(s, node, s->cur_goroutine, 1, size, typed);
+	return true;
+}
+
+#define FEED_EVERY 256 /* objects queued; see pass1_feed() */
+
 int scan_enqueue(struct hr_scan *s, const struct work *w)
 {
-	return queue_push(&s->queue, w);
+	int rc = queue_push(&s->queue, w);
+
+	if (s->pool && ++s->queued_since_feed >= FEED_EVERY) {
+		s->queued_since_feed = 0;
+		pass1_feed(s);
+	}
+	return rc;
 }
 
 const struct hr_scan_summary *hr_scan_summary(const struct hr_scan *s)
@@ -411,14 +439,15 @@ static bool leads_somewhere(const struct hr_scan *s, uint64_t value)
 	return i >= 0 && !scan_visited(s, (uint32_t)i);
 }
 
-/* Keeps the unticked pointer words of object obj (bits: its region's bits, or NULL: all). */
-static int add_leftover(struct hr_scan *s, uint32_t obj, uint32_t node, const uint64_t *bits,
-			uint64_t nwords)
+int scan_add_leftover(struct hr_scan *s, uint32_t obj, uint32_t node, const uint64_t *bits,
+		      uint64_t nwords)
 {
-	struct leftover *l = hr_array_push((void **)&s->leftovers, &s->nleftovers,
-					   &s->leftovers_cap, sizeof(*l));
+	struct leftover *l;
 	size_t words = (size_t)hr_bit_words(nwords);
 
+	if (s->log)
+		return pass1_log_leftover(s, obj, node, bits, nwords);
+	l = hr_array_push((void **)&s->leftovers, &s->nleftovers, &s->leftovers_cap, sizeof(*l));
 	if (!l)
 		return HR_ENOMEM;
 	*l = (struct leftover){ .obj = obj, .node = node, .bits = LEFTOVER_ALL,
@@ -885,7 +914,7 @@ static void statics_end(struct hr_scan *s)
  * a global's, so they are not taken again as untyped data/bss words. Walking one may
  * find more.
  */
-static int walk_statics(struct hr_scan *s)
+int scan_walk_statics(struct hr_scan *s)
 {
 	struct statics *st = &s->statics;
 
@@ -901,7 +930,7 @@ static int walk_statics(struct hr_scan *s)
 
 /* --- pass 1: the heap --------------------------------------------------------------- */
 
-static int walk_object(struct hr_scan *s, const struct work *w)
+int scan_walk_object(struct hr_scan *s, const struct work *w)
 {
 	struct region r;
 
@@ -910,12 +939,12 @@ static int walk_object(struct hr_scan *s, const struct work *w)
 	if (!bits_any(r.bits, 0, r.nwords))
 		return HR_OK; /* nothing inside leads anywhere */
 	if (!w->type && w->mode != M_CLOSURE) /* no view: every pointer word is pass 2's */
-		return add_leftover(s, w->obj, w->node, NULL, r.nwords);
+		return scan_add_leftover(s, w->obj, w->node, NULL, r.nwords);
 	if (walk_value(s, &r, r.addr + w->offset, w->type, w->count, w->mode, w->elem_name,
 		       w->aux, N_SAME, w->node))
 		return s->status;
 	if (bits_any(r.bits, 0, r.nwords))
-		return add_leftover(s, w->obj, w->node, r.bits, r.nwords);
+		return scan_add_leftover(s, w->obj, w->node, r.bits, r.nwords);
 	return HR_OK;
 }
 
@@ -935,17 +964,11 @@ int hr_scan_pass1(struct hr_scan *s, struct hr_error *err)
 	 * new: the typed walk came first).
 	 */
 	if ((rc = statics_begin(s, seg)) || (rc = walk_globals(s, seg)) ||
-	    (rc = walk_statics(s)) || (rc = leftover_segment_words(s, &seg[0], "data")) ||
+	    (rc = scan_walk_statics(s)) || (rc = leftover_segment_words(s, &seg[0], "data")) ||
 	    (rc = leftover_segment_words(s, &seg[1], "bss")) || (rc = walk_goroutines(s)) ||
 	    (rc = walk_finalizers(s)) || (rc = walk_queued_and_other(s)))
 		goto out;
-	for (struct work w; !rc && !(rc = walk_statics(s)) && queue_pop(&s->queue, s->dump, &w);) {
-		s->holder = w.obj;
-		s->cur_goroutine = w.goroutine;
-		rc = walk_object(s, &w);
-		scan_progress(s, "pass 1", 0);
-	}
-	s->cur_goroutine = 0;
+	rc = pass1_walk_heap(s);
 out:
 	statics_end(s);
 	free(seg[0].bits);

@@ -55,9 +55,33 @@ static const char *type_name(const struct hr_scan *s, uint32_t id)
 	return n[0] ? n : "?";
 }
 
+/* hr_chains_child(), as a worker or while workers read the tree (see pass1_threads.c). */
+static uint32_t tree_child(struct hr_scan *s, uint32_t parent, const char *name, size_t len)
+{
+	uint32_t id;
+
+	if (s->log)
+		return pass1_log_child(s, parent, name, len);
+	if (!s->tree_lock)
+		return hr_chains_child(s->tree, parent, name, len);
+	/* the workers only read: this thread may, unlocked; a new node waits for their reads */
+	id = hr_chains_find(s->tree, parent, name, len);
+	if (id != HR_CHAINS_NONE)
+		return id;
+	pthread_rwlock_wrlock(s->tree_lock);
+	id = hr_chains_child(s->tree, parent, name, len);
+	pthread_rwlock_unlock(s->tree_lock);
+	return id;
+}
+
+uint32_t scan_tree_child(struct hr_scan *s, uint32_t parent, const char *name, size_t len)
+{
+	return tree_child(s, parent, name, len);
+}
+
 static uint32_t make_child(struct hr_scan *s, uint32_t parent, const char *name)
 {
-	uint32_t id = hr_chains_child(s->tree, parent, name, strlen(name));
+	uint32_t id = tree_child(s, parent, name, strlen(name));
 
 	if (id == HR_CHAINS_NONE) {
 		s->status = HR_ENOMEM;
@@ -82,7 +106,8 @@ static uint32_t named_child(struct hr_scan *s, uint32_t parent, unsigned kind, u
 	size_t len = sizeof(s->name_buf);
 	uint32_t child;
 
-	if (e->child && e->parent == parent && e->kind == kind && e->a == a && e->b == b)
+	if (e->child && e->parent == parent && e->kind == kind && e->a == a && e->b == b &&
+	    (!(e->child & PENDING_NODE) || e->log_seq == s->log_seq))
 		return e->child;
 	switch (kind) {
 	case N_FIELD:
@@ -113,7 +138,7 @@ static uint32_t named_child(struct hr_scan *s, uint32_t parent, unsigned kind, u
 	}
 	child = make_child(s, parent, buf);
 	*e = (struct node_cache_entry){ .a = a, .parent = parent, .b = b, .child = child,
-					.kind = kind };
+					.kind = kind, .log_seq = s->log_seq };
 	return child;
 }
 
@@ -124,7 +149,7 @@ uint32_t sub_objects_node(struct hr_scan *s, uint32_t parent)
 
 uint32_t root_node(struct hr_scan *s, const char *name, size_t len)
 {
-	uint32_t id = hr_chains_child(s->tree, HR_CHAINS_TOP, name, len);
+	uint32_t id = tree_child(s, HR_CHAINS_TOP, name, len);
 
 	if (id == HR_CHAINS_NONE) {
 		s->status = HR_ENOMEM;
@@ -222,31 +247,45 @@ static bool follow_static(struct hr_scan *s, uint64_t value, uint32_t type, uint
 			  uint8_t mode, uint8_t elem_name, uint32_t aux, const struct charge_to *to)
 {
 	int k = static_segment(s, value);
-	struct statics *st = &s->statics;
-	struct static_view *v;
-	uint64_t word, len;
+	struct static_view v = { .addr = value, .type = type, .aux = aux, .count = count,
+				 .mode = mode, .elem_name = elem_name, .seg = (uint8_t)k };
+	struct static_view *kept;
+	uint64_t len;
 
 	if (k < 0 || !type || count == COUNT_FILL || hr_binary_global_at(s->bin, value))
 		return true;
 	len = scan_resolved_type(s, type)->size;
 	if (count)
 		len = hr_mul_ok(len, count, &len) ? len : UINT64_MAX;
-	if (!region_has_ptrs(&st->segs[k], value, len ? len : s->ps))
-		return true;
-	word = scan_words(s, value - st->segs[k].addr);
-	if (hr_bit_get(st->started[k], word))
-		return true;
-	hr_bit_set(st->started[k], word);
-	v = hr_array_push((void **)&st->views, &st->n, &st->cap, sizeof(*v));
-	if (!v) {
-		s->status = HR_ENOMEM;
-		return true;
+	if (s->log) { /* a worker: whether a view takes it is known in order only */
+		v.node = charge_node(s, to);
+		pass1_log_static(s, &v, len);
+	} else if ((kept = static_accept(s, &v, len))) {
+		kept->node = charge_node(s, to);
 	}
-	*v = (struct static_view){ .addr = value, .type = type, .aux = aux, .count = count,
-				   .node = charge_node(s, to), .mode = mode,
-				   .elem_name = elem_name, .seg = (uint8_t)k };
-	s->sum.static_objects++;
 	return true;
+}
+
+struct static_view *static_accept(struct hr_scan *s, const struct static_view *v, uint64_t len)
+{
+	struct statics *st = &s->statics;
+	uint64_t word;
+	struct static_view *kept;
+
+	if (!region_has_ptrs(&st->segs[v->seg], v->addr, len ? len : s->ps))
+		return NULL;
+	word = scan_words(s, v->addr - st->segs[v->seg].addr);
+	if (hr_bit_get(st->started[v->seg], word))
+		return NULL;
+	hr_bit_set(st->started[v->seg], word);
+	kept = hr_array_push((void **)&st->views, &st->n, &st->cap, sizeof(*kept));
+	if (!kept) {
+		s->status = HR_ENOMEM;
+		return NULL;
+	}
+	*kept = *v;
+	s->sum.static_objects++;
+	return kept;
 }
 
 static bool follow_charged(struct hr_scan *s, uint64_t value, uint32_t type, uint32_t count,
@@ -256,6 +295,7 @@ static bool follow_charged(struct hr_scan *s, uint64_t value, uint32_t type, uin
 	uint64_t start, size;
 	int64_t i = hr_dump_object_span_at(s->dump, value, &start, &size);
 	uint32_t node;
+	struct work w;
 
 	if (i < 0)
 		return follow_static(s, value, type, count, mode, elem_name, aux, to);
@@ -270,15 +310,24 @@ static bool follow_charged(struct hr_scan *s, uint64_t value, uint32_t type, uin
 		return true;
 	if (value - start > UINT32_MAX) /* a view deep inside a > 4 GiB object: pass 2 */
 		type = 0, mode = M_VALUE, count = 0;
-	scan_claim(s, (uint32_t)i, size, node, true);
-	if (s->obj_type && type && type < OBJ_TYPE_ARRAY)
-		s->obj_type[i] = type | (count ? OBJ_TYPE_ARRAY : 0);
-	if (scan_enqueue(s, &(struct work){ .obj = (uint32_t)i, .node = node, .type = type,
-					    .aux = aux, .offset = (uint32_t)(value - start),
-					    .count = count, .mode = mode,
-					    .elem_name = elem_name, .goroutine = s->cur_goroutine }))
-		s->status = HR_ENOMEM;
+	w = (struct work){ .obj = (uint32_t)i, .node = node, .type = type, .aux = aux,
+			   .offset = (uint32_t)(value - start), .count = count, .mode = mode,
+			   .elem_name = elem_name, .goroutine = s->cur_goroutine };
+	if (s->log) { /* a worker: whether it is the first to reach it is known in order only */
+		pass1_log_claim(s, &w, size);
+		return true;
+	}
+	scan_claim_view(s, &w, size);
 	return true;
+}
+
+void scan_claim_view(struct hr_scan *s, const struct work *w, uint64_t size)
+{
+	scan_claim(s, w->obj, size, w->node, true);
+	if (s->obj_type && w->type && w->type < OBJ_TYPE_ARRAY)
+		s->obj_type[w->obj] = w->type | (w->count ? OBJ_TYPE_ARRAY : 0);
+	if (scan_enqueue(s, w))
+		s->status = HR_ENOMEM;
 }
 
 bool follow_value(struct hr_scan *s, uint64_t value, uint32_t type, uint32_t count,
@@ -499,10 +548,16 @@ static void walk_closure(struct hr_scan *s, uint32_t i)
 	int64_t fn = hr_binary_func_at(s->bin, region_word(s, s->region, f.addr));
 	struct hr_error ignored = { 0 };
 	struct hr_frame_vars *fv = &s->closure_fv;
+	int rc;
 
 	s->frames[i].mode = M_DONE;
-	if (fn < 0 || hr_binary_func_vars(s->bin, (size_t)fn,
-					  hr_binary_func(s->bin, (size_t)fn)->low_pc, fv, &ignored))
+	if (fn < 0)
+		return;
+	scan_lock_binary(s);
+	rc = hr_binary_func_vars(s->bin, (size_t)fn, hr_binary_func(s->bin, (size_t)fn)->low_pc,
+				 fv, &ignored);
+	scan_unlock_binary(s);
+	if (rc)
 		return;
 	for (size_t k = fv->count; k-- > 0;) {
 		const struct hr_var *v = &fv->vars[k];

@@ -55,8 +55,12 @@ static uint64_t view_hash(const struct view *v)
 
 	h ^= (uint64_t)v->count * 0xC2B2AE3D27D4EB4Fu ^ (uint64_t)v->mode << 8 ^ v->elem_name ^
 	     (uint64_t)v->goroutine << 40;
+	/* the slot is the low bits: fold the high ones (type, goroutine) down first */
+	h ^= h >> 33;
 	h *= 0xFF51AFD7ED558CCDu;
-	return h ^ h >> 29;
+	h ^= h >> 33;
+	h *= 0xC4CEB9FE1A85EC53u;
+	return h ^ h >> 33;
 }
 
 static bool view_equal(const struct view *a, const struct view *b)
@@ -211,6 +215,16 @@ bool queue_pop(struct work_queue *q, const struct hr_dump *d, struct work *out)
 		prefetch(d, ahead_at(q, CONTENTS_AT), HR_PREFETCH_CONTENTS);
 	if (q->nahead > BITS_AT)
 		prefetch(d, ahead_at(q, BITS_AT), HR_PREFETCH_BITS);
+	*out = *ahead_at(q, 0);
+	q->ahead_first = (q->ahead_first + 1) % QUEUE_LOOKAHEAD;
+	q->nahead--;
+	return true;
+}
+
+bool queue_take(struct work_queue *q, struct work *out)
+{
+	if (!q->nahead)
+		return take_item(q, out);
 	*out = *ahead_at(q, 0);
 	q->ahead_first = (q->ahead_first + 1) % QUEUE_LOOKAHEAD;
 	q->nahead--;

@@ -1,14 +1,23 @@
-"""heapref's second threads change nothing: the profile is the same, byte for byte, with
-one processor or two.
+"""heapref's threads change nothing: the profile is the same, byte for byte, with one
+thread or several.
 
-Two stages start a second thread when the process may run on two processors: reading the
-second half of a dump's records (above 64 MiB of records, dump_reader.c) and pass 2's
-marking (a drain of more than 8192 objects, mark.c). The gen program writes a dump big
-enough for both (a million objects, about 120 MB); analysed with a binary without DWARF,
-every object is left to pass 2, whose first drain takes in most of the heap. Each
-analysis runs as usual and under `taskset -c 0` (one processor: no second thread); the
-decompressed profiles must be identical, run after run, and their totals must be what
-reach.py computes.
+Three stages use more than one thread when the process may run on two processors:
+reading the second half of a dump's records (above 64 MiB of records, dump_reader.c),
+pass 1's walk of heap objects (pass1_threads.c: --threads N, by default one per
+processor) and pass 2's marking (a drain of more than 8192 objects, mark.c).
+
+Pass1Threads: every scenario program, analysed with --threads 1, 2 and 3, and with
+HEAPREF_TEST_PASS1_CHUNK=1, which sends every queued object through the workers one by
+one (a small heap is otherwise mostly walked by one thread, its queue being short):
+the profiles (plain, --by-type, --examples), `retained` and `goroutines` must be
+identical, and --stats must show that the workers walked objects.
+
+SecondThreads: the gen program writes a dump big enough for all three stages (a
+million objects, about 120 MB); analysed with a binary without DWARF, every object is
+left to pass 2, whose first drain takes in most of the heap. Each analysis runs as
+usual, with --threads 3, and under `taskset -c 0` (one processor: no second thread);
+the decompressed profiles must be identical, run after run, and their totals must be
+what reach.py computes.
 
 Environment: HEAPREF (the binary, set by ctest), HEAPREF_WORK (cache of built programs),
 HEAPREF_GO / HEAPREF_GOTOOLCHAIN (as test_analyze.py).
@@ -16,6 +25,7 @@ HEAPREF_GO / HEAPREF_GOTOOLCHAIN (as test_analyze.py).
 
 import gzip
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -52,12 +62,12 @@ class SecondThreads(unittest.TestCase):
     def tearDownClass(cls):
         shutil.rmtree(cls.tmp, ignore_errors=True)
 
-    def analyze(self, binary, dump, one_cpu, name):
+    def analyze(self, binary, dump, one_cpu, name, extra=()):
         """Runs analyze (--force: the stripped binary has no symbols to pair the dump
         with); returns the decompressed profile and its path."""
         out = os.path.join(self.tmp, name + ".pb.gz")
         cmd = ([shutil.which("taskset"), "-c", "0"] if one_cpu else []) + [
-            HEAPREF, "analyze", "--force", "-o", out, binary, dump]
+            HEAPREF, "analyze", "--force", "-o", out] + list(extra) + [binary, dump]
         p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                            timeout=TIMEOUT)
         self.assertEqual(p.returncode, 0, p.stderr.decode(errors="replace"))
@@ -68,21 +78,96 @@ class SecondThreads(unittest.TestCase):
         binary, dump, _ = progs.prepare("gen", WORK, args=GEN_ARGS, go=GO, env=ENV, **build)
         self.assertGreater(os.path.getsize(dump), 64 << 20, "too small to be read in halves")
         one, _ = self.analyze(binary, dump, True, label + "-one")
-        for run in range(2):
-            two, path = self.analyze(binary, dump, False, "%s-two-%d" % (label, run))
-            self.assertEqual(two, one, "%s: two processors, run %d: another profile than "
-                             "one processor's" % (label, run))
+        for run in range(3):
+            extra = ["--threads", "3"] if run == 2 else []
+            two, path = self.analyze(binary, dump, False, "%s-two-%d" % (label, run), extra)
+            self.assertEqual(two, one, "%s: two processors %s, run %d: another profile than "
+                             "one processor's" % (label, extra, run))
         r = reach.reachable(reach.load(dump))
         self.assertEqual(tuple(profile.totals(profile.read(path))), (r.objects, r.bytes))
 
     def test_typed_walk_same_profile(self):
-        """With DWARF: the dump read in halves, pass 1 as ever."""
+        """With DWARF: the dump read in halves, pass 1 on the processors' threads."""
         self.check_same("dwarf")
 
     def test_marking_same_profile(self):
         """Without DWARF or symbols: everything is pass 2's marking, shared by two
         threads."""
         self.check_same("stripped", ldflags="-s -w")
+
+
+# (--threads, HEAPREF_TEST_PASS1_CHUNK): the first is the reference
+THREAD_RUNS = [(1, None), (2, None), (2, "1"), (3, "1"), (2, "5")]
+WORKERS_RE = re.compile(r"stats: pass 1 threads: (\d+); heap objects walked by workers: "
+                        r"(\d+) of (\d+)")
+
+
+@unittest.skipIf(not shutil.which(GO), "no go command")
+class Pass1Threads(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="heapref-pass1-threads-")
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def run_heapref(self, threads, chunk, args):
+        """heapref with --threads and the chunk knob; returns (stdout, stderr)."""
+        env = dict(os.environ)
+        env.pop("HEAPREF_TEST_PASS1_CHUNK", None)
+        if chunk:
+            env["HEAPREF_TEST_PASS1_CHUNK"] = chunk
+        cmd = [HEAPREF, args[0], "--threads", str(threads)] + list(args[1:])
+        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+                           timeout=TIMEOUT)
+        self.assertEqual(p.returncode, 0, "%s: %s" % (cmd, p.stderr.decode(errors="replace")))
+        return p.stdout, p.stderr.decode(errors="replace")
+
+    def outputs(self, binary, dump, threads, chunk):
+        """What each command writes: profiles decompressed, reports as printed."""
+        got = {}
+        for label, opts in (("plain", []), ("by-type", ["--by-type"]),
+                            ("examples", ["--examples", "2"])):
+            out = os.path.join(self.tmp, "%s-%d-%s.pb.gz" % (label, threads, chunk))
+            _, err = self.run_heapref(threads, chunk, ["analyze", "--stats", "-o", out] +
+                                      opts + [binary, dump])
+            with gzip.open(out, "rb") as f:
+                got[label] = f.read()
+            if label == "plain":
+                m = WORKERS_RE.search(err)
+                self.assertIsNotNone(m, err)
+                got["workers"] = (int(m.group(1)), int(m.group(2)), int(m.group(3)))
+        for cmd in ("retained", "goroutines"):
+            got[cmd], _ = self.run_heapref(threads, chunk, [cmd, "--format", "tsv", binary,
+                                                             dump])
+        return got
+
+    def test_every_program_same_outputs(self):
+        for name in progs.PROGRAMS:
+            binary, dump, _ = progs.prepare(name, WORK, go=GO, env=ENV)
+            big = sum(1 for size in reach.load(dump).sizes if size > 64 << 10)
+            ref = None
+            for threads, chunk in THREAD_RUNS:
+                with self.subTest(program=name, threads=threads, chunk=chunk):
+                    got = self.outputs(binary, dump, threads, chunk)
+                    used, by_workers, objects = got.pop("workers")
+                    self.assertEqual(used, threads)
+                    if threads == 1:
+                        self.assertEqual(by_workers, 0)
+                    if chunk == "1":
+                        # every queued object went through the workers, save those over
+                        # 64 KiB, which the thread applying their work walks in turn
+                        self.assertGreaterEqual(by_workers, objects - big, "%s: %d of %d "
+                                                "objects walked by workers" % (
+                                                    name, by_workers, objects))
+                    if ref is None:
+                        ref = got
+                        continue
+                    for what in ref:
+                        self.assertEqual(got[what], ref[what], "%s: %s with --threads %d, "
+                                         "chunk %s differs from one thread's" % (
+                                             name, what, threads, chunk))
 
 
 @unittest.skipIf(not shutil.which("strace"), "no strace (scripts/install-deps.sh --tests installs it)")

@@ -1,0 +1,792 @@
+/*
+ * pass1_threads.c - pass 1's heap walk on several threads, with the profile of one.
+ *
+ * Pass 1 takes heap objects first in, first out, and the first view to reach an object
+ * claims it: which chain an object is charged to depends on the order of the walk. The
+ * order is kept. This thread takes the queued objects in chunks of CHUNK_ITEMS, in
+ * order; workers (other threads, and this one when it has nothing else to do) walk the
+ * chunks, each with a copy of the scan (struct hr_scan) whose changes to shared state
+ * go to the chunk's log instead: the objects it would claim, the chain nodes it would
+ * make, the static objects it would walk, the words it leaves to pass 2. This thread
+ * applies the logs one after the other in chunk order, as the walk on one thread would
+ * have made those changes: a claim of an object that is visited by then is dropped, a
+ * static object that a view took by then is left alone, and the claims that are kept
+ * are queued in the same order.
+ *
+ * A worker sees the visited bits as they were at some time before its chunk is applied.
+ * The walk of an object does not depend on them, save for one thing: a pointer word to
+ * an object it believes unvisited, that it has no type to follow by, is left to pass 2
+ * instead of ticked off. Pass 2 finds that object visited and does nothing. So the
+ * profile, and the order in which chain nodes are made, are those of one thread, with
+ * any number of workers and whatever their timing: tests/e2e/test_parallel.py checks it.
+ *
+ * What the claims charge is summed in the log by node and goroutine, less what the
+ * dropped ones would have charged: applying a claim is marking the object and queueing
+ * it. (Sums do not depend on order.) A queued object that claims nothing leaves no entry.
+ *
+ * A chain node the tree does not have yet is a pending node of the log (PENDING_NODE
+ * | index): a name below a parent, made when the first claim charged to it is applied.
+ * Workers read the tree under tree_lock's read side; this thread adds nodes under its
+ * write side. Objects of more than DIRECT_BYTES (which may claim millions of objects,
+ * a log too big to keep), and the rest of a chunk whose log has grown past LOG_BUDGET,
+ * are walked by this thread when their turn comes, as on one thread.
+ */
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "scan_internal.h"
+
+#define CHUNK_ITEMS 64
+#define MIN_CHUNK_ITEMS 8
+#define RING_CHUNKS 64          /* chunks taken and not yet applied, at most */
+#define DIRECT_BELOW 16         /* fewer queued and none in flight: this thread walks alone */
+#define DIRECT_BYTES (64u << 10)
+#define LOG_BUDGET 16384        /* entries */
+#define MAX_WORKERS 64
+#define LEFTOVER_ALL_BITS UINT64_MAX
+#define SPINS_BEFORE_YIELD 256
+#define SPINS_BEFORE_SLEEP 4096
+
+enum entry_kind {
+	E_ITEM,         /* a queued object, walked by the worker: what follows is its walk's */
+	E_DIRECT,       /* a queued object left to this thread */
+	E_CLAIM,        /* an object the walk reached first, as far as the worker knew */
+	E_STATIC,       /* a static object a typed pointer led to */
+	E_LEFTOVER,     /* the walked object's unticked words */
+};
+
+struct log_entry {
+	uint8_t kind;
+	uint8_t mode, elem_name, seg;
+	uint32_t obj;
+	uint32_t node;      /* may be pending */
+	uint32_t type, aux, count, offset, goroutine;
+	uint64_t value;     /* E_CLAIM: size; E_STATIC: address; E_LEFTOVER: offset in bits */
+	uint64_t len;       /* E_CLAIM: its charge_sum; E_STATIC: length; E_LEFTOVER: words */
+};
+
+/* What a log's claims charge to a node (maybe pending) from a goroutine. */
+struct charge_sum {
+	uint32_t node, goroutine;
+	uint64_t objects, bytes;
+};
+
+struct pending_node {
+	uint32_t parent;    /* a node of the tree, or pending */
+	uint32_t resolved;  /* HR_CHAINS_NONE until made */
+	uint32_t name;      /* offset in the log's names */
+	uint32_t len;
+};
+
+struct p1_log {
+	struct log_entry *entries;
+	size_t n, cap;
+	struct pending_node *nodes;
+	size_t nnodes, nodes_cap;
+	char *names;
+	size_t names_len, names_cap;
+	uint64_t *bits;
+	size_t nbits, bits_cap;
+	struct charge_sum *sums;
+	size_t nsums, sums_cap;
+	uint32_t *sum_slots;    /* hash of sums: index + 1, 0 free */
+	size_t nsum_slots;
+	struct work item;       /* the object being walked... */
+	bool item_logged;       /* ...and whether its E_ITEM is in the log yet */
+	uint32_t *path;         /* scratch of resolve_node() */
+	size_t path_cap;
+	int status;
+};
+
+struct chunk {
+	struct work items[CHUNK_ITEMS];
+	size_t nitems;
+	bool walked;            /* atomic: set by its walker once its log is complete */
+	struct p1_log log;
+};
+
+struct worker {
+	struct hr_scan scan;    /* the copy the worker walks with */
+	struct p1_pool *pool;
+	pthread_t thread;
+	bool running;
+};
+
+/*
+ * Chunks by sequence number: [applied, walk_next) walked or being walked, [walk_next,
+ * taken) waiting for a worker. This thread takes and applies them; walkers claim one by
+ * advancing walk_next. A worker with nothing to do spins a while, then sleeps on work.
+ */
+struct p1_pool {
+	struct hr_scan *s;
+	pthread_mutex_t lock;   /* for work, quit and idle workers going to sleep */
+	pthread_cond_t work;    /* a chunk was taken, or quit */
+	pthread_mutex_t binary_lock;
+	pthread_rwlock_t tree_lock;
+	struct chunk *ring;
+	uint64_t taken, walk_next; /* atomic */
+	uint64_t applied;
+	unsigned idle_workers;  /* atomic: asleep or going to sleep on work */
+	bool quit;              /* atomic */
+	struct worker *workers; /* [0]: this thread's */
+	unsigned nworkers;
+};
+
+/* --- the log: what a worker records ------------------------------------------------ */
+
+static void log_work(struct log_entry *e, const struct work *w);
+
+static struct log_entry *log_push(struct hr_scan *c, uint8_t kind)
+{
+	struct p1_log *log = c->log;
+	struct log_entry *e;
+
+	if (!log->item_logged) { /* the object's first entry: the object first */
+		log->item_logged = true;
+		if (!(e = log_push(c, E_ITEM)))
+			return NULL;
+		log_work(e, &log->item);
+	}
+	e = hr_array_push((void **)&log->entries, &log->n, &log->cap, sizeof(*e));
+	if (!e) {
+		c->status = HR_ENOMEM;
+		return NULL;
+	}
+	e->kind = kind;
+	return e;
+}
+
+static uint64_t sum_hash(uint32_t node, uint32_t goroutine)
+{
+	uint64_t h = ((uint64_t)node << 32 | goroutine) * 0x9E3779B97F4A7C15u;
+
+	return h ^ h >> 31;
+}
+
+static int grow_sum_slots(struct p1_log *log)
+{
+	size_t n = log->nsum_slots ? log->nsum_slots * 2 : 64;
+	uint32_t *slots = calloc(n, sizeof(*slots));
+
+	if (!slots)
+		return HR_ENOMEM;
+	for (size_t k = 0; k < log->nsums; k++) {
+		size_t i = (size_t)sum_hash(log->sums[k].node, log->sums[k].goroutine) & (n - 1);
+
+		while (slots[i])
+			i = (i + 1) & (n - 1);
+		slots[i] = (uint32_t)k + 1;
+	}
+	free(log->sum_slots);
+	log->sum_slots = slots;
+	log->nsum_slots = n;
+	return HR_OK;
+}
+
+/* The index of the log's sum for (node, goroutine), made if new; -1 out of memory. */
+static int64_t sum_index(struct p1_log *log, uint32_t node, uint32_t goroutine)
+{
+	size_t i;
+	struct charge_sum *c;
+
+	if ((log->nsums + 1) * 2 > log->nsum_slots && grow_sum_slots(log))
+		return -1;
+	for (i = (size_t)sum_hash(node, goroutine) & (log->nsum_slots - 1); log->sum_slots[i];
+	     i = (i + 1) & (log->nsum_slots - 1)) {
+		c = &log->sums[log->sum_slots[i] - 1];
+		if (c->node == node && c->goroutine == goroutine)
+			return log->sum_slots[i] - 1;
+	}
+	if (!(c = hr_array_push((void **)&log->sums, &log->nsums, &log->sums_cap, sizeof(*c))))
+		return -1;
+	*c = (struct charge_sum){ node, goroutine, 0, 0 };
+	log->sum_slots[i] = (uint32_t)log->nsums;
+	return (int64_t)log->nsums - 1;
+}
+
+static void log_work(struct log_entry *e, const struct work *w)
+{
+	e->obj = w->obj;
+	e->node = w->node;
+	e->type = w->type;
+	e->aux = w->aux;
+	e->count = w->count;
+	e->offset = w->offset;
+	e->goroutine = w->goroutine;
+	e->mode = w->mode;
+	e->elem_name = w->elem_name;
+}
+
+static struct work work_of(const struct log_entry *e, uint32_t node)
+{
+	return (struct work){ .obj = e->obj, .node = node, .type = e->type, .aux = e->aux,
+			      .offset = e->offset, .count = e->count, .mode = e->mode,
+			      .elem_name = e->elem_name, .goroutine = e->goroutine };
+}
+
+uint32_t pass1_log_child(struct hr_scan *c, uint32_t parent, const char *name, size_t len)
+{
+	struct p1_log *log = c->log;
+	struct pending_node *p;
+
+	if (!(parent & PENDING_NODE)) {
+		uint32_t id;
+
+		pthread_rwlock_rdlock(c->tree_lock);
+		id = hr_chains_find(c->tree, parent, name, len);
+		pthread_rwlock_unlock(c->tree_lock);
+		if (id != HR_CHAINS_NONE)
+			return id & PENDING_NODE ? HR_CHAINS_NONE : id; /* 2^31 nodes: no memory */
+	}
+	if (log->nnodes >= PENDING_NODE - 1 || len > UINT32_MAX ||
+	    log->names_len + len > UINT32_MAX ||
+	    hr_array_reserve((void **)&log->names, &log->names_cap, log->names_len + len, 1) ||
+	    !(p = hr_array_push((void **)&log->nodes, &log->nnodes, &log->nodes_cap, sizeof(*p))))
+		return HR_CHAINS_NONE; /* the caller sets HR_ENOMEM */
+	memcpy(log->names + log->names_len, name, len);
+	*p = (struct pending_node){ parent, HR_CHAINS_NONE, (uint32_t)log->names_len,
+				    (uint32_t)len };
+	log->names_len += len;
+	return PENDING_NODE | (uint32_t)(log->nnodes - 1);
+}
+
+void pass1_log_claim(struct hr_scan *c, const struct work *w, uint64_t size)
+{
+	struct log_entry *e = log_push(c, E_CLAIM);
+	int64_t k = sum_index(c->log, w->node, c->keep_goroutines ? w->goroutine : 0);
+
+	if (!e || k < 0) {
+		c->status = HR_ENOMEM;
+		return;
+	}
+	log_work(e, w);
+	e->value = size;
+	e->len = (uint64_t)k;
+	c->log->sums[k].objects++;
+	c->log->sums[k].bytes += size;
+}
+
+void pass1_log_static(struct hr_scan *c, const struct static_view *v, uint64_t len)
+{
+	struct log_entry *e = log_push(c, E_STATIC);
+
+	if (!e)
+		return;
+	e->node = v->node;
+	e->type = v->type;
+	e->aux = v->aux;
+	e->count = v->count;
+	e->mode = v->mode;
+	e->elem_name = v->elem_name;
+	e->seg = v->seg;
+	e->value = v->addr;
+	e->len = len;
+}
+
+int pass1_log_leftover(struct hr_scan *c, uint32_t obj, uint32_t node, const uint64_t *bits,
+		       uint64_t nwords)
+{
+	struct p1_log *log = c->log;
+	size_t words = (size_t)hr_bit_words(nwords);
+	struct log_entry *e = log_push(c, E_LEFTOVER);
+
+	if (!e)
+		return HR_ENOMEM;
+	e->obj = obj;
+	e->node = node;
+	e->len = nwords;
+	e->value = LEFTOVER_ALL_BITS;
+	if (!bits)
+		return HR_OK;
+	if (hr_array_reserve((void **)&log->bits, &log->bits_cap, log->nbits + words,
+			     sizeof(*log->bits)))
+		return HR_ENOMEM;
+	memcpy(log->bits + log->nbits, bits, words * sizeof(*bits));
+	e->value = log->nbits;
+	log->nbits += words;
+	return HR_OK;
+}
+
+static void log_reset(struct p1_log *log)
+{
+	log->n = log->nnodes = log->names_len = log->nbits = 0;
+	if (log->nsums)
+		memset(log->sum_slots, 0, log->nsum_slots * sizeof(*log->sum_slots));
+	log->nsums = 0;
+	log->item_logged = true;
+	log->status = HR_OK;
+}
+
+static void log_release(struct p1_log *log)
+{
+	free(log->entries);
+	free(log->nodes);
+	free(log->names);
+	free(log->bits);
+	free(log->sums);
+	free(log->sum_slots);
+	free(log->path);
+}
+
+/* --- a worker walks a chunk -------------------------------------------------------- */
+
+static void prefetch_item(const struct hr_scan *c, const struct chunk *ch, size_t i,
+			  enum hr_prefetch_stage stage)
+{
+	if (i < ch->nitems)
+		hr_dump_prefetch_object(c->dump, ch->items[i].obj, ch->items[i].offset, stage);
+}
+
+static void walk_chunk(struct worker *wk, struct chunk *ch)
+{
+	struct hr_scan *c = &wk->scan;
+
+	log_reset(&ch->log);
+	c->log = &ch->log;
+	c->log_seq++;
+	c->status = HR_OK;
+	for (size_t i = 0; i < 8 && i < ch->nitems; i++)
+		prefetch_item(c, ch, i, HR_PREFETCH_ENTRY);
+	for (size_t i = 0; i < ch->nitems && !c->status; i++) {
+		const struct work *w = &ch->items[i];
+		struct log_entry *e;
+
+		prefetch_item(c, ch, i + 8, HR_PREFETCH_ENTRY);
+		prefetch_item(c, ch, i + 5, HR_PREFETCH_CONTENTS);
+		prefetch_item(c, ch, i + 2, HR_PREFETCH_BITS);
+		if (ch->log.n >= LOG_BUDGET || hr_dump_object(c->dump, w->obj).size > DIRECT_BYTES) {
+			if ((e = log_push(c, E_DIRECT)))
+				log_work(e, w);
+			continue;
+		}
+		c->sum.worker_objects++;
+		ch->log.item = *w; /* logged with its first entry */
+		ch->log.item_logged = false;
+		c->holder = w->obj;
+		c->cur_goroutine = w->goroutine;
+		if (scan_walk_object(c, w) && !c->status)
+			c->status = HR_ENOMEM;
+		ch->log.item_logged = true;
+	}
+	ch->log.status = c->status;
+	c->log = NULL;
+}
+
+static struct chunk *ring_at(struct p1_pool *p, uint64_t seq)
+{
+	return &p->ring[seq % RING_CHUNKS];
+}
+
+/* A moment's pause in a wait that is expected to be short. */
+static void relax(unsigned *spins)
+{
+	if (++*spins % SPINS_BEFORE_YIELD == 0) {
+		sched_yield();
+		return;
+	}
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ __volatile__("yield");
+#endif
+}
+
+/* The next chunk taken that no worker walks yet, now this caller's; NULL if none. */
+static struct chunk *claim_chunk(struct p1_pool *p)
+{
+	uint64_t seq = __atomic_load_n(&p->walk_next, __ATOMIC_ACQUIRE);
+
+	while (seq < __atomic_load_n(&p->taken, __ATOMIC_ACQUIRE))
+		if (__atomic_compare_exchange_n(&p->walk_next, &seq, seq + 1, false,
+						__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+			return ring_at(p, seq);
+	return NULL;
+}
+
+/* Walks the next chunk waiting, if any. */
+static bool walk_next_chunk(struct p1_pool *p, struct worker *wk)
+{
+	struct chunk *ch = claim_chunk(p);
+
+	if (!ch)
+		return false;
+	walk_chunk(wk, ch);
+	__atomic_store_n(&ch->walked, true, __ATOMIC_RELEASE);
+	return true;
+}
+
+/* Sleeps until a chunk is taken or the pool stops (seq_cst: see take_chunks()). */
+static void wait_for_work(struct p1_pool *p)
+{
+	pthread_mutex_lock(&p->lock);
+	__atomic_add_fetch(&p->idle_workers, 1, __ATOMIC_SEQ_CST);
+	while (!p->quit && __atomic_load_n(&p->walk_next, __ATOMIC_SEQ_CST) >=
+				   __atomic_load_n(&p->taken, __ATOMIC_SEQ_CST))
+		pthread_cond_wait(&p->work, &p->lock);
+	__atomic_sub_fetch(&p->idle_workers, 1, __ATOMIC_SEQ_CST);
+	pthread_mutex_unlock(&p->lock);
+}
+
+static void *worker_main(void *arg)
+{
+	struct worker *wk = arg;
+	struct p1_pool *p = wk->pool;
+	unsigned spins = 0;
+
+	while (!__atomic_load_n(&p->quit, __ATOMIC_ACQUIRE)) {
+		if (walk_next_chunk(p, wk))
+			spins = 0;
+		else if (spins < SPINS_BEFORE_SLEEP)
+			relax(&spins);
+		else
+			wait_for_work(p), spins = 0;
+	}
+	return NULL;
+}
+
+/* --- this thread applies the logs ---------------------------------------------------- */
+
+/* The tree's node for id, making pending ones (ancestors first); HR_CHAINS_NONE: no memory. */
+static uint32_t resolve_node(struct hr_scan *s, struct p1_log *log, uint32_t id)
+{
+	size_t n = 0;
+	uint32_t j = id;
+
+	while ((j & PENDING_NODE) && log->nodes[j & ~PENDING_NODE].resolved == HR_CHAINS_NONE) {
+		if (hr_array_reserve((void **)&log->path, &log->path_cap, n + 1, sizeof(*log->path)))
+			return HR_CHAINS_NONE;
+		log->path[n++] = j & ~PENDING_NODE;
+		j = log->nodes[j & ~PENDING_NODE].parent;
+	}
+	while (n > 0) {
+		struct pending_node *p = &log->nodes[log->path[--n]];
+		uint32_t parent = p->parent & PENDING_NODE
+				  ? log->nodes[p->parent & ~PENDING_NODE].resolved : p->parent;
+
+		p->resolved = scan_tree_child(s, parent, log->names + p->name, p->len);
+		if (p->resolved == HR_CHAINS_NONE)
+			return HR_CHAINS_NONE;
+	}
+	return id & PENDING_NODE ? log->nodes[id & ~PENDING_NODE].resolved : id;
+}
+
+static int apply_claim(struct hr_scan *s, struct p1_log *log, const struct log_entry *e)
+{
+	struct work w;
+
+	if (scan_visited(s, e->obj)) { /* an earlier chunk, or this thread's walk, was first */
+		log->sums[e->len].objects--;
+		log->sums[e->len].bytes -= e->value;
+		return HR_OK;
+	}
+	w = work_of(e, resolve_node(s, log, e->node));
+	if (w.node == HR_CHAINS_NONE)
+		return HR_ENOMEM;
+	scan_mark(s, w.obj, w.node);
+	if (s->obj_type && w.type && w.type < OBJ_TYPE_ARRAY)
+		s->obj_type[w.obj] = w.type | (w.count ? OBJ_TYPE_ARRAY : 0);
+	return scan_enqueue(s, &w);
+}
+
+/* Charges what the claims applied charge (their nodes exist: the claims made them). */
+static int apply_sums(struct hr_scan *s, struct p1_log *log)
+{
+	for (size_t k = 0; k < log->nsums && !s->status; k++) {
+		const struct charge_sum *c = &log->sums[k];
+		uint32_t node;
+
+		if (!c->objects)
+			continue;
+		if ((node = resolve_node(s, log, c->node)) == HR_CHAINS_NONE)
+			return HR_ENOMEM;
+		scan_charge(s, node, c->goroutine, c->objects, c->bytes, true);
+	}
+	return s->status;
+}
+
+static int apply_static(struct hr_scan *s, struct p1_log *log, const struct log_entry *e)
+{
+	struct static_view v = { .addr = e->value, .type = e->type, .aux = e->aux,
+				 .count = e->count, .mode = e->mode, .elem_name = e->elem_name,
+				 .seg = e->seg };
+	struct static_view *kept = static_accept(s, &v, e->len);
+
+	if (kept && (kept->node = resolve_node(s, log, e->node)) == HR_CHAINS_NONE)
+		return HR_ENOMEM;
+	return s->status;
+}
+
+static int apply_entry(struct hr_scan *s, struct p1_log *log, const struct log_entry *e)
+{
+	struct work w;
+	int rc;
+
+	switch (e->kind) {
+	case E_ITEM:
+	case E_DIRECT: /* the next object: the static objects the last one led to come first */
+		if ((rc = scan_walk_statics(s)))
+			return rc;
+		s->holder = e->obj;
+		s->cur_goroutine = e->goroutine;
+		if (e->kind == E_ITEM)
+			return HR_OK;
+		w = work_of(e, e->node);
+		return scan_walk_object(s, &w);
+	case E_CLAIM:
+		return apply_claim(s, log, e);
+	case E_STATIC:
+		return apply_static(s, log, e);
+	default:
+		return scan_add_leftover(s, e->obj, e->node,
+					 e->value == LEFTOVER_ALL_BITS ? NULL : log->bits + e->value,
+					 e->len);
+	}
+}
+
+static int apply_log(struct hr_scan *s, struct p1_log *log)
+{
+	int rc = log->status;
+
+	for (size_t i = 0; i < log->n && !rc; i++)
+		rc = apply_entry(s, log, &log->entries[i]);
+	if (!rc)
+		rc = apply_sums(s, log);
+	return rc ? rc : scan_walk_statics(s);
+}
+
+/* --- the pool ------------------------------------------------------------------------ */
+
+/* The worker's copy of the scan: shared state to read, its own walk state, no log yet. */
+static void worker_init(struct worker *wk, struct p1_pool *p)
+{
+	struct hr_scan *c = &wk->scan, *s = p->s;
+
+	*c = *s;
+	c->opts.progress = NULL;
+	c->sum = (struct hr_scan_summary){ .go_minor = s->sum.go_minor };
+	c->paths = NULL;            /* written when its claims are applied */
+	c->obj_type = NULL;
+	c->keep_root_edges = false; /* only roots' words have edges; a worker walks objects */
+	c->shares = (struct share_map){ 0 };
+	c->root_edges = NULL;
+	c->nroot_edges = c->root_edges_cap = 0;
+	c->queue = (struct work_queue){ 0 };
+	c->statics.views = NULL;    /* segs is read: where static objects are */
+	c->statics.n = c->statics.done = c->statics.cap = 0;
+	c->frames = NULL;
+	c->nframes = c->frames_cap = 0;
+	c->region = NULL;
+	c->obj_bits = c->task_bits = NULL;
+	c->obj_bits_cap = c->task_bits_cap = 0;
+	c->leftovers = NULL;
+	c->nleftovers = c->leftovers_cap = 0;
+	c->leftover_bits = NULL;
+	c->leftover_bits_len = c->leftover_bits_cap = 0;
+	c->root_words = NULL;
+	c->nroot_words = c->root_words_cap = 0;
+	c->stack2 = NULL;
+	c->nstack2 = c->stack2_cap = 0;
+	c->record_queue = NULL;
+	c->nrecord_queue = c->record_queue_cap = 0;
+	memset(&c->pieces, 0, sizeof(c->pieces));
+	c->path = NULL;
+	c->fv = (struct hr_frame_vars){ 0 };
+	c->closure_fv = (struct hr_frame_vars){ 0 };
+	c->status = HR_OK;
+	c->log = NULL;
+	c->log_seq = 0;
+	c->binary_lock = &p->binary_lock;
+	c->tree_lock = &p->tree_lock;
+	wk->pool = p;
+}
+
+static void worker_release(struct worker *wk)
+{
+	struct hr_scan *c = &wk->scan;
+
+	free(c->pieces.mem);
+	free(c->pieces.bits);
+	free(c->pieces.frame_word);
+	free(c->frames);
+	free(c->path);
+	free(c->obj_bits);
+	free(c->task_bits);
+	hr_frame_vars_release(&c->fv);
+	hr_frame_vars_release(&c->closure_fv);
+}
+
+static void pool_stop(struct p1_pool *p)
+{
+	struct hr_scan *s;
+
+	if (!p)
+		return;
+	s = p->s;
+	pthread_mutex_lock(&p->lock);
+	__atomic_store_n(&p->quit, true, __ATOMIC_RELEASE);
+	pthread_cond_broadcast(&p->work);
+	pthread_mutex_unlock(&p->lock);
+	for (unsigned k = 0; k < p->nworkers; k++) {
+		if (k > 0 && p->workers[k].running)
+			pthread_join(p->workers[k].thread, NULL);
+		s->sum.header_typed += p->workers[k].scan.sum.header_typed;
+		s->sum.worker_objects += p->workers[k].scan.sum.worker_objects;
+		worker_release(&p->workers[k]);
+	}
+	for (size_t i = 0; i < RING_CHUNKS; i++)
+		log_release(&p->ring[i].log);
+	s->binary_lock = NULL;
+	s->tree_lock = NULL;
+	pthread_rwlock_destroy(&p->tree_lock);
+	pthread_mutex_destroy(&p->binary_lock);
+	pthread_cond_destroy(&p->work);
+	pthread_mutex_destroy(&p->lock);
+	free(p->workers);
+	free(p->ring);
+	free(p);
+}
+
+/* Starts threads - 1 workers besides this thread's; NULL when out of memory. */
+static struct p1_pool *pool_start(struct hr_scan *s, unsigned threads)
+{
+	struct p1_pool *p = calloc(1, sizeof(*p));
+
+	if (!p)
+		return NULL;
+	p->s = s;
+	p->ring = calloc(RING_CHUNKS, sizeof(*p->ring));
+	p->workers = calloc(threads, sizeof(*p->workers));
+	if (!p->ring || !p->workers) {
+		free(p->ring);
+		free(p->workers);
+		free(p);
+		return NULL;
+	}
+	pthread_mutex_init(&p->lock, NULL);
+	pthread_cond_init(&p->work, NULL);
+	pthread_mutex_init(&p->binary_lock, NULL);
+	pthread_rwlock_init(&p->tree_lock, NULL);
+	s->binary_lock = &p->binary_lock;
+	s->tree_lock = &p->tree_lock;
+	p->nworkers = threads;
+	for (unsigned k = 0; k < threads; k++) {
+		worker_init(&p->workers[k], p);
+		/* a worker that does not start leaves its share to the others: no error */
+		p->workers[k].running = k > 0 && !pthread_create(&p->workers[k].thread, NULL,
+								   worker_main, &p->workers[k]);
+	}
+	return p;
+}
+
+/* Takes queued objects into chunks while the ring has room. */
+/*
+ * Takes queued objects into whole chunks while the ring has room; into a last part of
+ * one too when no chunk waits for a worker (partial: the queue will not fill one soon).
+ */
+static void take_chunks(struct hr_scan *s, struct p1_pool *p, bool partial)
+{
+	uint64_t taken = p->taken; /* this thread is the only one to change it */
+	size_t queued = queue_length(&s->queue);
+	/* a narrow walk (a few linked lists) in smaller chunks, that all may have a share */
+	size_t size = queued / (2 * p->nworkers);
+
+	size = size < MIN_CHUNK_ITEMS ? MIN_CHUNK_ITEMS : size > CHUNK_ITEMS ? CHUNK_ITEMS : size;
+	if (s->opts.chunk_objects)
+		size = s->opts.chunk_objects < CHUNK_ITEMS ? s->opts.chunk_objects : CHUNK_ITEMS;
+	while (taken - p->applied < RING_CHUNKS && (queued = queue_length(&s->queue)) &&
+	       (queued >= size || partial)) {
+		struct chunk *ch = ring_at(p, taken++);
+
+		ch->nitems = 0;
+		while (ch->nitems < size && queue_take(&s->queue, &ch->items[ch->nitems]))
+			ch->nitems++;
+		ch->walked = false;
+		partial = false;
+	}
+	if (taken == p->taken)
+		return;
+	/* seq_cst, as the sleeper's: either it sees the chunks, or this sees it sleeping */
+	__atomic_store_n(&p->taken, taken, __ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&p->idle_workers, __ATOMIC_SEQ_CST)) {
+		pthread_mutex_lock(&p->lock);
+		pthread_cond_broadcast(&p->work);
+		pthread_mutex_unlock(&p->lock);
+	}
+}
+
+/* Whether no chunk taken waits for a worker. */
+static bool workers_may_idle(struct p1_pool *p)
+{
+	return __atomic_load_n(&p->walk_next, __ATOMIC_ACQUIRE) == p->taken;
+}
+
+void pass1_feed(struct hr_scan *s)
+{
+	struct p1_pool *p = s->pool;
+
+	/* the objects this thread queues while it walks one (a map's buckets, millions of
+	 * elements) come after those taken: the workers may walk them meanwhile */
+	take_chunks(s, p, false);
+}
+
+/* Applies the oldest chunk once walked, walking chunks meanwhile. */
+static int apply_oldest(struct hr_scan *s, struct p1_pool *p)
+{
+	struct chunk *ch = ring_at(p, p->applied);
+	int rc;
+
+	unsigned spins = 0;
+
+	while (!__atomic_load_n(&ch->walked, __ATOMIC_ACQUIRE))
+		if (!walk_next_chunk(p, &p->workers[0]))
+			relax(&spins); /* a worker is on it: it has at most CHUNK_ITEMS objects */
+	rc = apply_log(s, &ch->log);
+	p->applied++;
+	return rc;
+}
+
+/* One object, on this thread, as pass 1 did before it had workers. */
+static int walk_alone(struct hr_scan *s)
+{
+	struct work w;
+
+	if (!queue_pop(&s->queue, s->dump, &w))
+		return HR_OK;
+	s->holder = w.obj;
+	s->cur_goroutine = w.goroutine;
+	return scan_walk_object(s, &w);
+}
+
+int pass1_walk_heap(struct hr_scan *s)
+{
+	unsigned threads = s->opts.threads ? s->opts.threads : s->cpus;
+	struct p1_pool *p = NULL;
+	int rc;
+
+	if (threads > MAX_WORKERS)
+		threads = MAX_WORKERS;
+	s->sum.pass1_threads = threads;
+	if (threads > 1 && !(p = s->pool = pool_start(s, threads)))
+		return HR_ENOMEM;
+	while (!(rc = scan_walk_statics(s))) {
+		bool idle = !p || p->applied == p->taken;
+
+		if (idle && !queue_length(&s->queue))
+			break;
+		if (idle && (!p || (queue_length(&s->queue) < DIRECT_BELOW &&
+				    !s->opts.chunk_objects))) {
+			rc = walk_alone(s);
+		} else {
+			take_chunks(s, p, workers_may_idle(p));
+			rc = apply_oldest(s, p);
+		}
+		if (rc)
+			break;
+		scan_progress(s, "pass 1", 0);
+	}
+	pool_stop(p);
+	s->pool = NULL;
+	s->cur_goroutine = 0;
+	return rc;
+}
