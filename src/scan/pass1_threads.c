@@ -38,9 +38,9 @@
 #include "scan_internal.h"
 
 #define CHUNK_ITEMS 64
-#define MIN_CHUNK_ITEMS 8
+#define MIN_CHUNK_ITEMS 64
 #define RING_CHUNKS 64          /* chunks taken and not yet applied, at most */
-#define DIRECT_BELOW 16         /* fewer queued and none in flight: this thread walks alone */
+#define DIRECT_BELOW 256
 #define DIRECT_BYTES (64u << 10)
 #define LOG_BUDGET 16384        /* entries */
 #define MAX_WORKERS 64

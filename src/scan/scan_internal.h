@@ -97,6 +97,8 @@ struct work_queue {
 	uint32_t *view_slots;       /* hash of views: id + 1, 0 for a free slot */
 	size_t nview_slots;
 	uint32_t last_view;         /* the view of the item pushed last */
+	uint32_t run, run_end;      /* where in tail the item pushed last starts (+ 1) and
+				     * ends, if it may grow into a run (run 0: none) */
 	struct work ahead[QUEUE_LOOKAHEAD]; /* taken off the chunks, being prefetched */
 	unsigned ahead_first, nahead;
 };

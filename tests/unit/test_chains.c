@@ -155,6 +155,49 @@ static void test_fold_recursion(void **state)
 	hr_chains_free(t);
 }
 
+static uint32_t find(const struct hr_chains *t, uint32_t parent, const char *name)
+{
+	return hr_chains_find(t, parent, name, strlen(name));
+}
+
+/*
+ * hr_chains_find() answers as hr_chains_child() would, without changing the tree: a
+ * child made, folded or cut by the depth limit; HR_CHAINS_NONE for a new node, and for
+ * a name the tree has never seen even where recursion would fold it (child() interns
+ * the name: pass 1's workers must leave that to the thread that owns the tree).
+ */
+static void test_find_changes_nothing(void **state)
+{
+	struct hr_chains *t = hr_chains_new(3);
+	uint32_t head, next, a, b;
+	size_t nodes, names;
+
+	(void)state;
+	hr_chains_fold_recursion(t);
+	head = child(t, HR_CHAINS_TOP, "main.head");
+	next = child(t, head, "next. (*main.Node)");
+	nodes = hr_chains_count(t);
+	names = hr_chains_name_count(t);
+	assert_int_equal(find(t, HR_CHAINS_TOP, "main.head"), head);
+	assert_int_equal(find(t, head, "next. (*main.Node)"), next);
+	assert_int_equal(find(t, next, "next. (*main.Node)"), next); /* folds, not remembered */
+	assert_int_equal(find(t, next, "prev. (*main.Node)"), HR_CHAINS_NONE); /* new name */
+	assert_int_equal(find(t, head, "main.head"), HR_CHAINS_NONE); /* known name, new node */
+	assert_int_equal(find(t, HR_CHAINS_TOP, "main.tail"), HR_CHAINS_NONE);
+	assert_int_equal(hr_chains_count(t), nodes);
+	assert_int_equal(hr_chains_name_count(t), names);
+	/* what find said, child does */
+	assert_int_equal(child(t, next, "next. (*main.Node)"), next);
+	assert_int_equal(child(t, next, "prev. (*main.Node)"), next);
+	assert_int_equal(find(t, next, "prev. (*main.Node)"), next); /* now interned */
+	/* the depth limit: a 4th named node is its parent */
+	a = child(t, next, "x. (main.A)");
+	b = child(t, a, "y. (main.B)");
+	assert_int_equal(b, a);
+	assert_int_equal(find(t, a, "z. (main.C)"), a);
+	hr_chains_free(t);
+}
+
 /* Without folding (the default of a new tree), every link is a node. */
 static void test_no_fold_by_default(void **state)
 {
@@ -213,6 +256,7 @@ int main(void)
 		cmocka_unit_test(test_children_are_made_once),
 		cmocka_unit_test(test_fold_elements),
 		cmocka_unit_test(test_fold_recursion),
+		cmocka_unit_test(test_find_changes_nothing),
 		cmocka_unit_test(test_no_fold_by_default),
 		cmocka_unit_test(test_depth_limit_cuts_and_charges_the_last_node),
 		cmocka_unit_test(test_many_nodes_and_names),
