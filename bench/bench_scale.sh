@@ -21,6 +21,7 @@
 #   --big-runs N    heapref runs per dump of 2 GB or more (default 2)
 #   --heapref PATH  heapref binary to measure (default build-bench/heapref, which this
 #                   script builds Release from the work tree first)
+#   --threads N     heapref analyze --threads N (default: heapref's, one per processor)
 #   --reach         also run tests/e2e/reach.py (an independent Python reachability
 #                   computation) on each dump up to --reach-max bytes, and require
 #                   heapref's reached objects and bytes to equal its figures exactly
@@ -53,6 +54,7 @@ big_runs=2
 heapref=
 reach=false
 reach_max=1300000000
+threads=()
 sets=()
 while [ $# -gt 0 ]; do
   case $1 in
@@ -61,6 +63,7 @@ while [ $# -gt 0 ]; do
     --heapref) heapref=$2; shift 2 ;;
     --reach) reach=true; shift ;;
     --reach-max) reach_max=$2; shift 2 ;;
+    --threads) threads=(--threads "$2"); shift 2 ;;
     -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     -*) echo "bench_scale.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
     *) sets+=("$1"); shift ;;
@@ -107,7 +110,7 @@ analyze_best() {
   for ((i = 0; i < $1; i++)); do
     t0=$(now_ns)
     if ! /usr/bin/time -f '%U %S %M' -o "$work/scale.time" \
-        "$heapref" analyze --stats -o "$work/scale.pb.gz" "$gen" "$dump" 2> "$work/scale.err"; then
+        "$heapref" analyze --stats "${threads[@]}" -o "$work/scale.pb.gz" "$gen" "$dump" 2> "$work/scale.err"; then
       echo "heapref failed on $dump:" >&2
       cat "$work/scale.err" >&2
       return 1

@@ -558,8 +558,8 @@ static int run_scan(struct hr_scan *scan, struct stats *stats, struct progress *
 	end_progress(prog);
 	stats_mark(stats, "pass 1", stderr);
 	if (stats && !rc)
-		fprintf(stderr, "stats: pass 1 threads: %u; heap objects walked by workers: %" PRIu64
-			" of %" PRIu64 "\n", sum->pass1_threads, sum->worker_objects,
+		fprintf(stderr, "heapref: threads of pass 1: %u; heap objects walked by workers: "
+			"%" PRIu64 " of %" PRIu64 "\n", sum->pass1_threads, sum->worker_objects,
 			sum->typed_objects);
 	if (!rc) {
 		rc = hr_scan_pass2(scan, err);

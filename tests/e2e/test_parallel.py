@@ -98,7 +98,7 @@ class SecondThreads(unittest.TestCase):
 
 # (--threads, HEAPREF_TEST_PASS1_CHUNK): the first is the reference
 THREAD_RUNS = [(1, None), (2, None), (2, "1"), (3, "1"), (2, "5")]
-WORKERS_RE = re.compile(r"stats: pass 1 threads: (\d+); heap objects walked by workers: "
+WORKERS_RE = re.compile(r"heapref: threads of pass 1: (\d+); heap objects walked by workers: "
                         r"(\d+) of (\d+)")
 
 
