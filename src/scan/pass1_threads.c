@@ -28,7 +28,7 @@
  * | index): a name below a parent, made when the first claim charged to it is applied.
  * Workers read the tree under tree_lock's read side; this thread adds nodes under its
  * write side. Objects of more than DIRECT_BYTES (which may claim millions of objects,
- * a log too big to keep), and the rest of a chunk whose log has grown past LOG_BUDGET,
+ * a log too big to keep), and the rest of a chunk whose log has grown past its budget,
  * are walked by this thread when their turn comes, as on one thread.
  */
 #include <sched.h>
@@ -42,7 +42,8 @@
 #define RING_CHUNKS 64          /* chunks taken and not yet applied, at most */
 #define DIRECT_BELOW 256
 #define DIRECT_BYTES (64u << 10)
-#define LOG_BUDGET 16384        /* entries */
+#define LOG_BUDGET_MIN 1024    /* entries, see log_budget() */
+#define LOG_BUDGET_MAX 16384
 #define MAX_WORKERS 64
 #define LEFTOVER_ALL_BITS UINT64_MAX
 #define SPINS_BEFORE_YIELD 256
@@ -127,6 +128,7 @@ struct p1_pool {
 	struct chunk *ring;
 	uint64_t taken, walk_next; /* atomic */
 	uint64_t applied;
+	size_t log_budget;      /* entries of a chunk's log before the rest goes E_DIRECT */
 	unsigned idle_workers;  /* atomic: asleep or going to sleep on work */
 	bool quit;              /* atomic */
 	struct worker *workers; /* [0]: this thread's */
@@ -355,7 +357,8 @@ static void walk_chunk(struct worker *wk, struct chunk *ch)
 		prefetch_item(c, ch, i + 8, HR_PREFETCH_ENTRY);
 		prefetch_item(c, ch, i + 5, HR_PREFETCH_CONTENTS);
 		prefetch_item(c, ch, i + 2, HR_PREFETCH_BITS);
-		if (ch->log.n >= LOG_BUDGET || hr_dump_object(c->dump, w->obj).size > DIRECT_BYTES) {
+		if (ch->log.n >= wk->pool->log_budget ||
+		    hr_dump_object(c->dump, w->obj).size > DIRECT_BYTES) {
 			if ((e = log_push(c, E_DIRECT)))
 				log_work(e, w);
 			continue;
@@ -647,6 +650,19 @@ static void pool_stop(struct p1_pool *p)
 	free(p);
 }
 
+/*
+ * Entries a chunk's log may take before the rest of the chunk is left to the applying
+ * thread: the logs of the ring (48 bytes an entry) are kept to about 1/16 of the heap's
+ * bytes, so that a small heap is not analysed with more memory than its index (fewer
+ * entries cost speed: more objects are walked by one thread).
+ */
+static size_t log_budget(const struct hr_scan *s)
+{
+	uint64_t n = s->sum.total_bytes / (16 * RING_CHUNKS * sizeof(struct log_entry));
+
+	return n < LOG_BUDGET_MIN ? LOG_BUDGET_MIN : n > LOG_BUDGET_MAX ? LOG_BUDGET_MAX : n;
+}
+
 /* Starts threads - 1 workers besides this thread's; NULL when out of memory. */
 static struct p1_pool *pool_start(struct hr_scan *s, unsigned threads)
 {
@@ -655,6 +671,7 @@ static struct p1_pool *pool_start(struct hr_scan *s, unsigned threads)
 	if (!p)
 		return NULL;
 	p->s = s;
+	p->log_budget = log_budget(s);
 	p->ring = calloc(RING_CHUNKS, sizeof(*p->ring));
 	p->workers = calloc(threads, sizeof(*p->workers));
 	if (!p->ring || !p->workers) {
