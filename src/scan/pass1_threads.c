@@ -784,17 +784,20 @@ int pass1_walk_heap(struct hr_scan *s)
 	if (threads > MAX_WORKERS)
 		threads = MAX_WORKERS;
 	s->sum.pass1_threads = threads;
-	if (threads > 1 && !(p = s->pool = pool_start(s, threads)))
-		return HR_ENOMEM;
 	while (!(rc = scan_walk_statics(s))) {
 		bool idle = !p || p->applied == p->taken;
+		bool narrow = queue_length(&s->queue) < DIRECT_BELOW && !s->opts.chunk_objects;
 
 		if (idle && !queue_length(&s->queue))
 			break;
-		if (idle && (!p || (queue_length(&s->queue) < DIRECT_BELOW &&
-				    !s->opts.chunk_objects))) {
+		if (idle && (threads < 2 || narrow)) {
 			rc = walk_alone(s);
 		} else {
+			/* started when first wanted: a list needs none */
+			if (!p && !(p = s->pool = pool_start(s, threads))) {
+				rc = HR_ENOMEM;
+				break;
+			}
 			take_chunks(s, p, workers_may_idle(p));
 			rc = apply_oldest(s, p);
 		}
