@@ -650,7 +650,7 @@ int analysis_run(const char *binary, const char *dump, const struct analysis_opt
 	if (isatty(STDERR_FILENO))
 		opts = (struct hr_scan_options){ show_progress, &prog, 0, 0 };
 	opts.threads = o->threads;
-	if (getenv("HEAPREF_TEST_PASS1_CHUNK")) /* docs/performance.md: tests only */
+	if (getenv("HEAPREF_TEST_PASS1_CHUNK")) /* tests only: docs/design.md */
 		opts.chunk_objects = (unsigned)atoi(getenv("HEAPREF_TEST_PASS1_CHUNK"));
 	if (analysis_open(binary, dump, o, an, &opts, &err))
 		goto fail;

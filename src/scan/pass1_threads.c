@@ -38,7 +38,6 @@
 #include "scan_internal.h"
 
 #define CHUNK_ITEMS 64
-#define MIN_CHUNK_ITEMS 64
 #define RING_CHUNKS 64          /* chunks taken and not yet applied, at most */
 #define DIRECT_BELOW 256
 #define DIRECT_BYTES (64u << 10)
@@ -486,10 +485,9 @@ static int apply_claim(struct hr_scan *s, struct p1_log *log, const struct log_e
 	w = work_of(e, resolve_node(s, log, e->node));
 	if (w.node == HR_CHAINS_NONE)
 		return HR_ENOMEM;
-	scan_mark(s, w.obj, w.node);
-	if (s->obj_type && w.type && w.type < OBJ_TYPE_ARRAY)
-		s->obj_type[w.obj] = w.type | (w.count ? OBJ_TYPE_ARRAY : 0);
-	return scan_enqueue(s, &w);
+	scan_mark(s, w.obj, w.node); /* charged with the log's sums */
+	scan_queue_view(s, &w);
+	return s->status;
 }
 
 /* Charges what the claims applied charge (their nodes exist: the claims made them). */
@@ -696,7 +694,6 @@ static struct p1_pool *pool_start(struct hr_scan *s, unsigned threads)
 	return p;
 }
 
-/* Takes queued objects into chunks while the ring has room. */
 /*
  * Takes queued objects into whole chunks while the ring has room; into a last part of
  * one too when no chunk waits for a worker (partial: the queue will not fill one soon).
@@ -704,13 +701,10 @@ static struct p1_pool *pool_start(struct hr_scan *s, unsigned threads)
 static void take_chunks(struct hr_scan *s, struct p1_pool *p, bool partial)
 {
 	uint64_t taken = p->taken; /* this thread is the only one to change it */
-	size_t queued = queue_length(&s->queue);
-	/* a narrow walk (a few linked lists) in smaller chunks, that all may have a share */
-	size_t size = queued / (2 * p->nworkers);
+	size_t queued, size = CHUNK_ITEMS;
 
-	size = size < MIN_CHUNK_ITEMS ? MIN_CHUNK_ITEMS : size > CHUNK_ITEMS ? CHUNK_ITEMS : size;
-	if (s->opts.chunk_objects)
-		size = s->opts.chunk_objects < CHUNK_ITEMS ? s->opts.chunk_objects : CHUNK_ITEMS;
+	if (s->opts.chunk_objects && s->opts.chunk_objects < CHUNK_ITEMS)
+		size = s->opts.chunk_objects;
 	while (taken - p->applied < RING_CHUNKS && (queued = queue_length(&s->queue)) &&
 	       (queued >= size || partial)) {
 		struct chunk *ch = ring_at(p, taken++);
@@ -751,9 +745,8 @@ void pass1_feed(struct hr_scan *s)
 static int apply_oldest(struct hr_scan *s, struct p1_pool *p)
 {
 	struct chunk *ch = ring_at(p, p->applied);
-	int rc;
-
 	unsigned spins = 0;
+	int rc;
 
 	while (!__atomic_load_n(&ch->walked, __ATOMIC_ACQUIRE))
 		if (!walk_next_chunk(p, &p->workers[0]))

@@ -456,8 +456,8 @@ bool scan_mark(struct hr_scan *s, uint32_t obj, uint32_t node);
 void scan_charge(struct hr_scan *s, uint32_t node, uint32_t goroutine, uint64_t objects,
 		 uint64_t bytes, bool typed);
 int scan_enqueue(struct hr_scan *s, const struct work *w);
-/* Claims w->obj (size bytes) for view w: charged to w->node, typed, queued (walk.c). */
-void scan_claim_view(struct hr_scan *s, const struct work *w, uint64_t size);
+/* Queues claimed object w->obj to be walked by view w, noting its type if kept (walk.c). */
+void scan_queue_view(struct hr_scan *s, const struct work *w);
 /* A region over heap object obj, its pointer bits copied into *bits (grown as needed). */
 int scan_object_region(const struct hr_scan *s, uint32_t obj, uint64_t **bits, size_t *cap,
 		       struct region *r);

@@ -317,13 +317,13 @@ static bool follow_charged(struct hr_scan *s, uint64_t value, uint32_t type, uin
 		pass1_log_claim(s, &w, size);
 		return true;
 	}
-	scan_claim_view(s, &w, size);
+	scan_claim(s, w.obj, size, w.node, true);
+	scan_queue_view(s, &w);
 	return true;
 }
 
-void scan_claim_view(struct hr_scan *s, const struct work *w, uint64_t size)
+void scan_queue_view(struct hr_scan *s, const struct work *w)
 {
-	scan_claim(s, w->obj, size, w->node, true);
 	if (s->obj_type && w->type && w->type < OBJ_TYPE_ARRAY)
 		s->obj_type[w->obj] = w->type | (w->count ? OBJ_TYPE_ARRAY : 0);
 	if (scan_enqueue(s, w))
