@@ -56,7 +56,7 @@ static const char *type_name(const struct hr_scan *s, uint32_t id)
 }
 
 /* hr_chains_child(), as a worker or while workers read the tree (see pass1_threads.c). */
-static uint32_t tree_child(struct hr_scan *s, uint32_t parent, const char *name, size_t len)
+uint32_t scan_tree_child(struct hr_scan *s, uint32_t parent, const char *name, size_t len)
 {
 	uint32_t id;
 
@@ -74,14 +74,9 @@ static uint32_t tree_child(struct hr_scan *s, uint32_t parent, const char *name,
 	return id;
 }
 
-uint32_t scan_tree_child(struct hr_scan *s, uint32_t parent, const char *name, size_t len)
-{
-	return tree_child(s, parent, name, len);
-}
-
 static uint32_t make_child(struct hr_scan *s, uint32_t parent, const char *name)
 {
-	uint32_t id = tree_child(s, parent, name, strlen(name));
+	uint32_t id = scan_tree_child(s, parent, name, strlen(name));
 
 	if (id == HR_CHAINS_NONE) {
 		s->status = HR_ENOMEM;
@@ -149,7 +144,7 @@ uint32_t sub_objects_node(struct hr_scan *s, uint32_t parent)
 
 uint32_t root_node(struct hr_scan *s, const char *name, size_t len)
 {
-	uint32_t id = tree_child(s, HR_CHAINS_TOP, name, len);
+	uint32_t id = scan_tree_child(s, HR_CHAINS_TOP, name, len);
 
 	if (id == HR_CHAINS_NONE) {
 		s->status = HR_ENOMEM;
