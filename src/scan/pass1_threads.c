@@ -736,9 +736,14 @@ void pass1_feed(struct hr_scan *s)
 {
 	struct p1_pool *p = s->pool;
 
-	/* the objects this thread queues while it walks one (a map's buckets, millions of
-	 * elements) come after those taken: the workers may walk them meanwhile */
-	take_chunks(s, p, false);
+	/*
+	 * The objects this thread queues while it walks one (a map's buckets, millions of
+	 * elements) come after those taken: the workers may walk them meanwhile. Not while
+	 * the walk is narrow: a chunk taken from a few dozen linked lists would have this
+	 * thread wait for a worker (woken from its sleep) to walk what it would walk itself.
+	 */
+	if (queue_length(&s->queue) >= DIRECT_BELOW || s->opts.chunk_objects)
+		take_chunks(s, p, false);
 }
 
 /* Applies the oldest chunk once walked, walking chunks meanwhile. */
