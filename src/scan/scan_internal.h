@@ -86,6 +86,7 @@ struct view {
 };
 
 #define QUEUE_LOOKAHEAD 16
+#define QUEUE_VIEW_CACHE 256
 
 /* Pass 1's queue: items of 2 to 4 words in chunks, views interned (work_queue.c). */
 struct work_queue {
@@ -97,6 +98,8 @@ struct work_queue {
 	uint32_t *view_slots;       /* hash of views: id + 1, 0 for a free slot */
 	size_t nview_slots;
 	uint32_t last_view;         /* the view of the item pushed last */
+	uint32_t view_cache[QUEUE_VIEW_CACHE]; /* id + 1 of a view recently pushed, by its
+						* node and goroutine (0: none) */
 	uint32_t run, run_end;      /* where in tail the item pushed last starts (+ 1) and
 				     * ends, if it may grow into a run (run 0: none) */
 	struct work ahead[QUEUE_LOOKAHEAD]; /* taken off the chunks, being prefetched */
