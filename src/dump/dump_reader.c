@@ -140,6 +140,12 @@ static int parse_object(struct cursor *c)
 	if ((rc = cur_need_params(c)) || (rc = cur_uvarint(c, &addr, "address")))
 		return rc;
 	at = c->pos;
+	/*
+	 * The records ahead, 2 KiB on: a record's contents are skipped, so the reads do not
+	 * make a stream the hardware follows, and reading the field list after a blob's
+	 * contents waited on memory (read+index of mixed-1g and small-1g 8-12% faster).
+	 */
+	__builtin_prefetch(at + 2048);
 	if ((rc = cur_bytes(c, &contents, "contents")) ||
 	    (rc = cur_add_object(c, addr, contents, at)))
 		return rc;
