@@ -99,6 +99,33 @@ static int grow_page_table(struct heap_index *idx)
 	return HR_OK;
 }
 
+/* Makes pages[0, slots) the direct table of pages page_lo on (it must be). */
+static void use_direct_table(struct heap_index *idx, struct heap_page *pages, size_t slots,
+			     uint64_t lo)
+{
+	free(idx->pages);
+	idx->pages = pages;
+	idx->page_slots = slots;
+	idx->page_lo = lo;
+	idx->page_direct = true;
+	idx->cached = NULL;
+	idx->added = NULL;
+}
+
+void heap_index_plan_pages(struct heap_index *idx, uint64_t start, uint64_t end,
+			   uint64_t file_bytes)
+{
+	uint64_t lo = start >> HEAP_PAGE_SHIFT, slots;
+	struct heap_page *pages;
+
+	if (end <= start || idx->page_used)
+		return;
+	slots = ((end - 1) >> HEAP_PAGE_SHIFT) - lo + 1;
+	if (slots > file_bytes / PLAN_FILE_BYTES_PER_PAGE || !(pages = alloc_page_table(slots)))
+		return; /* the hash: its size follows the pages in use */
+	use_direct_table(idx, pages, (size_t)slots, lo);
+}
+
 /* Lays the page table out as a direct array if that is no larger (dump_internal.h). */
 static void page_table_direct(struct heap_index *idx)
 {
@@ -106,6 +133,8 @@ static void page_table_direct(struct heap_index *idx)
 	struct heap_page *pages;
 	size_t i;
 
+	if (idx->page_direct) /* planned so: heap_index_plan_pages() */
+		return;
 	for (i = 0; i < idx->page_slots; i++) {
 		uint64_t page_no = idx->pages[i].page_no;
 
@@ -122,13 +151,7 @@ static void page_table_direct(struct heap_index *idx)
 	for (i = 0; i < idx->page_slots; i++)
 		if (idx->pages[i].page_no != HEAP_NO_PAGE)
 			pages[idx->pages[i].page_no - lo] = idx->pages[i];
-	free(idx->pages);
-	idx->pages = pages;
-	idx->page_slots = (size_t)(hi - lo + 1);
-	idx->page_lo = lo;
-	idx->page_direct = true;
-	idx->cached = NULL;
-	idx->added = NULL;
+	use_direct_table(idx, pages, (size_t)(hi - lo + 1), lo);
 }
 
 /* Finds or creates the entry of page_no (in the hash: before heap_index_finish()). */
@@ -137,6 +160,17 @@ static int page_get(struct heap_index *idx, uint64_t page_no, struct heap_page *
 	size_t i;
 	int rc;
 
+	if (idx->page_direct) { /* the reader keeps objects inside the planned range */
+		i = (size_t)(page_no - idx->page_lo);
+		if (page_no - idx->page_lo >= idx->page_slots)
+			return HR_EINPUT;
+		if (idx->pages[i].page_no == HEAP_NO_PAGE) {
+			idx->pages[i].page_no = page_no;
+			idx->page_used++;
+		}
+		*out = &idx->pages[i];
+		return HR_OK;
+	}
 	if ((idx->page_used + 1) * 2 > idx->page_slots) {
 		rc = grow_page_table(idx);
 		if (rc)

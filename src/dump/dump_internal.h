@@ -275,6 +275,17 @@ enum obj_type_how {
 void dump_build_release(struct hr_dump *d);
 
 int heap_index_init(struct heap_index *idx, const uint8_t *file, uint32_t ptr_size);
+/*
+ * Before any object is added: lays the page table out directly over the pages of
+ * [start, end), where every object will be, if that table is small beside the file
+ * (at most one entry per PLAN_FILE_BYTES_PER_PAGE bytes of it, so a params record cannot
+ * make it large). Saves growing the hash as pages come, rehashing, merging the other
+ * thread's and laying it out again at the end: mixed-4g's read made and zeroed hundreds
+ * of MB of tables so. Otherwise the hash stays, and this does nothing.
+ */
+#define PLAN_FILE_BYTES_PER_PAGE 4096
+void heap_index_plan_pages(struct heap_index *idx, uint64_t start, uint64_t end,
+			   uint64_t file_bytes);
 void heap_index_release(struct heap_index *idx);
 /* Adds an object; its pages get entries. data_off is the offset of its contents. */
 int heap_index_add(struct heap_index *idx, uint64_t addr, uint64_t size, uint64_t data_off);

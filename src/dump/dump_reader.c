@@ -104,6 +104,7 @@ static int read_field_bitmap(struct cursor *c, struct hr_bytes contents, const c
 int cur_add_object(struct cursor *c, uint64_t addr, struct hr_bytes contents, const uint8_t *at)
 {
 	const struct hr_dump_params *pp = &c->d->params;
+	int rc;
 
 	if (contents.len == 0)
 		return cur_fail(c, at, "object at 0x%" PRIx64 " has no contents", addr);
@@ -114,8 +115,11 @@ int cur_add_object(struct cursor *c, uint64_t addr, struct hr_bytes contents, co
 			        "object 0x%" PRIx64 " (%" PRIu64 " bytes) lies outside the heap range "
 			        "0x%" PRIx64 "-0x%" PRIx64 " of the params record",
 			        addr, contents.len, pp->heap_start, pp->heap_end);
-	if (heap_index_add(c->heap, addr, contents.len, cur_offset(c, contents.ptr)))
+	rc = heap_index_add(c->heap, addr, contents.len, cur_offset(c, contents.ptr));
+	if (rc == HR_ENOMEM)
 		return cur_nomem(c);
+	if (rc) /* the range checked above is the page table's */
+		return cur_fail(c, c->rec, "internal error: no page for the object at 0x%" PRIx64, addr);
 	return HR_OK;
 }
 
@@ -306,6 +310,7 @@ int cur_params_end(struct cursor *c)
 
 	if (heap_index_init(&d->heap, d->map, d->params.ptr_size))
 		return cur_nomem(c);
+	heap_index_plan_pages(&d->heap, d->params.heap_start, d->params.heap_end, d->map_len);
 	d->have_params = true;
 	return HR_OK;
 }
@@ -656,6 +661,7 @@ static void start_half(struct cursor *c)
 		free(h);
 		return;
 	}
+	heap_index_plan_pages(&h->heap, d->params.heap_start, d->params.heap_end, d->map_len);
 	h->start = start;
 	h->c = (struct cursor){ .d = d, .pos = start, .end = c->end, .err = &h->err,
 				.heap = &h->heap };

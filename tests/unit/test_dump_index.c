@@ -386,13 +386,32 @@ static void check_packed(const struct heap_index *idx, struct packed_obj *m, siz
 	}
 }
 
-/* Adds the model's objects to a new index and finishes it. */
-static void index_packed(struct heap_index *idx, const struct packed_obj *m, size_t n)
+/*
+ * The page table laid out directly over the objects' pages before any is added, as the
+ * reader of a large file does (the file's size given as the largest there is).
+ */
+static void plan_pages(struct heap_index *idx, const struct packed_obj *m, size_t n)
+{
+	uint64_t lo = UINT64_MAX, hi = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		lo = m[i].addr < lo ? m[i].addr : lo;
+		hi = m[i].addr + m[i].size > hi ? m[i].addr + m[i].size : hi;
+	}
+	heap_index_plan_pages(idx, lo, hi, UINT64_MAX);
+	assert_true(idx->page_direct);
+}
+
+/* Adds the model's objects to a new index (its pages planned, or hashed) and finishes it. */
+static void index_packed(struct heap_index *idx, const struct packed_obj *m, size_t n,
+			 bool planned)
 {
 	struct hr_error err = { 0 };
 	static const uint8_t file[64];
 
 	assert_int_equal(heap_index_init(idx, file, 8), HR_OK);
+	if (planned)
+		plan_pages(idx, m, n);
 	for (size_t i = 0; i < n; i++)
 		assert_int_equal(heap_index_add(idx, m[i].addr, m[i].size, m[i].off), HR_OK);
 	assert_int_equal(heap_index_finish(idx, "t", &err), HR_OK);
@@ -408,11 +427,12 @@ static void index_packed(struct heap_index *idx, const struct packed_obj *m, siz
 static void test_entry_packing(void **state)
 {
 	const uint64_t page = HEAP_START + 8192 * 16, gib4 = UINT64_C(5) << 30;
-	struct packed_obj *m = calloc(4096, sizeof(*m));
+	struct packed_obj *m = calloc(4096, sizeof(*m)), *w = calloc(4096, sizeof(*w));
 	struct heap_index idx;
 	size_t n = 0;
 
 	assert_non_null(m);
+	assert_non_null(w);
 	/* a grid page with free slots, contents beyond 4 GiB, one at the page's end */
 	for (uint64_t k = 0; k < 512; k++)
 		if (k % 3)
@@ -442,11 +462,15 @@ static void test_entry_packing(void **state)
 
 		m[n++] = (struct packed_obj){ at, k == 101 ? 1024 : 2048, 4000 + 2100 * k };
 	}
-	index_packed(&idx, m, n);
-	check_packed(&idx, m, n);
-	assert_true(idx.nwhole > 0); /* the fallbacks were taken */
-	heap_index_release(&idx);
+	for (int planned = 0; planned < 2; planned++) { /* check_packed() sorts: a copy */
+		memcpy(w, m, n * sizeof(*m));
+		index_packed(&idx, w, n, planned);
+		check_packed(&idx, w, n);
+		assert_true(idx.nwhole > 0); /* the fallbacks were taken */
+		heap_index_release(&idx);
+	}
 	free(m);
+	free(w);
 }
 
 /*
@@ -457,7 +481,7 @@ static void test_entry_packing(void **state)
 static void test_absorb_packing(void **state)
 {
 	const uint64_t page = HEAP_START + 8192 * 64;
-	struct packed_obj m[600];
+	struct packed_obj m[600], w[600];
 	struct heap_index a, b;
 	struct hr_error err = { 0 };
 	size_t n = 0, half;
@@ -469,16 +493,54 @@ static void test_absorb_packing(void **state)
 	m[n++] = (struct packed_obj){ page + 5 * 8192 + 4096, 64, 40000 };
 	for (uint64_t k = 0; k < 300; k++)
 		m[n++] = (struct packed_obj){ page + 9 * 8192 + 16 * k, 16, 50000 + 30 * k };
-	assert_int_equal(heap_index_init(&a, (const uint8_t *)"", 8), HR_OK);
-	assert_int_equal(heap_index_init(&b, (const uint8_t *)"", 8), HR_OK);
-	for (size_t i = 0; i < n; i++)
-		assert_int_equal(heap_index_add(i < half ? &a : &b, m[i].addr, m[i].size, m[i].off),
-				 HR_OK);
-	assert_int_equal(heap_index_absorb(&a, &b), HR_OK);
-	assert_int_equal(heap_index_finish(&a, "t", &err), HR_OK);
-	check_packed(&a, m, n);
-	assert_int_equal(a.nwhole, 100); /* page 0's, from both */
-	heap_index_release(&a);
+	for (int planned = 0; planned < 2; planned++) { /* both tables hashed, or both direct */
+		assert_int_equal(heap_index_init(&a, (const uint8_t *)"", 8), HR_OK);
+		assert_int_equal(heap_index_init(&b, (const uint8_t *)"", 8), HR_OK);
+		if (planned) {
+			plan_pages(&a, m, n);
+			plan_pages(&b, m, n);
+		}
+		for (size_t i = 0; i < n; i++)
+			assert_int_equal(heap_index_add(i < half ? &a : &b, m[i].addr, m[i].size,
+							m[i].off),
+					 HR_OK);
+		assert_int_equal(heap_index_absorb(&a, &b), HR_OK);
+		assert_int_equal(heap_index_finish(&a, "t", &err), HR_OK);
+		memcpy(w, m, n * sizeof(*m)); /* check_packed() sorts */
+		check_packed(&a, w, n);
+		assert_int_equal(a.nwhole, 100); /* page 0's, from both */
+		assert_true(a.page_direct); /* planned, or laid out so at the end */
+		heap_index_release(&a);
+	}
+}
+
+/*
+ * A direct page table only where it is small beside the file: a params record claiming
+ * a vast heap range leaves the hash, whose size follows the pages in use; so does a
+ * range that is empty, or a plan made after objects came.
+ */
+static void test_plan_pages_bounded(void **state)
+{
+	const uint64_t gib = UINT64_C(1) << 30;
+	struct heap_index idx;
+
+	assert_int_equal(heap_index_init(&idx, (const uint8_t *)"", 8), HR_OK);
+	heap_index_plan_pages(&idx, HEAP_START, HEAP_START + 1024 * gib, 64 << 20);
+	assert_false(idx.page_direct); /* 2^27 pages for a 64 MiB file */
+	heap_index_plan_pages(&idx, HEAP_START, HEAP_START, UINT64_MAX);
+	assert_false(idx.page_direct);
+	assert_int_equal(heap_index_add(&idx, HEAP_START + 64, 16, 0), HR_OK);
+	heap_index_plan_pages(&idx, HEAP_START, HEAP_START + gib, UINT64_MAX);
+	assert_false(idx.page_direct);
+	heap_index_release(&idx);
+
+	assert_int_equal(heap_index_init(&idx, (const uint8_t *)"", 8), HR_OK);
+	heap_index_plan_pages(&idx, HEAP_START, HEAP_START + gib, 4 * gib);
+	assert_true(idx.page_direct); /* 2^17 pages (4 MiB of table) for a 4 GiB file */
+	assert_int_equal(idx.page_slots, (size_t)1 << 17);
+	assert_int_equal(heap_index_add(&idx, HEAP_START + gib - 16, 16, 0), HR_OK);
+	assert_int_equal(heap_index_add(&idx, HEAP_START + gib, 16, 0), HR_EINPUT);
+	heap_index_release(&idx);
 }
 
 int main(void)
@@ -491,6 +553,7 @@ int main(void)
 		cmocka_unit_test(test_overlap_found),
 		cmocka_unit_test(test_entry_packing),
 		cmocka_unit_test(test_absorb_packing),
+		cmocka_unit_test(test_plan_pages_bounded),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
