@@ -41,7 +41,9 @@
  *   - a block of pointer bits, one per word of the page, allocated only for pages that
  *     hold pointers.
  * It is an open-addressing hash keyed by page number, so its size follows the pages in
- * use, never the span of addresses a (possibly hostile) params record claims. Once all
+ * use, never the span of addresses a (possibly hostile) params record claims; unless
+ * that span is small beside the file, when the table is a plain array over it from the
+ * start (heap_index_plan_pages(), as a large dump's reader does). Once all
  * objects are in, if the pages in use span no more entries than the hash has, the
  * table is laid out again as a plain array indexed by page number (`page_direct`): a
  * lookup is then one load, from a smaller table (a heap's pages are mostly contiguous,
