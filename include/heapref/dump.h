@@ -259,6 +259,13 @@ int64_t hr_dump_object_at(const struct hr_dump *dump, uint64_t addr);
 int64_t hr_dump_object_span_at(const struct hr_dump *dump, uint64_t addr, uint64_t *start,
 			       uint64_t *size);
 /*
+ * Whether the object at [start, start + size) (as hr_dump_object_span_at() gave it)
+ * surely holds no pointer word: it lies in one heap page, which holds none (Go keeps
+ * objects without pointers in spans of their own). False when it may hold some. One
+ * page lookup, of the page just looked up.
+ */
+bool hr_dump_span_pointer_free(const struct hr_dump *dump, uint64_t start, uint64_t size);
+/*
  * Prefetching, for a caller that knows which objects it will read next (the scanner's
  * queue): each stage starts loading what the next stage or the reading needs, so the
  * stages of one object should be some tens of nanoseconds apart, in this order. Hints

@@ -75,7 +75,9 @@ struct hr_scan_summary {
 	uint64_t skipped_vars;   /* frame variables in registers or unsupported locations */
 	uint64_t static_objects; /* objects in data or bss outside every global, walked by type */
 	unsigned pass1_threads;  /* threads that walked heap objects in pass 1 */
-	uint64_t worker_objects; /* heap objects pass 1's workers walked (the rest: by the
+	uint64_t queued_objects; /* heap objects pass 1 queued to walk: those reached that may
+				  * hold a pointer (the others' walk would do nothing) */
+	uint64_t worker_objects; /* of those, walked by pass 1's workers (the rest: by the
 				  * thread that applies their work, in order) */
 	unsigned go_minor;       /* the N of the dump's go1.N build version, 0 unknown */
 };

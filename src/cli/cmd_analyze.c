@@ -559,8 +559,8 @@ static int run_scan(struct hr_scan *scan, struct stats *stats, struct progress *
 	stats_mark(stats, "pass 1", stderr);
 	if (stats && !rc)
 		fprintf(stderr, "heapref: threads of pass 1: %u; heap objects walked by workers: "
-			"%" PRIu64 " of %" PRIu64 "\n", sum->pass1_threads, sum->worker_objects,
-			sum->typed_objects);
+			"%" PRIu64 " of %" PRIu64 " queued\n", sum->pass1_threads,
+			sum->worker_objects, sum->queued_objects);
 	if (!rc) {
 		rc = hr_scan_pass2(scan, err);
 		end_progress(prog);

@@ -966,6 +966,17 @@ int64_t heap_index_find(const struct heap_index *idx, uint64_t addr)
 	return heap_index_locate(idx, addr, &span);
 }
 
+bool heap_index_span_pointer_free(const struct heap_index *idx, uint64_t addr, uint64_t size)
+{
+	uint64_t page_no = addr >> HEAP_PAGE_SHIFT;
+	const struct heap_page *p;
+
+	if (!size || (addr + size - 1) >> HEAP_PAGE_SHIFT != page_no)
+		return false; /* pages enough to look at are not worth it: it may */
+	p = page_find(idx, page_no);
+	return p && !p->bits;
+}
+
 int64_t heap_index_locate(const struct heap_index *idx, uint64_t addr, struct heap_span *span)
 {
 	const struct heap_page *p = page_find(idx, addr >> HEAP_PAGE_SHIFT);

@@ -312,6 +312,8 @@ struct heap_span {
 };
 /* heap_index_find(), also giving the object's span: on grid pages from the page alone. */
 int64_t heap_index_locate(const struct heap_index *idx, uint64_t addr, struct heap_span *span);
+/* Whether [addr, addr + size) surely holds no pointer word: in one page that has none. */
+bool heap_index_span_pointer_free(const struct heap_index *idx, uint64_t addr, uint64_t size);
 uint64_t heap_index_object_slow(const struct heap_index *idx, size_t i, struct heap_span *span);
 
 /* __builtin_popcountll() is a call without -mpopcnt; this is a dozen instructions. */

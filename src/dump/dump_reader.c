@@ -1036,6 +1036,11 @@ int64_t hr_dump_object_span_at(const struct hr_dump *d, uint64_t addr, uint64_t 
 	return i;
 }
 
+bool hr_dump_span_pointer_free(const struct hr_dump *d, uint64_t start, uint64_t size)
+{
+	return heap_index_span_pointer_free(&d->heap, start, size);
+}
+
 void hr_dump_prefetch_object(const struct hr_dump *d, size_t i, uint64_t offset,
 			     enum hr_prefetch_stage stage)
 {

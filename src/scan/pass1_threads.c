@@ -58,7 +58,8 @@ enum entry_kind {
 
 struct log_entry {
 	uint8_t kind;
-	uint8_t mode, elem_name, seg;
+	uint8_t mode, elem_name;
+	uint8_t seg;        /* E_STATIC: its segment; E_CLAIM: 1 if the object holds no pointer */
 	uint32_t obj;
 	uint32_t node;      /* may be pending */
 	uint32_t type, aux, count, offset, goroutine;
@@ -252,7 +253,7 @@ uint32_t pass1_log_child(struct hr_scan *c, uint32_t parent, const char *name, s
 	return PENDING_NODE | (uint32_t)(log->nnodes - 1);
 }
 
-void pass1_log_claim(struct hr_scan *c, const struct work *w, uint64_t size)
+void pass1_log_claim(struct hr_scan *c, const struct work *w, uint64_t size, bool pointer_free)
 {
 	struct log_entry *e = log_push(c, E_CLAIM);
 	int64_t k = sum_index(c->log, w->node, c->keep_goroutines ? w->goroutine : 0);
@@ -262,6 +263,7 @@ void pass1_log_claim(struct hr_scan *c, const struct work *w, uint64_t size)
 		return;
 	}
 	log_work(e, w);
+	e->seg = pointer_free;
 	e->value = size;
 	e->len = (uint64_t)k;
 	c->log->sums[k].objects++;
@@ -486,7 +488,7 @@ static int apply_claim(struct hr_scan *s, struct p1_log *log, const struct log_e
 	if (w.node == HR_CHAINS_NONE)
 		return HR_ENOMEM;
 	scan_mark(s, w.obj, w.node); /* charged with the log's sums */
-	scan_queue_view(s, &w);
+	scan_queue_view(s, &w, e->seg);
 	return s->status;
 }
 

@@ -459,8 +459,12 @@ bool scan_mark(struct hr_scan *s, uint32_t obj, uint32_t node);
 void scan_charge(struct hr_scan *s, uint32_t node, uint32_t goroutine, uint64_t objects,
 		 uint64_t bytes, bool typed);
 int scan_enqueue(struct hr_scan *s, const struct work *w);
-/* Queues claimed object w->obj to be walked by view w, noting its type if kept (walk.c). */
-void scan_queue_view(struct hr_scan *s, const struct work *w);
+/*
+ * Queues claimed object w->obj to be walked by view w, noting its type if kept (walk.c);
+ * or, pointer_free (the object surely holds no pointer word: its walk would do nothing),
+ * only notes its type.
+ */
+void scan_queue_view(struct hr_scan *s, const struct work *w, bool pointer_free);
 /* A region over heap object obj, its pointer bits copied into *bits (grown as needed). */
 int scan_object_region(const struct hr_scan *s, uint32_t obj, uint64_t **bits, size_t *cap,
 		       struct region *r);
@@ -481,7 +485,7 @@ int pass1_walk_heap(struct hr_scan *s);
 /* For a worker: the chain node hr_chains_child() will give, or a pending one of its log. */
 uint32_t pass1_log_child(struct hr_scan *s, uint32_t parent, const char *name, size_t len);
 /* For a worker: obj claimed by view w (node, type, ...), size bytes: to apply in order. */
-void pass1_log_claim(struct hr_scan *s, const struct work *w, uint64_t size);
+void pass1_log_claim(struct hr_scan *s, const struct work *w, uint64_t size, bool pointer_free);
 /* For a worker: a static object typed pointers lead to (see follow_static()). */
 void pass1_log_static(struct hr_scan *s, const struct static_view *v, uint64_t len);
 /* For a worker: an object's unticked words (scan_add_leftover()). */

@@ -196,6 +196,7 @@ int scan_enqueue(struct hr_scan *s, const struct work *w)
 {
 	int rc = queue_push(&s->queue, w);
 
+	s->sum.queued_objects++;
 	if (s->pool && ++s->queued_since_feed >= FEED_EVERY) {
 		s->queued_since_feed = 0;
 		pass1_feed(s);

@@ -291,6 +291,7 @@ static bool follow_charged(struct hr_scan *s, uint64_t value, uint32_t type, uin
 	int64_t i = hr_dump_object_span_at(s->dump, value, &start, &size);
 	uint32_t node;
 	struct work w;
+	bool pointer_free;
 
 	if (i < 0)
 		return follow_static(s, value, type, count, mode, elem_name, aux, to);
@@ -308,20 +309,23 @@ static bool follow_charged(struct hr_scan *s, uint64_t value, uint32_t type, uin
 	w = (struct work){ .obj = (uint32_t)i, .node = node, .type = type, .aux = aux,
 			   .offset = (uint32_t)(value - start), .count = count, .mode = mode,
 			   .elem_name = elem_name, .goroutine = s->cur_goroutine };
+	pointer_free = hr_dump_span_pointer_free(s->dump, start, size);
 	if (s->log) { /* a worker: whether it is the first to reach it is known in order only */
-		pass1_log_claim(s, &w, size);
+		pass1_log_claim(s, &w, size, pointer_free);
 		return true;
 	}
 	scan_claim(s, w.obj, size, w.node, true);
-	scan_queue_view(s, &w);
+	scan_queue_view(s, &w, pointer_free);
 	return true;
 }
 
-void scan_queue_view(struct hr_scan *s, const struct work *w)
+void scan_queue_view(struct hr_scan *s, const struct work *w, bool pointer_free)
 {
 	if (s->obj_type && w->type && w->type < OBJ_TYPE_ARRAY)
 		s->obj_type[w->obj] = w->type | (w->count ? OBJ_TYPE_ARRAY : 0);
-	if (scan_enqueue(s, w))
+	/* strings, []byte, structs of numbers: most objects of many heaps; queued, each
+	 * would cost a queue item, its prefetches and a copy of its bits, to do nothing */
+	if (!pointer_free && scan_enqueue(s, w))
 		s->status = HR_ENOMEM;
 }
 

@@ -543,6 +543,37 @@ static void test_plan_pages_bounded(void **state)
 	heap_index_release(&idx);
 }
 
+/*
+ * Pointer-free spans, which pass 1 claims without queueing: an object in a page that
+ * holds no pointer word is; one in a page where another object holds one is not said
+ * to be, nor one across two pages (one of which holds none), nor an empty span.
+ */
+static void test_span_pointer_free(void **state)
+{
+	const uint64_t page = HEAP_START + 8192 * 8;
+	struct hr_error err = { 0 };
+	struct heap_index idx;
+
+	assert_int_equal(heap_index_init(&idx, (const uint8_t *)"", 8), HR_OK);
+	for (uint64_t k = 0; k < 4; k++) /* page 0: strings */
+		assert_int_equal(heap_index_add(&idx, page + 32 * k, 32, 100 + 40 * k), HR_OK);
+	for (uint64_t k = 0; k < 4; k++) { /* page 1: the second of each pair has a pointer */
+		assert_int_equal(heap_index_add(&idx, page + 8192 + 16 * k, 16, 300 + 24 * k),
+				 HR_OK);
+		if (k % 2)
+			assert_int_equal(heap_index_set_ptr(&idx, page + 8192 + 16 * k + 8), HR_OK);
+	}
+	assert_int_equal(heap_index_add(&idx, page + 3 * 8192 - 64, 128, 500), HR_OK);
+	assert_int_equal(heap_index_finish(&idx, "t", &err), HR_OK);
+	assert_true(heap_index_span_pointer_free(&idx, page + 32, 32));
+	assert_false(heap_index_span_pointer_free(&idx, page + 8192, 16)); /* its page has some */
+	assert_false(heap_index_span_pointer_free(&idx, page + 8192 + 16, 16));
+	assert_false(heap_index_span_pointer_free(&idx, page + 3 * 8192 - 64, 128));
+	assert_false(heap_index_span_pointer_free(&idx, page + 32, 0));
+	assert_false(heap_index_span_pointer_free(&idx, page + 100 * 8192, 16)); /* no page */
+	heap_index_release(&idx);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -554,6 +585,7 @@ int main(void)
 		cmocka_unit_test(test_entry_packing),
 		cmocka_unit_test(test_absorb_packing),
 		cmocka_unit_test(test_plan_pages_bounded),
+		cmocka_unit_test(test_span_pointer_free),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
