@@ -22,7 +22,9 @@
  *
  * What the claims charge is summed in the log by node and goroutine, less what the
  * dropped ones would have charged: applying a claim is marking the object and queueing
- * it. (Sums do not depend on order.) A queued object that claims nothing leaves no entry.
+ * it (not an object that surely holds no pointer word: the claim says so, and it is
+ * only marked). (Sums do not depend on order.) A queued object that claims nothing
+ * leaves no entry.
  *
  * A chain node the tree does not have yet is a pending node of the log (PENDING_NODE
  * | index): a name below a parent, made when the first claim charged to it is applied.

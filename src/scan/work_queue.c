@@ -3,9 +3,10 @@
  *
  * A map of millions of entries queues millions of objects at once, so an item is kept
  * small: the object, and its view (chain node, type, aux, mode, element naming) interned
- * in a table, as two 32-bit words; an offset of the view into the object and an explicit
- * element count, when the view has them, follow as one word each. There are few distinct
- * views: a node's name mostly says its type. Items live in fixed-size chunks, each freed
+ * in a table (found through a small cache by node and goroutine, then by hash), as two
+ * 32-bit words; an offset of the view into the object and an explicit element count,
+ * when the view has them, follow as one word each. There are few distinct views: a
+ * node's name mostly says its type. Items live in fixed-size chunks, each freed
  * once read, so memory follows the items waiting, not the most ever queued.
  *
  * The elements of a big slice or map were mostly allocated one after the other, so they
