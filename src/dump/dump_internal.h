@@ -59,7 +59,8 @@
 #define HEAP_DIR_SHIFT 6   /* objects per directory block: 64, one bit each */
 #define OBJ_MAX_FILE_OFFSET (UINT64_C(1) << 40) /* files heapref reads are smaller */
 
-/* Entries as read, in file order: full chunks but for the last. */
+/* Entries as read, in file order, entry pos in chunk pos / ENT_CHUNK: full chunks but for
+ * the last, and the first reading thread's last once the other's are merged after it. */
 struct ent_chunk {
 	uint32_t *ents; /* ENT_CHUNK entries, mapped */
 	size_t n;       /* in use */
