@@ -718,12 +718,14 @@ static void *touch_pages(void *arg)
  */
 static void prefault(void *p, size_t len, uint64_t heap_bytes)
 {
-	struct prefault_part half = { (uint8_t *)p + len / 2, len - len / 2 };
+	struct prefault_part half;
 	pthread_t thread;
 
 	if (len < PREFAULT_MIN_BYTES || len > heap_bytes / PREFAULT_HEAP_SHARE ||
-	    hr_cpus_usable() < 2 ||
-	    pthread_create(&thread, NULL, touch_pages, &half))
+	    hr_cpus_usable() < 2) /* also no entries at all: p is NULL */
+		return;
+	half = (struct prefault_part){ (uint8_t *)p + len / 2, len - len / 2 };
+	if (pthread_create(&thread, NULL, touch_pages, &half))
 		return; /* the copy faults them in */
 	touch_pages(&(struct prefault_part){ p, len / 2 });
 	pthread_join(thread, NULL);
