@@ -162,9 +162,9 @@ static int page_get(struct heap_index *idx, uint64_t page_no, struct heap_page *
 	int rc;
 
 	if (idx->page_direct) { /* the reader keeps objects inside the planned range */
-		i = (size_t)(page_no - idx->page_lo);
 		if (page_no - idx->page_lo >= idx->page_slots)
 			return HR_EINPUT;
+		i = (size_t)(page_no - idx->page_lo);
 		if (idx->pages[i].page_no == HEAP_NO_PAGE) {
 			idx->pages[i].page_no = page_no;
 			idx->page_used++;

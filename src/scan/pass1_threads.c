@@ -61,7 +61,10 @@ enum entry_kind {
 struct log_entry {
 	uint8_t kind;
 	uint8_t mode, elem_name;
-	uint8_t seg;        /* E_STATIC: its segment; E_CLAIM: 1 if the object holds no pointer */
+	union {
+		uint8_t seg;          /* E_STATIC: its segment */
+		uint8_t pointer_free; /* E_CLAIM: the object surely holds no pointer word */
+	};
 	uint32_t obj;
 	uint32_t node;      /* may be pending */
 	uint32_t type, aux, count, offset, goroutine;
@@ -265,7 +268,7 @@ void pass1_log_claim(struct hr_scan *c, const struct work *w, uint64_t size, boo
 		return;
 	}
 	log_work(e, w);
-	e->seg = pointer_free;
+	e->pointer_free = pointer_free;
 	e->value = size;
 	e->len = (uint64_t)k;
 	c->log->sums[k].objects++;
@@ -490,7 +493,7 @@ static int apply_claim(struct hr_scan *s, struct p1_log *log, const struct log_e
 	if (w.node == HR_CHAINS_NONE)
 		return HR_ENOMEM;
 	scan_mark(s, w.obj, w.node); /* charged with the log's sums */
-	scan_queue_view(s, &w, e->seg);
+	scan_queue_view(s, &w, e->pointer_free);
 	return s->status;
 }
 
@@ -736,6 +739,15 @@ static bool workers_may_idle(struct p1_pool *p)
 	return __atomic_load_n(&p->walk_next, __ATOMIC_ACQUIRE) == p->taken;
 }
 
+/*
+ * Whether the walk is narrow: so few objects queued (linked lists) that handing them to
+ * workers costs more than walking them here. (The test knob sends everything through.)
+ */
+static bool walk_is_narrow(const struct hr_scan *s)
+{
+	return queue_length(&s->queue) < DIRECT_BELOW && !s->opts.chunk_objects;
+}
+
 void pass1_feed(struct hr_scan *s)
 {
 	struct p1_pool *p = s->pool;
@@ -746,7 +758,7 @@ void pass1_feed(struct hr_scan *s)
 	 * the walk is narrow: a chunk taken from a few dozen linked lists would have this
 	 * thread wait for a worker (woken from its sleep) to walk what it would walk itself.
 	 */
-	if (queue_length(&s->queue) >= DIRECT_BELOW || s->opts.chunk_objects)
+	if (!walk_is_narrow(s))
 		take_chunks(s, p, false);
 }
 
@@ -788,7 +800,7 @@ int pass1_walk_heap(struct hr_scan *s)
 	s->sum.pass1_threads = threads;
 	while (!(rc = scan_walk_statics(s))) {
 		bool idle = !p || p->applied == p->taken;
-		bool narrow = queue_length(&s->queue) < DIRECT_BELOW && !s->opts.chunk_objects;
+		bool narrow = walk_is_narrow(s);
 
 		if (idle && !queue_length(&s->queue))
 			break;
