@@ -219,6 +219,8 @@ struct scan_type {
 	bool inert;              /* no pointer-like kind inside: walking a value of it does
 				  * nothing, whatever its bits (scalars, arrays and structs of them) */
 	uint8_t layout;          /* enum sync_layout */
+	bool flat;               /* a struct whose members walk_leaf() walks, or inert ones:
+				  * walked without a cursor frame (start_frame()) */
 };
 
 /*
@@ -443,6 +445,11 @@ static inline bool scan_type_inert(const struct hr_scan *s, uint32_t id)
 static inline uint8_t scan_type_layout(const struct hr_scan *s, uint32_t id)
 {
 	return s->types[id < s->ntypes ? id : s->ntypes].layout;
+}
+
+static inline bool scan_type_flat(const struct hr_scan *s, uint32_t id)
+{
+	return s->types[id < s->ntypes ? id : s->ntypes].flat;
 }
 
 static inline unsigned scan_member_role(const struct hr_scan *s, uint32_t index)

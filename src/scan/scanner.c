@@ -318,6 +318,34 @@ static bool type_inert(struct hr_scan *s, uint8_t *state, uint32_t id, int depth
 	return inert;
 }
 
+/* The kinds walk_leaf() (walk.c) walks without a frame of their own. */
+static bool leaf_kind(unsigned kind)
+{
+	return kind == HR_KIND_PTR || kind == HR_KIND_STRING || kind == HR_KIND_SLICE ||
+	       kind == HR_KIND_MAP || kind == HR_KIND_CHAN || kind == HR_KIND_FUNC;
+}
+
+/*
+ * Whether resolved type id is a plain struct (no sync layout, not an atomic.Pointer)
+ * each of whose members is inert or of a leaf kind: most heap objects of many programs
+ * (list nodes, records of strings, slices and pointers).
+ */
+static bool type_flat(const struct hr_scan *s, uint32_t id)
+{
+	const struct hr_type *t = s->types[id].t;
+
+	if (s->types[id].resolved != id || t->shape != HR_SHAPE_STRUCT || s->types[id].layout ||
+	    layout_atomic_pointer(s->bin, id))
+		return false;
+	for (uint32_t k = 0; k < t->member_count; k++) {
+		uint32_t type = hr_binary_member(s->bin, t->first_member + k)->type;
+
+		if (!scan_type_inert(s, type) && !leaf_kind(scan_resolved_type(s, type)->kind))
+			return false;
+	}
+	return true;
+}
+
 /*
  * The tables behind scan_resolve(), scan_type_inert(), scan_type_layout() and
  * scan_member_role(): the walk looks a type up for every value it reads. (Types are
@@ -338,14 +366,18 @@ static int load_types(struct hr_scan *s)
 		uint32_t resolved = layout_resolve(s->bin, id);
 
 		s->types[id] = (struct scan_type){ hr_binary_type(s->bin, resolved), resolved, false,
-						   SL_NONE };
+						   SL_NONE, false };
 	}
-	s->types[n] = (struct scan_type){ hr_binary_type(s->bin, n), n, true, SL_NONE }; /* void */
+	s->types[n] = (struct scan_type){ hr_binary_type(s->bin, n), n, true, SL_NONE, false }; /* void */
 	s->ntypes = n;
 	for (uint32_t id = 0; id < n; id++)
 		s->types[id].inert = type_inert(s, state, id, 0);
 	free(state);
-	return load_member_roles(s) || sync_load_layouts(s) ? HR_ENOMEM : HR_OK;
+	if (load_member_roles(s) || sync_load_layouts(s))
+		return HR_ENOMEM;
+	for (uint32_t id = 0; id < n; id++)
+		s->types[id].flat = type_flat(s, id);
+	return HR_OK;
 }
 
 struct hr_scan *hr_scan_new(const struct hr_dump *dump, struct hr_binary *bin,

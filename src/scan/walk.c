@@ -606,6 +606,28 @@ static uint64_t elem_size(const struct hr_scan *s, uint32_t type)
 	return scan_resolved_type(s, type)->size;
 }
 
+static bool walk_leaf(struct hr_scan *s, uint32_t parent, uint64_t addr, uint32_t type,
+		      uint8_t mode, uint8_t name, uint64_t a, uint32_t name_type);
+
+/*
+ * A flat struct (struct scan_type) at frame i, member by member as next_member() would
+ * go, without the frame staying on the stack as a cursor: walk_leaf() does what each
+ * member's push_known() would do, and checks its word's bit.
+ */
+static void walk_flat_struct(struct hr_scan *s, uint32_t i, uint32_t id)
+{
+	const struct hr_type *t = scan_resolved_type(s, id);
+	uint64_t addr = s->frames[i].addr;
+
+	for (uint32_t k = 0; k < t->member_count && !s->status; k++) {
+		uint32_t index = t->first_member + k;
+		const struct hr_member *m = hr_binary_member(s->bin, index);
+
+		if (!scan_type_inert(s, m->type))
+			walk_leaf(s, i, addr + m->offset, m->type, M_VALUE, N_FIELD, index, m->type);
+	}
+}
+
 /*
  * Starts frame i. Returns true when it stays on the stack as a cursor (a struct, an
  * array, or a frame whose children it pushed), false when it is done.
@@ -695,6 +717,10 @@ static bool start_frame(struct hr_scan *s, uint32_t i)
 		return false;
 	default:
 		break;
+	}
+	if (t->shape == HR_SHAPE_STRUCT && f->mode == M_VALUE && scan_type_flat(s, id)) {
+		walk_flat_struct(s, i, id);
+		return false;
 	}
 	if (t->shape == HR_SHAPE_STRUCT) {
 		f->type = id;
