@@ -21,6 +21,8 @@ struct cursor {
 	struct hr_error *err;
 	struct heap_index *heap; /* where object records go */
 	struct half *half;       /* the second half, read by another thread; or NULL */
+	const uint8_t *half_start; /* where it starts: a copy, read every record, of a field
+				    * whose cache line the other thread writes all the time */
 	struct legacy *legacy;   /* go1.3 and go1.4 dumps: what their records need; or NULL */
 	uint64_t nrecords;
 };

@@ -672,6 +672,7 @@ static void start_half(struct cursor *c)
 		return;
 	}
 	c->half = h;
+	c->half_start = start;
 }
 
 /* Waits for the other thread and drops its work. */
@@ -767,7 +768,7 @@ static int parse_records(struct cursor *c)
 	int rc;
 
 	while (c->pos < c->end) {
-		if (c->half && c->pos >= c->half->start && (rc = join_half(c)))
+		if (c->half && c->pos >= c->half_start && (rc = join_half(c)))
 			return rc;
 		if (c->pos >= c->end)
 			break;
