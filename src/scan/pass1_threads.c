@@ -552,12 +552,21 @@ static int apply_entry(struct hr_scan *s, struct p1_log *log, const struct log_e
 	}
 }
 
+#define CLAIMS_AHEAD 8 /* log entries */
+
 static int apply_log(struct hr_scan *s, struct p1_log *log)
 {
 	int rc = log->status;
 
-	for (size_t i = 0; i < log->n && !rc; i++)
+	for (size_t i = 0; i < log->n && !rc; i++) {
+		const struct log_entry *ahead =
+			i + CLAIMS_AHEAD < log->n ? &log->entries[i + CLAIMS_AHEAD] : NULL;
+
+		/* a claim's visited word: random in a bitmap of the whole heap, and read first */
+		if (ahead && ahead->kind == E_CLAIM)
+			__builtin_prefetch(&s->visited[ahead->obj >> 6], 1);
 		rc = apply_entry(s, log, &log->entries[i]);
+	}
 	if (!rc)
 		rc = apply_sums(s, log);
 	return rc ? rc : scan_walk_statics(s);
