@@ -334,8 +334,10 @@ static bool type_flat(const struct hr_scan *s, uint32_t id)
 {
 	const struct hr_type *t = s->types[id].t;
 
-	if (s->types[id].resolved != id || t->shape != HR_SHAPE_STRUCT || s->types[id].layout ||
-	    layout_atomic_pointer(s->bin, id))
+	/* (DWARF gives strings, slices and interfaces the shape of a struct too) */
+	if (s->types[id].resolved != id || t->shape != HR_SHAPE_STRUCT || leaf_kind(t->kind) ||
+	    t->kind == HR_KIND_INTERFACE || t->kind == HR_KIND_UNSAFE_POINTER ||
+	    s->types[id].layout || layout_atomic_pointer(s->bin, id))
 		return false;
 	for (uint32_t k = 0; k < t->member_count; k++) {
 		uint32_t type = hr_binary_member(s->bin, t->first_member + k)->type;

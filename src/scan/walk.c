@@ -939,6 +939,12 @@ int walk_value(struct hr_scan *s, struct region *r, uint64_t addr, uint32_t type
 	if (!push_value(s, addr, count, type, aux, NO_FRAME, name == N_SAME ? node : HR_CHAINS_NONE,
 			name, mode, elem_name))
 		return s->status;
+	if (!count && mode == M_VALUE && scan_type_flat(s, scan_resolve(s, type))) {
+		/* what start_frame() comes to for it, without its checks (most heap objects) */
+		walk_flat_struct(s, 0, scan_resolve(s, type));
+		s->nframes = 0;
+		return s->status;
+	}
 	while (s->nframes && !s->status) {
 		uint32_t i = (uint32_t)s->nframes - 1;
 		bool keep;
