@@ -343,6 +343,92 @@ static void test_overlap_found(void **state)
 	}
 }
 
+/*
+ * The pages of a large index are scanned by two threads, the second half's first page
+ * checked against the first half's last object: 70,000 pages of dense grids, grids with
+ * free slots (mapped after the scan) and lone objects read back; an overlap across the
+ * halves' boundary is caught, and of two overlaps the one at the lower address named.
+ */
+enum { SPLIT_PAGES = 70000 };
+
+static size_t split_layout(struct model_obj *m, uint64_t page_no)
+{
+	uint64_t at = HEAP_START + page_no * 8192;
+
+	switch (page_no % 3) {
+	case 0: /* a dense grid */
+		m[0] = (struct model_obj){ at, 16 };
+		m[1] = (struct model_obj){ at + 16, 16 };
+		return 2;
+	case 1: /* a grid with free slots */
+		m[0] = (struct model_obj){ at, 32 };
+		m[1] = (struct model_obj){ at + 64, 32 };
+		m[2] = (struct model_obj){ at + 160, 32 };
+		return 3;
+	default:
+		m[0] = (struct model_obj){ at, 4096 };
+		return 1;
+	}
+}
+
+static int index_split(struct heap_index *idx, const struct model_obj *extra, size_t nextra,
+		       struct hr_error *err)
+{
+	struct model_obj m[3];
+
+	assert_int_equal(heap_index_init(idx, NULL, 8), HR_OK);
+	for (uint64_t pg = 0; pg < SPLIT_PAGES; pg++)
+		for (size_t k = 0, n = split_layout(m, pg); k < n; k++)
+			assert_int_equal(heap_index_add(idx, m[k].addr, m[k].size, 0), HR_OK);
+	for (size_t k = 0; k < nextra; k++)
+		assert_int_equal(heap_index_add(idx, extra[k].addr, extra[k].size, 0), HR_OK);
+	return heap_index_finish(idx, "t", err);
+}
+
+static void test_scan_split(void **state)
+{
+	const uint64_t mid = SPLIT_PAGES / 2, page = 8192;
+	/* an object of page mid - 1, the first half's last, that reaches into page mid */
+	const struct model_obj across = { HEAP_START + (mid - 1) * page + 4096, page };
+	const struct model_obj both[] = { across, { HEAP_START + 11 * page + 4096, page } };
+	struct hr_error err = { 0 };
+	struct heap_index idx;
+	struct model_obj m[3];
+	struct heap_span span;
+	int64_t i = 0;
+	char want[128];
+
+	(void)state;
+	assert_int_equal(index_split(&idx, NULL, 0, &err), HR_OK);
+	for (uint64_t pg = 0; pg < SPLIT_PAGES; pg++)
+		for (size_t k = 0, n = split_layout(m, pg); k < n; k++, i++) {
+			assert_int_equal(heap_index_locate(&idx, m[k].addr + m[k].size - 1, &span), i);
+			assert_int_equal(span.addr, m[k].addr);
+			assert_int_equal(span.size, m[k].size);
+		}
+	assert_int_equal(idx.nobj, (size_t)i);
+	/* the free slots of grid pages in both halves: mapped, so found empty */
+	assert_int_equal(heap_index_find(&idx, HEAP_START + 1 * page + 32), -1);
+	assert_int_equal(heap_index_find(&idx, HEAP_START + (mid + 2) * page + 100), -1);
+	assert_int_equal(heap_index_find(&idx, HEAP_START + (SPLIT_PAGES - 3) * page + 200), -1);
+	heap_index_release(&idx);
+
+	assert_int_equal(index_split(&idx, &across, 1, &err), HR_EINPUT);
+	snprintf(want, sizeof(want), "object at 0x%llx overlaps the object at 0x%llx",
+		 (unsigned long long)(HEAP_START + mid * page), (unsigned long long)across.addr);
+	if (!strstr(err.msg, want))
+		fail_msg("%s, not %s", err.msg, want);
+	heap_index_release(&idx);
+
+	err = (struct hr_error){ 0 }; /* the first error set stays */
+	assert_int_equal(index_split(&idx, both, 2, &err), HR_EINPUT);
+	snprintf(want, sizeof(want), "object at 0x%llx overlaps the object at 0x%llx",
+		 (unsigned long long)(HEAP_START + 12 * page), (unsigned long long)both[1].addr);
+	if (!strstr(err.msg, want))
+		fail_msg("%s, not %s", err.msg, want);
+	heap_index_release(&idx);
+}
+
 /* An object as added to the index: where, how large, where its contents are. */
 struct packed_obj {
 	uint64_t addr;
@@ -582,6 +668,7 @@ int main(void)
 		cmocka_unit_test(test_unordered_field_list),
 		cmocka_unit_test(test_grid_lookups),
 		cmocka_unit_test(test_overlap_found),
+		cmocka_unit_test(test_scan_split),
 		cmocka_unit_test(test_entry_packing),
 		cmocka_unit_test(test_absorb_packing),
 		cmocka_unit_test(test_plan_pages_bounded),
