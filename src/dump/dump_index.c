@@ -716,44 +716,76 @@ static void *touch_pages(void *arg)
  * follows then writes to pages that are there; but the reading chunks it frees as it
  * goes are all still there meanwhile, so the peak grows by len: hence the heap share.
  */
-static void prefault(void *p, size_t len, uint64_t heap_bytes)
+static bool prefault(void *p, size_t len, uint64_t heap_bytes)
 {
 	struct prefault_part half;
 	pthread_t thread;
 
 	if (len < PREFAULT_MIN_BYTES || len > heap_bytes / PREFAULT_HEAP_SHARE ||
 	    hr_cpus_usable() < 2) /* also no entries at all: p is NULL */
-		return;
+		return false;
 	half = (struct prefault_part){ (uint8_t *)p + len / 2, len - len / 2 };
 	if (pthread_create(&thread, NULL, touch_pages, &half))
-		return; /* the copy faults them in */
+		return false; /* the copy faults them in */
 	touch_pages(&(struct prefault_part){ p, len / 2 });
 	pthread_join(thread, NULL);
+	return true;
+}
+
+/* The runs of the pages of ranks [from, to), copied from the chunks to their places. */
+struct place_part {
+	struct heap_index *idx;
+	size_t from, to;
+};
+
+static void *place_part(void *arg)
+{
+	struct place_part *part = arg;
+	struct heap_index *idx = part->idx;
+
+	for (size_t r = part->from; r < part->to; r++) {
+		const struct heap_page *p = &idx->pages[idx->order[r]];
+
+		if (!p->whole)
+			copy_from_chunks(idx, p->pos, p->count, idx->ents + p->first);
+	}
+	return NULL;
 }
 
 /*
- * Copies each page's run from the reading chunks to its objects' place in ents (entry i
- * for object i), taking the runs in the order they were read so that each chunk can be
- * unmapped once the runs before it are copied. (Whole pages' places stay 0.)
+ * Copies the runs in address order, half of the pages on another thread, then unmaps
+ * all the chunks: for entries already faulted in (prefault()), where the peak is
+ * reached before the copy anyway, this needs no sort of the runs by place in the file
+ * and no order between the threads.
  */
-static int place_runs(struct heap_index *idx)
+static void place_by_rank(struct heap_index *idx)
+{
+	struct place_part part[2] = { { idx, 0, idx->nstart / 2 },
+				      { idx, idx->nstart / 2, idx->nstart } };
+	pthread_t thread;
+
+	if (pthread_create(&thread, NULL, place_part, &part[1])) {
+		part[0].to = idx->nstart;
+		place_part(&part[0]);
+	} else {
+		place_part(&part[0]);
+		pthread_join(thread, NULL);
+	}
+	for (size_t c = 0; c < idx->nchunks; c++)
+		unmap_ents(idx->chunks[c].ents, ENT_CHUNK);
+}
+
+/* Copies the runs in the order they were read, unmapping each chunk once it is done. */
+static int place_by_file_order(struct heap_index *idx)
 {
 	struct run_at *runs = malloc((idx->nstart ? idx->nstart : 1) * sizeof(*runs));
 	size_t n = 0, freed = 0;
 
 	if (!runs)
 		return HR_ENOMEM;
-	if (idx->nobj && !(idx->ents = map_ents(idx->nobj))) {
-		free(runs);
-		return HR_ENOMEM;
-	}
-	advise_huge(idx->ents, idx->nobj * sizeof(*idx->ents));
-	prefault(idx->ents, idx->nobj * sizeof(*idx->ents), idx->total_bytes);
 	for (size_t r = 0; r < idx->nstart; r++)
 		if (!idx->pages[idx->order[r]].whole)
 			runs[n++] = (struct run_at){ idx->pages[idx->order[r]].pos, idx->order[r] };
-		else /* its first in wholes, from make_whole_pages() */
-			idx->runs[r].base = idx->pages[idx->order[r]].map, idx->runs[r].size = 0;
 	qsort(runs, n, sizeof(*runs), cmp_run_at);
 	for (size_t k = 0; k < n; k++) {
 		const struct heap_page *p = &idx->pages[runs[k].slot];
@@ -764,12 +796,33 @@ static int place_runs(struct heap_index *idx)
 	}
 	for (; freed < idx->nchunks; freed++)
 		unmap_ents(idx->chunks[freed].ents, ENT_CHUNK);
+	free(runs);
+	return HR_OK;
+}
+
+/*
+ * Copies each page's run from the reading chunks to its objects' place in ents (entry i
+ * for object i): on two threads when the entries were faulted in first, else in the
+ * order they were read, so that each chunk can be unmapped once the runs before it
+ * are copied. (Whole pages' places stay 0.)
+ */
+static int place_runs(struct heap_index *idx)
+{
+	if (idx->nobj && !(idx->ents = map_ents(idx->nobj)))
+		return HR_ENOMEM;
+	advise_huge(idx->ents, idx->nobj * sizeof(*idx->ents));
+	for (size_t r = 0; r < idx->nstart; r++)
+		if (idx->pages[idx->order[r]].whole) /* its first in wholes (make_whole_pages()) */
+			idx->runs[r].base = idx->pages[idx->order[r]].map, idx->runs[r].size = 0;
+	if (prefault(idx->ents, idx->nobj * sizeof(*idx->ents), idx->total_bytes))
+		place_by_rank(idx);
+	else if (place_by_file_order(idx))
+		return HR_ENOMEM;
 	for (size_t r = 0; r < idx->nstart; r++)
 		idx->pages[idx->order[r]].pos = (uint32_t)r;
 	free(idx->chunks);
 	idx->chunks = NULL;
 	idx->nchunks = idx->chunks_cap = 0;
-	free(runs);
 	return HR_OK;
 }
 

@@ -429,6 +429,65 @@ static void test_scan_split(void **state)
 	heap_index_release(&idx);
 }
 
+/*
+ * An index whose final entries are 32 MB or more, at most 1/16 of its objects' bytes,
+ * built on two processors: the entries are faulted in first and the runs copied in
+ * address order by two threads (place_by_rank(); on one processor, in file order). The
+ * pages are read in an order that is not their addresses', one of them whole; every
+ * 16th page's objects, and the whole one's, read back.
+ */
+enum { RANK_PAGES = 84000, RANK_PER_PAGE = 100, RANK_SIZE = 80 };
+
+static uint64_t rank_page(uint64_t k) /* the k-th page read: a permutation */
+{
+	return k * 7919 % RANK_PAGES;
+}
+
+static void test_place_by_rank(void **state)
+{
+	struct hr_error err = { 0 };
+	struct heap_index idx;
+	uint64_t off = 0;
+	const uint64_t whole = rank_page(1000); /* page 23000, in the first half */
+
+	(void)state;
+	assert_int_equal(heap_index_init(&idx, NULL, 8), HR_OK);
+	for (uint64_t k = 0; k < RANK_PAGES; k++) {
+		uint64_t pg = rank_page(k), at = HEAP_START + pg * 8192;
+
+		for (uint64_t j = 0; j < RANK_PER_PAGE; j++, off += RANK_SIZE + 8) {
+			/* the whole page: its objects in reverse, so they fit no run */
+			uint64_t slot = pg == whole ? RANK_PER_PAGE - 1 - j : j;
+
+			assert_int_equal(heap_index_add(&idx, at + slot * RANK_SIZE, RANK_SIZE, off),
+					 HR_OK);
+		}
+	}
+	assert_int_equal(heap_index_finish(&idx, "t", &err), HR_OK);
+	assert_int_equal(idx.nobj, (size_t)RANK_PAGES * RANK_PER_PAGE);
+	assert_int_equal(idx.nwhole, RANK_PER_PAGE); /* the one page whole */
+	for (uint64_t k = 0; k < RANK_PAGES; k++) {
+		uint64_t pg = rank_page(k);
+
+		if (pg % 16 && pg != whole)
+			continue;
+		for (uint64_t j = 0; j < RANK_PER_PAGE; j++) {
+			uint64_t slot = pg == whole ? RANK_PER_PAGE - 1 - j : j;
+			uint64_t want_off = (k * RANK_PER_PAGE + j) * (RANK_SIZE + 8);
+			size_t i = (size_t)(pg * RANK_PER_PAGE + slot);
+			struct heap_span span;
+
+			if (heap_index_object(&idx, i, &span) != want_off ||
+			    span.addr != HEAP_START + pg * 8192 + slot * RANK_SIZE ||
+			    span.size != RANK_SIZE)
+				fail_msg("object %zu of page %llu: 0x%llx at %llu", i,
+					 (unsigned long long)pg, (unsigned long long)span.addr,
+					 (unsigned long long)heap_index_object(&idx, i, &span));
+		}
+	}
+	heap_index_release(&idx);
+}
+
 /* An object as added to the index: where, how large, where its contents are. */
 struct packed_obj {
 	uint64_t addr;
@@ -669,6 +728,7 @@ int main(void)
 		cmocka_unit_test(test_grid_lookups),
 		cmocka_unit_test(test_overlap_found),
 		cmocka_unit_test(test_scan_split),
+		cmocka_unit_test(test_place_by_rank),
 		cmocka_unit_test(test_entry_packing),
 		cmocka_unit_test(test_absorb_packing),
 		cmocka_unit_test(test_plan_pages_bounded),
