@@ -200,6 +200,13 @@ struct heap_index {
  */
 struct hr_dump *dump_open_bytes_split(const void *bytes, size_t len, const char *name,
 				      size_t split_min, struct hr_error *err);
+/*
+ * dump_open_bytes_split() with split_min 0, the second half's start looked for from
+ * byte split_at of the file rather than from the middle of the estimated cost (tests
+ * put it where they need it). The result is the same wherever it is.
+ */
+struct hr_dump *dump_open_bytes_split_at(const void *bytes, size_t len, const char *name,
+					 size_t split_at, struct hr_error *err);
 /* What became of reading the second half with another thread. */
 enum dump_split {
 	DUMP_SPLIT_NONE,    /* not tried: a small file, one processor, no plausible start */
@@ -207,6 +214,8 @@ enum dump_split {
 	DUMP_SPLIT_KEPT,
 };
 enum dump_split dump_split_outcome(const struct hr_dump *dump);
+/* Where the second half was guessed to start, as an offset in the file; 0 if nowhere. */
+size_t dump_split_start(const struct hr_dump *dump);
 
 /* A block of strings copied into the model (dump_build.c). */
 struct str_block {
@@ -257,7 +266,9 @@ struct hr_dump {
 	bool have_memstats;
 	struct hr_memstats memstats;
 	size_t split_min;       /* files this large have their second half read by a thread */
+	size_t split_at;        /* 0, or where tests have the second half's start looked for */
 	enum dump_split split;  /* what became of that */
+	size_t split_start;     /* where the second half was guessed to start (an offset) */
 	enum hr_source source;
 	const char *caveat;     /* hr_dump_build_caveat(), in strings */
 	/* go1.3 and go1.4 dumps: per object (sorted index), the type its records give:

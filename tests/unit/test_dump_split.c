@@ -84,12 +84,17 @@ static void assert_same_dump(const struct hr_dump *a, const struct hr_dump *b)
 	}
 }
 
-/* Reads b both ways; both must succeed alike. Returns what became of the split. */
-static enum dump_split read_both_ways(const struct dumpbuf *b)
+/*
+ * Reads b both ways, the second half's start looked for from byte split_at (0: where
+ * the reader would); both must succeed alike. Returns what became of the split.
+ */
+static enum dump_split read_both_ways_at(const struct dumpbuf *b, size_t split_at)
 {
 	struct hr_error e1 = { 0 }, e2 = { 0 };
 	struct hr_dump *one = open_with(b, SIZE_MAX, &e1);
-	struct hr_dump *two = open_with(b, 0, &e2);
+	struct hr_dump *two = split_at ? dump_open_bytes_split_at(b->bytes, b->len, "t.dump",
+								split_at, &e2)
+				       : open_with(b, 0, &e2);
 	enum dump_split split;
 
 	if (!one)
@@ -102,6 +107,11 @@ static enum dump_split read_both_ways(const struct dumpbuf *b)
 	hr_dump_free(one);
 	hr_dump_free(two);
 	return split;
+}
+
+static enum dump_split read_both_ways(const struct dumpbuf *b)
+{
+	return read_both_ways_at(b, 0);
 }
 
 /* Reads b both ways; both must fail with the same error line. */
@@ -146,6 +156,43 @@ static void test_split_objects_after_other_records(void **state)
 	add_spans(&b, 400, 5);
 	db_eof(&b);
 	assert_int_equal(read_both_ways(&b), if_two_cpus(DUMP_SPLIT_KEPT));
+	dumpbuf_release(&b);
+}
+
+/*
+ * The halves are of equal estimated cost, not of equal bytes: a quarter of the bytes
+ * after the params record in 16-byte objects with pointers (many records and fields
+ * per byte), the rest in a few objects of 32 KiB without any. The second half starts
+ * within the small objects, and the result is the same.
+ */
+static void test_split_balances_cost(void **state)
+{
+	struct dumpbuf b = { 0 };
+	struct hr_error err = { 0 };
+	struct hr_dump *d;
+	size_t params_end, small_end;
+	uint64_t at = HEAP_START;
+
+	(void)state;
+	db_header(&b);
+	db_params(&b, HEAP_START, HEAP_END);
+	params_end = b.len;
+	for (int k = 0; k < 8192; k++, at += 16) {
+		uint64_t ptr = 0;
+
+		db_object(&b, at, 16, (uint8_t)k, &ptr, 1);
+	}
+	small_end = b.len;
+	at = HEAP_START + (UINT64_C(1) << 24);
+	while (b.len - params_end < 4 * (small_end - params_end))
+		db_object(&b, at, 32768, 0, NULL, 0), at += 32768;
+	db_eof(&b);
+	assert_int_equal(read_both_ways(&b), if_two_cpus(DUMP_SPLIT_KEPT));
+	if (hr_cpus_usable() >= 2) {
+		assert_non_null(d = open_with(&b, 0, &err));
+		assert_in_range(dump_split_start(d), params_end + 1, small_end - 1);
+		hr_dump_free(d);
+	}
 	dumpbuf_release(&b);
 }
 
@@ -197,7 +244,7 @@ static void test_split_wrong_guess_dropped(void **state)
 		mid = params_end + (b.len - params_end) / 2;
 		if (mid > decoy && mid <= last_chain) { /* the first chain from mid is fake */
 			tried = true;
-			assert_int_equal(read_both_ways(&b), if_two_cpus(DUMP_SPLIT_DROPPED));
+			assert_int_equal(read_both_ways_at(&b, mid), if_two_cpus(DUMP_SPLIT_DROPPED));
 		}
 		dumpbuf_release(&b);
 	}
@@ -247,6 +294,7 @@ int main(void)
 		cmocka_unit_test(test_split_same_index),
 		cmocka_unit_test(test_split_objects_after_other_records),
 		cmocka_unit_test(test_split_wrong_guess_dropped),
+		cmocka_unit_test(test_split_balances_cost),
 		cmocka_unit_test(test_split_same_errors),
 		cmocka_unit_test(test_split_truncated),
 	};
