@@ -673,13 +673,17 @@ static const uint8_t *balanced_middle(const struct hr_dump *d, const uint8_t *fr
 	size_t seg = (size_t)(end - from) / SPLIT_SAMPLES;
 	double cost[SPLIT_SAMPLES], total = 0, before = 0;
 
+	if (!seg) /* too little to sample (only tests split so little) */
+		return from + (end - from) / 2;
 	for (size_t k = 0; k < SPLIT_SAMPLES; k++) {
-		cost[k] = (double)seg * cost_density(d, from + k * seg, end);
+		cost[k] = (double)seg * cost_density(d, from + k * seg, end); /* > 0 */
 		total += cost[k];
 	}
 	for (size_t k = 0; k < SPLIT_SAMPLES; k++) {
-		if (before + cost[k] >= total / 2)
-			return from + k * seg + (size_t)((double)seg * (total / 2 - before) / cost[k]);
+		double into = (total / 2 - before) / cost[k]; /* of segment k, when in [0, 1] */
+
+		if (into <= 1)
+			return from + k * seg + (size_t)((double)seg * (into > 0 ? into : 0));
 		before += cost[k];
 	}
 	return from + (end - from) / 2;
