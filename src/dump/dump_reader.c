@@ -938,14 +938,16 @@ struct hr_dump *hr_dump_open_bytes(const void *bytes, size_t len, const char *na
 	return dump_open_bytes_split(bytes, len, name, SPLIT_MIN_BYTES, err);
 }
 
-struct hr_dump *dump_open_bytes_split(const void *bytes, size_t len, const char *name,
-				      size_t split_min, struct hr_error *err)
+/* A dump read from bytes the caller keeps, split as split_min and split_at say. */
+static struct hr_dump *open_bytes(const void *bytes, size_t len, const char *name,
+				  size_t split_min, size_t split_at, struct hr_error *err)
 {
 	struct hr_dump *d = dump_new(name, err);
 
 	if (!d)
 		return NULL;
 	d->split_min = split_min;
+	d->split_at = split_at;
 	d->map = bytes;
 	d->map_len = len;
 	if (parse_dump(d, err)) {
@@ -955,22 +957,16 @@ struct hr_dump *dump_open_bytes_split(const void *bytes, size_t len, const char 
 	return d;
 }
 
+struct hr_dump *dump_open_bytes_split(const void *bytes, size_t len, const char *name,
+				      size_t split_min, struct hr_error *err)
+{
+	return open_bytes(bytes, len, name, split_min, 0, err);
+}
+
 struct hr_dump *dump_open_bytes_split_at(const void *bytes, size_t len, const char *name,
 					 size_t split_at, struct hr_error *err)
 {
-	struct hr_dump *d = dump_new(name, err);
-
-	if (!d)
-		return NULL;
-	d->split_min = 0;
-	d->split_at = split_at;
-	d->map = bytes;
-	d->map_len = len;
-	if (parse_dump(d, err)) {
-		hr_dump_free(d);
-		return NULL;
-	}
-	return d;
+	return open_bytes(bytes, len, name, 0, split_at, err);
 }
 
 static int map_file(struct hr_dump *d, const char *path, struct hr_error *err)
