@@ -718,7 +718,7 @@ static bool start_frame(struct hr_scan *s, uint32_t i)
 	default:
 		break;
 	}
-	if (t->shape == HR_SHAPE_STRUCT && f->mode == M_VALUE && scan_type_flat(s, id)) {
+	if (f->mode == M_VALUE && scan_type_flat(s, id)) { /* (flat types are structs) */
 		walk_flat_struct(s, i, id);
 		return false;
 	}
@@ -934,14 +934,16 @@ int walk_value(struct hr_scan *s, struct region *r, uint64_t addr, uint32_t type
 	       uint64_t count, uint8_t mode, uint8_t elem_name, uint32_t aux,
 	       uint8_t name, uint32_t node)
 {
+	uint32_t id = scan_resolve(s, type);
+
 	s->region = r;
 	s->nframes = 0;
 	if (!push_value(s, addr, count, type, aux, NO_FRAME, name == N_SAME ? node : HR_CHAINS_NONE,
 			name, mode, elem_name))
 		return s->status;
-	if (!count && mode == M_VALUE && scan_type_flat(s, scan_resolve(s, type))) {
+	if (!count && mode == M_VALUE && scan_type_flat(s, id)) {
 		/* what start_frame() comes to for it, without its checks (most heap objects) */
-		walk_flat_struct(s, 0, scan_resolve(s, type));
+		walk_flat_struct(s, 0, id);
 		s->nframes = 0;
 		return s->status;
 	}
