@@ -49,6 +49,10 @@ struct hr_scan_options {
 	/* objects per share of pass 1's work given to a thread: 0, as the walk goes; tests
 	 * set 1, which sends every object through the threads (even in a narrow walk) */
 	unsigned chunk_objects;
+	/* tests only: in a narrow walk, objects walked by one thread before a worker is
+	 * given part of it to walk ahead (0: as the walk goes), and objects per share of
+	 * that part (0: the usual) */
+	unsigned stream_after, stream_chunk;
 };
 
 enum hr_root_kind {
@@ -79,6 +83,9 @@ struct hr_scan_summary {
 				  * hold a pointer (the others' walk would do nothing) */
 	uint64_t worker_objects; /* of those, walked by pass 1's workers (the rest: by the
 				  * thread that applies their work, in order) */
+	uint64_t streams;        /* times a narrow walk gave a worker part of it to walk ahead */
+	uint64_t stream_objects; /* of worker_objects, walked ahead that way */
+	uint64_t stream_stops;   /* streams stopped: a claim the rest of the walk made first */
 	unsigned go_minor;       /* the N of the dump's go1.N build version, 0 unknown */
 };
 

@@ -559,8 +559,10 @@ static int run_scan(struct hr_scan *scan, struct stats *stats, struct progress *
 	stats_mark(stats, "pass 1", stderr);
 	if (stats && !rc)
 		fprintf(stderr, "heapref: threads of pass 1: %u; heap objects walked by workers: "
-			"%" PRIu64 " of %" PRIu64 " queued\n", sum->pass1_threads,
-			sum->worker_objects, sum->queued_objects);
+			"%" PRIu64 " of %" PRIu64 " queued, %" PRIu64 " of them ahead of a "
+			"narrow walk (%" PRIu64 " times, %" PRIu64 " stopped by a claim)\n",
+			sum->pass1_threads, sum->worker_objects, sum->queued_objects,
+			sum->stream_objects, sum->streams, sum->stream_stops);
 	if (!rc) {
 		rc = hr_scan_pass2(scan, err);
 		end_progress(prog);
@@ -648,10 +650,13 @@ int analysis_run(const char *binary, const char *dump, const struct analysis_opt
 	*an = (struct analysis){ 0 };
 	clock_gettime(CLOCK_MONOTONIC, &prog.start);
 	if (isatty(STDERR_FILENO))
-		opts = (struct hr_scan_options){ show_progress, &prog, 0, 0 };
+		opts = (struct hr_scan_options){ .progress = show_progress, .progress_arg = &prog };
 	opts.threads = o->threads;
 	if (getenv("HEAPREF_TEST_PASS1_CHUNK")) /* tests only: docs/design.md */
 		opts.chunk_objects = (unsigned)atoi(getenv("HEAPREF_TEST_PASS1_CHUNK"));
+	if (getenv("HEAPREF_TEST_PASS1_STREAM")) /* tests only: "after,chunk" */
+		(void)sscanf(getenv("HEAPREF_TEST_PASS1_STREAM"), "%u,%u", &opts.stream_after,
+			     &opts.stream_chunk);
 	if (analysis_open(binary, dump, o, an, &opts, &err))
 		goto fail;
 	/* after hr_scan_new, which refuses pointer sizes and byte orders it cannot read */

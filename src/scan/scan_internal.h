@@ -71,6 +71,7 @@ struct work {
 	uint32_t count;     /* 0: one value; else elements (COUNT_FILL: all that fit) */
 	uint8_t mode;       /* enum walk_mode of the value or of each element */
 	uint8_t elem_name;  /* enum name_kind of each element when count != 0 */
+	uint8_t streamed;   /* a worker walks it ahead of this thread (pass1_threads.c) */
 	uint32_t goroutine; /* index + 1 of the goroutine whose stack reached it first, or 0 */
 };
 

@@ -26,7 +26,8 @@
 #define ITEM_HAS_OFFSET (UINT32_C(1) << 31)
 #define ITEM_HAS_COUNT (UINT32_C(1) << 30)
 #define ITEM_HAS_RUN (UINT32_C(1) << 29)   /* a last word: objects after the first */
-#define ITEM_VIEW_MASK (ITEM_HAS_RUN - 1)
+#define ITEM_STREAMED (UINT32_C(1) << 28) /* struct work's streamed */
+#define ITEM_VIEW_MASK (ITEM_STREAMED - 1)
 #define ITEM_MAX_WORDS 4
 #define CHUNK_WORDS 16380 /* a chunk is 64 KiB */
 
@@ -158,17 +159,17 @@ static uint32_t *tail_room(struct work_queue *q)
 }
 
 /*
- * Adds obj to the item pushed last if that is a run (or a lone object) of view id that
- * obj follows; false if it cannot.
+ * Adds obj to the item pushed last if that is a run (or a lone object) of tag (view id
+ * and ITEM_STREAMED) that obj follows; false if it cannot.
  */
-static bool extend_run(struct work_queue *q, uint32_t obj, uint32_t id)
+static bool extend_run(struct work_queue *q, uint32_t obj, uint32_t tag)
 {
 	uint32_t *item;
 
 	if (!q->run || q->tail->used != q->run_end)
 		return false;
 	item = q->tail->words + q->run - 1;
-	if ((item[1] & ~ITEM_HAS_RUN) != id) /* another view, or an offset or count */
+	if ((item[1] & ~ITEM_HAS_RUN) != tag) /* another view, or an offset or count */
 		return false;
 	if (item[1] & ITEM_HAS_RUN) {
 		if (obj != item[0] + item[2] + 1 || item[2] == UINT32_MAX)
@@ -191,7 +192,7 @@ int queue_push(struct work_queue *q, const struct work *w)
 	struct view v = { .node = w->node, .type = w->type, .aux = w->aux,
 			  .count = explicit_count ? 0 : w->count, .mode = w->mode,
 			  .elem_name = w->elem_name, .goroutine = w->goroutine };
-	uint32_t *item, n = 2;
+	uint32_t *item, n = 2, tag;
 	int64_t id = q->last_view;
 
 	if (!q->nviews || !view_equal(&q->views[id], &v)) { /* objects come in runs of a view */
@@ -200,12 +201,13 @@ int queue_push(struct work_queue *q, const struct work *w)
 	}
 	if (id < 0)
 		return HR_ENOMEM;
-	if (!w->offset && !explicit_count && extend_run(q, w->obj, (uint32_t)id))
+	tag = (uint32_t)id | (w->streamed ? ITEM_STREAMED : 0);
+	if (!w->offset && !explicit_count && extend_run(q, w->obj, tag))
 		return HR_OK;
 	if (!(item = tail_room(q)))
 		return HR_ENOMEM;
 	item[0] = w->obj;
-	item[1] = (uint32_t)id;
+	item[1] = tag;
 	if (w->offset) {
 		item[1] |= ITEM_HAS_OFFSET;
 		item[n++] = w->offset;
@@ -242,7 +244,7 @@ static bool take_item(struct work_queue *q, struct work *w)
 	v = &q->views[item[1] & ITEM_VIEW_MASK];
 	*w = (struct work){ .obj = item[0], .node = v->node, .type = v->type, .aux = v->aux,
 			    .count = v->count, .mode = v->mode, .elem_name = v->elem_name,
-			    .goroutine = v->goroutine };
+			    .goroutine = v->goroutine, .streamed = !!(item[1] & ITEM_STREAMED) };
 	if (item[1] & ITEM_HAS_OFFSET)
 		w->offset = item[n++];
 	if (item[1] & ITEM_HAS_COUNT)
@@ -269,7 +271,8 @@ static struct work *ahead_at(struct work_queue *q, unsigned pos)
 
 static void prefetch(const struct hr_dump *d, const struct work *w, enum hr_prefetch_stage stage)
 {
-	hr_dump_prefetch_object(d, w->obj, w->offset, stage);
+	if (!w->streamed) /* its walk is a worker's: what is read is the worker's log */
+		hr_dump_prefetch_object(d, w->obj, w->offset, stage);
 }
 
 bool queue_pop(struct work_queue *q, const struct hr_dump *d, struct work *out)

@@ -6,11 +6,14 @@ reading the second half of a dump's records (above 64 MiB of records, dump_reade
 pass 1's walk of heap objects (pass1_threads.c: --threads N, by default one per
 processor) and pass 2's marking (a drain of more than 8192 objects, mark.c).
 
-Pass1Threads: every scenario program, analysed with --threads 1, 2 and 3, and with
+Pass1Threads: every scenario program, analysed with --threads 1, 2 and 3, with
 HEAPREF_TEST_PASS1_CHUNK=1, which sends every queued object through the workers one by
-one (a small heap is otherwise mostly walked by one thread, its queue being short):
+one (a small heap is otherwise mostly walked by one thread, its queue being short), and
+with HEAPREF_TEST_PASS1_STREAM=AFTER,CHUNK, which starts a stream (a worker walking part
+of a narrow walk ahead) after AFTER objects walked alone, in chunks of CHUNK objects:
 the profiles (plain, --by-type, --examples), `retained` and `goroutines` must be
-identical, and --stats must show that the workers walked objects.
+identical, and --stats must show that the workers walked objects (streams: that some
+were walked ahead, in the list program's three structures at least).
 
 SecondThreads: the gen program writes a dump big enough for all three stages (a
 million objects, about 120 MB); analysed with a binary without DWARF, every object is
@@ -96,10 +99,13 @@ class SecondThreads(unittest.TestCase):
         self.check_same("stripped", ldflags="-s -w")
 
 
-# (--threads, HEAPREF_TEST_PASS1_CHUNK): the first is the reference
-THREAD_RUNS = [(1, None), (2, None), (2, "1"), (3, "1"), (2, "5")]
+# (--threads, HEAPREF_TEST_PASS1_CHUNK, HEAPREF_TEST_PASS1_STREAM): the first is the
+# reference
+THREAD_RUNS = [(1, None, None), (2, None, None), (2, "1", None), (3, "1", None),
+               (2, "5", None), (2, None, "1,1"), (3, None, "1,3"), (2, None, "16,64")]
 WORKERS_RE = re.compile(r"heapref: threads of pass 1: (\d+); heap objects walked by workers: "
-                        r"(\d+) of (\d+) queued")
+                        r"(\d+) of (\d+) queued, (\d+) of them ahead of a narrow walk "
+                        r"\((\d+) times, (\d+) stopped by a claim\)")
 REACHED_RE = re.compile(r"heapref: reachable: (\d+) objects")
 
 
@@ -113,36 +119,39 @@ class Pass1Threads(unittest.TestCase):
     def tearDownClass(cls):
         shutil.rmtree(cls.tmp, ignore_errors=True)
 
-    def run_heapref(self, threads, chunk, args):
-        """heapref with --threads and the chunk knob; returns (stdout, stderr)."""
+    def run_heapref(self, threads, chunk, stream, args):
+        """heapref with --threads and the chunk and stream knobs; returns (stdout,
+        stderr)."""
         env = dict(os.environ)
-        env.pop("HEAPREF_TEST_PASS1_CHUNK", None)
-        if chunk:
-            env["HEAPREF_TEST_PASS1_CHUNK"] = chunk
+        for name, value in (("HEAPREF_TEST_PASS1_CHUNK", chunk),
+                            ("HEAPREF_TEST_PASS1_STREAM", stream)):
+            env.pop(name, None)
+            if value:
+                env[name] = value
         cmd = [HEAPREF, args[0], "--threads", str(threads)] + list(args[1:])
         p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
                            timeout=TIMEOUT)
         self.assertEqual(p.returncode, 0, "%s: %s" % (cmd, p.stderr.decode(errors="replace")))
         return p.stdout, p.stderr.decode(errors="replace")
 
-    def outputs(self, binary, dump, threads, chunk):
+    def outputs(self, binary, dump, threads, chunk, stream):
         """What each command writes: profiles decompressed, reports as printed."""
         got = {}
         for label, opts in (("plain", []), ("by-type", ["--by-type"]),
                             ("examples", ["--examples", "2"])):
-            out = os.path.join(self.tmp, "%s-%d-%s.pb.gz" % (label, threads, chunk))
-            _, err = self.run_heapref(threads, chunk, ["analyze", "--stats", "-o", out] +
-                                      opts + [binary, dump])
+            out = os.path.join(self.tmp, "%s-%d-%s-%s.pb.gz" % (label, threads, chunk, stream))
+            _, err = self.run_heapref(threads, chunk, stream, ["analyze", "--stats", "-o",
+                                                               out] + opts + [binary, dump])
             with gzip.open(out, "rb") as f:
                 got[label] = f.read()
             if label == "plain":
                 m = WORKERS_RE.search(err)
                 self.assertIsNotNone(m, err)
-                got["workers"] = (int(m.group(1)), int(m.group(2)), int(m.group(3)))
+                got["workers"] = tuple(int(m.group(k)) for k in range(1, 7))
                 got["reached"] = int(REACHED_RE.search(err).group(1))
         for cmd in ("retained", "goroutines"):
-            got[cmd], _ = self.run_heapref(threads, chunk, [cmd, "--format", "tsv", binary,
-                                                             dump])
+            got[cmd], _ = self.run_heapref(threads, chunk, stream, [cmd, "--format", "tsv",
+                                                                     binary, dump])
         return got
 
     def test_every_program_same_outputs(self):
@@ -150,17 +159,26 @@ class Pass1Threads(unittest.TestCase):
             binary, dump, _ = progs.prepare(name, WORK, go=GO, env=ENV)
             big = sum(1 for size in reach.load(dump).sizes if size > 64 << 10)
             ref = None
-            for threads, chunk in THREAD_RUNS:
-                with self.subTest(program=name, threads=threads, chunk=chunk):
-                    got = self.outputs(binary, dump, threads, chunk)
-                    used, by_workers, queued = got.pop("workers")
+            for threads, chunk, stream in THREAD_RUNS:
+                with self.subTest(program=name, threads=threads, chunk=chunk, stream=stream):
+                    got = self.outputs(binary, dump, threads, chunk, stream)
+                    used, by_workers, queued, ahead, streams, stops = got.pop("workers")
                     self.assertEqual(used, threads)
                     # objects without pointers are reached, not queued: their walk
                     # would do nothing (hr_dump_span_pointer_free())
                     self.assertLess(queued, got["reached"], name)
                     self.assertGreater(queued, 0, name)
+                    self.assertLessEqual(ahead, by_workers)
+                    self.assertLessEqual(stops, streams)
+                    if threads == 1 or not stream:
+                        self.assertEqual((ahead, streams), (0, 0))
                     if threads == 1:
                         self.assertEqual(by_workers, 0)
+                    if stream and name == "list":
+                        # the list, the ring and the tree: a narrow walk of 2 or more
+                        self.assertGreater(streams, 0, "%s: no stream" % name)
+                        self.assertGreater(ahead, 1000, "%s: %d objects walked ahead" % (
+                            name, ahead))
                     if chunk == "1":
                         # every queued object went through the workers, save those over
                         # 64 KiB, which the thread applying their work walks in turn
@@ -172,8 +190,55 @@ class Pass1Threads(unittest.TestCase):
                         continue
                     for what in ref:
                         self.assertEqual(got[what], ref[what], "%s: %s with --threads %d, "
-                                         "chunk %s differs from one thread's" % (
-                                             name, what, threads, chunk))
+                                         "chunk %s, stream %s differs from one thread's" % (
+                                             name, what, threads, chunk, stream))
+
+
+@unittest.skipIf(not shutil.which(GO), "no go command")
+class StreamStops(unittest.TestCase):
+    """The merge program's lists run into each other and claim each other's nodes out of
+    turn. Walked in two parts (a stream started as soon as the walk is narrow), the
+    worker's part claims nodes the other part reached first, which stops the stream:
+    the profile must still be one thread's, its totals what reach.py computes. Whether
+    a given run stops a stream depends on how far ahead the worker is (about one run in
+    fifteen does not): runs are repeated until one has."""
+
+    RUNS = 10
+
+    def run_heapref(self, tmp, threads, stream, run):
+        out = os.path.join(tmp, "%d-%s-%d.pb.gz" % (threads, stream, run))
+        env = dict(os.environ)
+        env.pop("HEAPREF_TEST_PASS1_CHUNK", None)
+        env.pop("HEAPREF_TEST_PASS1_STREAM", None)
+        if stream:
+            env["HEAPREF_TEST_PASS1_STREAM"] = stream
+        cmd = [HEAPREF, "analyze", "--stats", "--threads", str(threads), "-o", out,
+               self.binary, self.dump]
+        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+                           timeout=TIMEOUT)
+        err = p.stderr.decode(errors="replace")
+        self.assertEqual(p.returncode, 0, err)
+        m = WORKERS_RE.search(err)
+        self.assertIsNotNone(m, err)
+        with gzip.open(out, "rb") as f:
+            return f.read(), out, int(m.group(5)), int(m.group(6))
+
+    def test_stopped_streams_same_profile(self):
+        self.binary, self.dump, _ = progs.prepare("merge", WORK, go=GO, env=ENV)
+        with tempfile.TemporaryDirectory(prefix="heapref-streams-") as tmp:
+            ref, path, _, _ = self.run_heapref(tmp, 1, None, 0)
+            r = reach.reachable(reach.load(self.dump))
+            self.assertEqual(tuple(profile.totals(profile.read(path))), (r.objects, r.bytes))
+            stops = 0
+            for run in range(self.RUNS):
+                got, _, streams, stopped = self.run_heapref(tmp, 2, "1,1", run)
+                self.assertEqual(got, ref, "run %d: %d streams, %d stopped: another "
+                                 "profile than one thread's" % (run, streams, stopped))
+                self.assertGreater(streams, 0)
+                stops += stopped
+                if stops:
+                    break
+            self.assertGreater(stops, 0, "no stream stopped by a claim in %d runs" % self.RUNS)
 
 
 @unittest.skipIf(not shutil.which("strace"), "no strace (scripts/install-deps.sh --tests installs it)")

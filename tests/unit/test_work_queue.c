@@ -1,7 +1,8 @@
 /*
  * test_work_queue.c - pass 1's queue (work_queue.c): first in, first out, every field of
- * an item as pushed, and runs: objects of consecutive indexes with one view share an
- * item, which grows while it is being taken from and still gives them back one by one.
+ * an item as pushed (streamed or not), and runs: objects of consecutive indexes with one
+ * view share an item, which grows while it is being taken from and still gives them
+ * back one by one.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -67,6 +68,35 @@ static void test_fifo_with_runs(void **state)
 }
 
 /* A run taken from while it grows: every object once, in order. */
+static struct work streamed(uint32_t obj, uint32_t node)
+{
+	struct work w = item(obj, node);
+
+	w.streamed = 1;
+	return w;
+}
+
+/* A streamed item comes back streamed; runs of one view break where that changes. */
+static void test_streamed_items(void **state)
+{
+	struct work_queue q = { 0 };
+
+	(void)state;
+	push(&q, item(30, 5));
+	push(&q, streamed(31, 5));    /* consecutive, same view: a new item all the same */
+	push(&q, streamed(32, 5));    /* a streamed run 31-32 */
+	push(&q, item(33, 5));        /* not part of it */
+	push(&q, item(34, 5));
+	assert_int_equal(queue_length(&q), 5);
+	expect(&q, item(30, 5));
+	expect(&q, streamed(31, 5));
+	expect(&q, streamed(32, 5));
+	expect(&q, item(33, 5));
+	expect(&q, item(34, 5));
+	assert_int_equal(queue_length(&q), 0);
+	queue_release(&q);
+}
+
 static void test_run_taken_while_it_grows(void **state)
 {
 	struct work_queue q = { 0 };
@@ -107,6 +137,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_fifo_with_runs),
 		cmocka_unit_test(test_run_taken_while_it_grows),
+		cmocka_unit_test(test_streamed_items),
 		cmocka_unit_test(test_million_in_one_item),
 	};
 
