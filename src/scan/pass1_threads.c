@@ -59,6 +59,15 @@
  * worker too slow), 0.385 s with 50%, 0.50 s alone.
  */
 #define STREAM_KEEP_PERCENT 45
+/*
+ * Objects this thread pops between two looks at the share it applies: when it is far
+ * from the split (the lists of one part ended first, or were longer), the stream stops
+ * and the next one, soon after, splits the queue as it is then.
+ */
+#define STREAM_WINDOW 65536
+#define STREAM_SHARE_MIN 40 /* percent of the pops that were streamed */
+#define STREAM_SHARE_MAX 70
+#define STREAM_RESPLIT_AFTER 256
 
 enum stream_state { STREAM_IDLE, STREAM_REQUESTED, STREAM_RUNNING };
 
@@ -163,6 +172,8 @@ struct stream {
 	uint64_t head, known;       /* the chunk to apply from; chunks known published */
 	size_t head_item;           /* the item of it applied next */
 	uint64_t applied_items;     /* in this stream */
+	uint64_t window_pops, window_streamed; /* objects popped in this window, streamed */
+	bool resplit;               /* stopped to share the queue anew */
 };
 
 /*
@@ -1222,7 +1233,8 @@ static bool stream_start(struct hr_scan *s, struct p1_pool *p)
 			  ? s->opts.stream_chunk : CHUNK_ITEMS;
 	st->published = st->consumed = st->head = st->known = 0;
 	st->head_item = 0;
-	st->applied_items = 0;
+	st->applied_items = st->window_pops = st->window_streamed = 0;
+	st->resplit = false;
 	st->done = st->cancel = false;
 	st->active = true;
 	__atomic_store_n(&st->state, STREAM_REQUESTED, __ATOMIC_SEQ_CST);
@@ -1252,13 +1264,18 @@ struct stream_plan {
 	bool fixed; /* the test knob's: no backing off */
 };
 
-/* After a stream: one that stopped before it did as much as the wait for it waits longer. */
-static void stream_replan(struct stream_plan *plan, uint64_t applied)
+/*
+ * After a stream: one that stopped before it did as much as the wait for it waits
+ * longer; one stopped to split the queue anew, little.
+ */
+static void stream_replan(struct stream_plan *plan, uint64_t applied, bool resplit)
 {
 	plan->alone = 0;
 	if (plan->fixed)
 		return;
-	if (applied >= plan->after)
+	if (resplit)
+		plan->after = STREAM_RESPLIT_AFTER;
+	else if (applied >= plan->after)
 		plan->after = STREAM_AFTER;
 	else if (plan->after < STREAM_AFTER_MAX)
 		plan->after *= 2;
@@ -1273,12 +1290,26 @@ static int walk_alone(struct hr_scan *s, struct p1_pool *p)
 		return HR_OK;
 	s->holder = w.obj;
 	s->cur_goroutine = w.goroutine;
-	if (w.streamed && p && p->stream.active) {
+	if (p && p->stream.active) {
+		struct stream *st = &p->stream;
 		bool applied = false;
-		int rc = stream_apply(s, p, &w, &applied);
+		int rc;
 
-		if (rc || applied)
-			return rc;
+		if (++st->window_pops == STREAM_WINDOW) {
+			uint64_t share = st->window_streamed * 100 / STREAM_WINDOW;
+
+			st->window_pops = st->window_streamed = 0;
+			if (share < STREAM_SHARE_MIN || share > STREAM_SHARE_MAX) {
+				stream_stop(p);
+				st->resplit = true;
+			}
+		}
+		if (w.streamed && st->active) {
+			st->window_streamed++;
+			rc = stream_apply(s, p, &w, &applied);
+			if (rc || applied)
+				return rc;
+		}
 	}
 	return scan_walk_object(s, &w);
 }
@@ -1319,7 +1350,7 @@ int pass1_walk_heap(struct hr_scan *s)
 		if (streaming && p->stream.active && (!narrow || stream_ended(&p->stream)))
 			stream_stop(p);
 		if (streaming && !p->stream.active) {
-			stream_replan(&plan, p->stream.applied_items);
+			stream_replan(&plan, p->stream.applied_items, p->stream.resplit);
 			streaming = false;
 		}
 		if (idle && !queue_length(&s->queue))
