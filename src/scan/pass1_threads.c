@@ -441,8 +441,8 @@ static void walk_item(struct worker *wk, struct chunk *ch, size_t i)
 	}
 	if (!ch->log.streamed) /* a stream's: counted as applied (some are not) */
 		c->sum.worker_objects++;
-	ch->log.item = *w; /* logged with its first entry */
-	ch->log.item_logged = false;
+	ch->log.item = *w; /* logged with its first entry; a stream's have first_entry */
+	ch->log.item_logged = ch->log.streamed;
 	c->holder = w->obj;
 	c->cur_goroutine = w->goroutine;
 	if (scan_walk_object(c, w) && !c->status)
