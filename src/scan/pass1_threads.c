@@ -1031,7 +1031,9 @@ static int apply_oldest(struct hr_scan *s, struct p1_pool *p)
  * first) means the worker walks on from an object this thread will not queue: the
  * stream stops, and the streamed objects still queued are walked as any other. So does
  * it when the walk grows wide (the chunks take over) or the worker's log is not the
- * one expected. A stream that stopped early makes the next one wait longer.
+ * one expected. A stream that stopped early makes the next one wait longer. One whose
+ * share of this thread's pops strays far from the split (STREAM_SHARE_MIN/MAX) stops
+ * too, for the next, soon after, to split the queue as it is then.
  */
 
 static bool same_work(const struct work *a, const struct work *b)
