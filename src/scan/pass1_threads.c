@@ -1165,15 +1165,15 @@ static int stream_apply(struct hr_scan *s, struct p1_pool *p, const struct work 
 		rc = e->kind == E_CLAIM ? stream_apply_claim(s, &ch->log, e, &broken)
 					: apply_entry(s, &ch->log, e);
 	}
-	if (++st->head_item == ch->nitems) {
-		st->head_item = 0;
-		__atomic_store_n(&st->consumed, ++st->head, __ATOMIC_RELEASE);
-	}
-	st->applied_items++;
 	if (from == to || ch->log.entries[from].kind != E_DIRECT) {
 		s->sum.worker_objects++;
 		s->sum.stream_objects++;
 	}
+	if (++st->head_item == ch->nitems) { /* the chunk is the worker's again */
+		st->head_item = 0;
+		__atomic_store_n(&st->consumed, ++st->head, __ATOMIC_RELEASE);
+	}
+	st->applied_items++;
 	*applied = true;
 	if (broken) {
 		stream_stop(p);
