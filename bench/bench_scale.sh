@@ -30,7 +30,7 @@
 #
 # For each dump it prints the machine's load (1-minute average) before and after the
 # runs; the floor: `cat DUMP > /dev/null` of the cached file (read once, then the fastest
-# of 3);
+# of 3); heapref's warm-up run after it (not counted, as the floor's first read);
 # heapref's phases (read+index, binary, pass 1, pass 2, output) from --stats: wall, CPU
 # and peak anonymous memory (heapref's own memory, sampled every ms, without the mapped
 # dump); the whole process's wall (the total), user+system CPU and peak RSS with the
@@ -102,11 +102,18 @@ cat_floor() {
   seconds "$best_ns"
 }
 
-# analyze_best RUNS: runs heapref RUNS times; keeps the fastest run's stderr in
-# $work/scale.best.err and its "wall cpu maxrss_kib" in $best. Returns 1 if heapref failed.
+# analyze_best RUNS: runs heapref once to warm up, as the floor reads the file once
+# before timing it (the first mapping of a file just read by `cat` takes 0.4-0.5 s more
+# on mixed-4g: its page faults find the pages not yet active), printing that run's wall;
+# then RUNS times, keeping the fastest run's stderr in $work/scale.best.err and its
+# "wall cpu maxrss_kib" in $best. Returns 1 if heapref failed.
 analyze_best() {
   local i t0 t1 wall
   best=
+  t0=$(now_ns)
+  "$heapref" analyze "${threads[@]}" -o "$work/scale.pb.gz" "$gen" "$dump" 2> "$work/scale.err" || true
+  t1=$(now_ns)
+  echo "warm-up: $(seconds $((t1 - t0))) s (not counted)"
   for ((i = 0; i < $1; i++)); do
     t0=$(now_ns)
     if ! /usr/bin/time -f '%U %S %M' -o "$work/scale.time" \
