@@ -50,6 +50,7 @@
 #define SPINS_BEFORE_YIELD 256
 #define SPINS_BEFORE_SLEEP 4096
 #define STREAM_CHUNKS 128       /* chunks a stream's worker may walk ahead */
+#define STREAM_FIFO_MAX 65536   /* objects in its queue: past that, the walk is not narrow */
 #define STREAM_AFTER 4096       /* objects walked alone in a narrow walk before a stream */
 #define STREAM_AFTER_MAX (UINT64_C(1) << 22)
 /*
@@ -128,6 +129,7 @@ struct p1_log {
 	size_t path_cap;
 	int status;
 	bool streamed;          /* a stream's: its claims are charged one by one, no sums */
+	bool broken;            /* a stream's: this thread found a streamed claim visited */
 };
 
 struct chunk {
@@ -147,8 +149,8 @@ struct worker {
 
 /*
  * A narrow walk's part that one worker walks ahead (see "streams" below), applied by
- * this thread. What each side writes sits on cache lines of its own: a line written
- * for every object and read by the other side's waiting loop halved the gain.
+ * this thread. What each side writes sits on cache lines of its own: the other side
+ * reads it in its waiting loop.
  */
 struct stream {
 	/* set by this thread while the worker is idle, then only read */
@@ -191,6 +193,7 @@ struct p1_pool {
 	uint64_t taken, walk_next; /* atomic */
 	uint64_t applied;
 	size_t log_budget;      /* entries of a chunk's log before the rest goes E_DIRECT */
+	size_t stream_budget;   /* of a stream's: its ring's logs take as much in all */
 	unsigned idle_workers;  /* atomic: asleep or going to sleep on work */
 	bool quit;              /* atomic */
 	struct worker *workers; /* [0]: this thread's */
@@ -389,6 +392,7 @@ static void log_reset(struct p1_log *log)
 	log->nsums = 0;
 	log->item_logged = true;
 	log->status = HR_OK;
+	log->broken = false;
 }
 
 static void log_release(struct p1_log *log)
@@ -433,7 +437,7 @@ static void walk_item(struct worker *wk, struct chunk *ch, size_t i)
 	struct log_entry *e;
 
 	ch->first_entry[i] = (uint32_t)ch->log.n;
-	if (ch->log.n >= wk->pool->log_budget ||
+	if (ch->log.n >= (ch->log.streamed ? wk->pool->stream_budget : wk->pool->log_budget) ||
 	    hr_dump_object(c->dump, w->obj).size > DIRECT_BYTES) {
 		if ((e = log_push(c, E_DIRECT)))
 			log_work(e, w);
@@ -619,7 +623,9 @@ static void stream_walk(struct worker *wk, struct stream *st, const uint64_t *vi
 	st->fifo_first = st->fifo_end = 0;
 	for (size_t k = 0; k < st->nseeds && !rc; k++) /* queued: visited */
 		rc = fifo_push(st, &st->seeds[k]);
+	/* a queue grown wide ends the stream: this thread's turns wide too, and stops it */
 	while (!rc && st->fifo_first < st->fifo_end &&
+	       st->fifo_end - st->fifo_first <= STREAM_FIFO_MAX &&
 	       !__atomic_load_n(&st->cancel, __ATOMIC_ACQUIRE)) {
 		struct chunk *ch;
 
@@ -706,19 +712,29 @@ static uint32_t resolve_node(struct hr_scan *s, struct p1_log *log, uint32_t id)
 	return id & PENDING_NODE ? log->nodes[id & ~PENDING_NODE].resolved : id;
 }
 
+/*
+ * A chunk's claims are charged with the log's sums; a stream's one by one, as scan_claim()
+ * does (a stream may stop halfway through a chunk).
+ */
 static int apply_claim(struct hr_scan *s, struct p1_log *log, const struct log_entry *e)
 {
 	struct work w;
 
 	if (scan_visited(s, e->obj)) { /* an earlier chunk, or this thread's walk, was first */
-		log->sums[e->len].objects--;
-		log->sums[e->len].bytes -= e->value;
+		if (log->streamed) {
+			log->broken |= (e->claim & CLAIM_STREAMED) != 0; /* see stream_apply() */
+		} else {
+			log->sums[e->len].objects--;
+			log->sums[e->len].bytes -= e->value;
+		}
 		return HR_OK;
 	}
 	w = work_of(e, resolve_node(s, log, e->node));
 	if (w.node == HR_CHAINS_NONE)
 		return HR_ENOMEM;
-	scan_mark(s, w.obj, w.node); /* charged with the log's sums */
+	scan_mark(s, w.obj, w.node);
+	if (log->streamed)
+		scan_charge(s, w.node, e->goroutine, 1, e->value, true);
 	scan_queue_view(s, &w, e->claim & CLAIM_POINTER_FREE);
 	return s->status;
 }
@@ -780,17 +796,24 @@ static int apply_entry(struct hr_scan *s, struct p1_log *log, const struct log_e
 
 #define CLAIMS_AHEAD 8 /* log entries */
 
+/* Before entry i is applied: the visited word of a claim CLAIMS_AHEAD entries on. */
+static void prefetch_claim_ahead(const struct hr_scan *s, const struct p1_log *log, size_t i)
+{
+	const struct log_entry *ahead =
+		i + CLAIMS_AHEAD < log->n ? &log->entries[i + CLAIMS_AHEAD] : NULL;
+
+	__asm__ volatile(""); /* kept: see heap_index_prefetch() */
+	/* a claim's visited word: random in a bitmap of the whole heap, and read first */
+	if (ahead && ahead->kind == E_CLAIM)
+		__builtin_prefetch(&s->visited[ahead->obj >> 6], 1);
+}
+
 static int apply_log(struct hr_scan *s, struct p1_log *log)
 {
 	int rc = log->status;
 
 	for (size_t i = 0; i < log->n && !rc; i++) {
-		const struct log_entry *ahead =
-			i + CLAIMS_AHEAD < log->n ? &log->entries[i + CLAIMS_AHEAD] : NULL;
-
-		/* a claim's visited word: random in a bitmap of the whole heap, and read first */
-		if (ahead && ahead->kind == E_CLAIM)
-			__builtin_prefetch(&s->visited[ahead->obj >> 6], 1);
+		prefetch_claim_ahead(s, log, i);
 		rc = apply_entry(s, log, &log->entries[i]);
 	}
 	if (!rc)
@@ -896,7 +919,8 @@ static void pool_stop(struct p1_pool *p)
  * Entries a chunk's log may take before the rest of the chunk is left to the applying
  * thread: the logs of the ring (48 bytes an entry) are kept to about 1/16 of the heap's
  * bytes, so that a small heap is not analysed with more memory than its index (fewer
- * entries cost speed: more objects are walked by one thread).
+ * entries cost speed: more objects are walked by one thread). A stream's ring of logs
+ * is held to as much again (stream_budget).
  */
 static size_t log_budget(const struct hr_scan *s)
 {
@@ -914,6 +938,7 @@ static struct p1_pool *pool_start(struct hr_scan *s, unsigned threads)
 		return NULL;
 	p->s = s;
 	p->log_budget = log_budget(s);
+	p->stream_budget = p->log_budget * RING_CHUNKS / STREAM_CHUNKS;
 	p->ring = calloc(RING_CHUNKS, sizeof(*p->ring));
 	p->workers = calloc(threads, sizeof(*p->workers));
 	if (!p->ring || !p->workers) {
@@ -936,6 +961,16 @@ static struct p1_pool *pool_start(struct hr_scan *s, unsigned threads)
 								   worker_main, &p->workers[k]);
 	}
 	return p;
+}
+
+/* Wakes the sleeping workers, after a seq_cst store of what they wait for. */
+static void wake_workers(struct p1_pool *p)
+{
+	if (__atomic_load_n(&p->idle_workers, __ATOMIC_SEQ_CST)) {
+		pthread_mutex_lock(&p->lock);
+		pthread_cond_broadcast(&p->work);
+		pthread_mutex_unlock(&p->lock);
+	}
 }
 
 /*
@@ -963,11 +998,7 @@ static void take_chunks(struct hr_scan *s, struct p1_pool *p, bool partial)
 		return;
 	/* seq_cst, as the sleeper's: either it sees the chunks, or this sees it sleeping */
 	__atomic_store_n(&p->taken, taken, __ATOMIC_SEQ_CST);
-	if (__atomic_load_n(&p->idle_workers, __ATOMIC_SEQ_CST)) {
-		pthread_mutex_lock(&p->lock);
-		pthread_cond_broadcast(&p->work);
-		pthread_mutex_unlock(&p->lock);
-	}
+	wake_workers(p);
 }
 
 /* Whether no chunk taken waits for a worker. */
@@ -1075,25 +1106,6 @@ static struct chunk *stream_head(struct stream *st)
 	return &st->ring[st->head % STREAM_CHUNKS];
 }
 
-static int stream_apply_claim(struct hr_scan *s, struct p1_log *log, const struct log_entry *e,
-			      bool *broken)
-{
-	struct work w;
-
-	if (scan_visited(s, e->obj)) {
-		*broken |= (e->claim & CLAIM_STREAMED) != 0; /* the worker walks on from it */
-		return HR_OK;
-	}
-	w = work_of(e, resolve_node(s, log, e->node));
-	if (w.node == HR_CHAINS_NONE)
-		return HR_ENOMEM;
-	/* as scan_claim(): the log's sums cover chunks applied whole */
-	scan_mark(s, w.obj, w.node);
-	scan_charge(s, w.node, e->goroutine, 1, e->value, true);
-	scan_queue_view(s, &w, e->claim & CLAIM_POINTER_FREE);
-	return s->status;
-}
-
 #define STREAM_ITEMS_AHEAD 8 /* items whose entries are prefetched, in two steps */
 
 /* Item k of the chunk at seq, if the worker has published it. */
@@ -1145,7 +1157,7 @@ static int stream_apply(struct hr_scan *s, struct p1_pool *p, const struct work 
 	struct stream *st = &p->stream;
 	struct chunk *ch = stream_head(st);
 	size_t k = st->head_item, from, to;
-	bool broken = false;
+	bool broken;
 	int rc = HR_OK;
 
 	if (!ch || !same_work(w, &ch->items[k])) {
@@ -1158,13 +1170,11 @@ static int stream_apply(struct hr_scan *s, struct p1_pool *p, const struct work 
 	from = ch->first_entry[k];
 	to = k + 1 < ch->nitems ? ch->first_entry[k + 1] : ch->log.n;
 	for (size_t i = from; i < to && !rc; i++) {
-		const struct log_entry *e = &ch->log.entries[i];
-
-		if (i + CLAIMS_AHEAD < ch->log.n && ch->log.entries[i + CLAIMS_AHEAD].kind == E_CLAIM)
-			__builtin_prefetch(&s->visited[ch->log.entries[i + CLAIMS_AHEAD].obj >> 6], 1);
-		rc = e->kind == E_CLAIM ? stream_apply_claim(s, &ch->log, e, &broken)
-					: apply_entry(s, &ch->log, e);
+		prefetch_claim_ahead(s, &ch->log, i);
+		rc = apply_entry(s, &ch->log, &ch->log.entries[i]);
 	}
+	/* a streamed claim found visited: the worker walks on from an object not queued */
+	broken = ch->log.broken;
 	if (from == to || ch->log.entries[from].kind != E_DIRECT) {
 		s->sum.worker_objects++;
 		s->sum.stream_objects++;
@@ -1240,11 +1250,7 @@ static bool stream_start(struct hr_scan *s, struct p1_pool *p)
 	st->done = st->cancel = false;
 	st->active = true;
 	__atomic_store_n(&st->state, STREAM_REQUESTED, __ATOMIC_SEQ_CST);
-	if (__atomic_load_n(&p->idle_workers, __ATOMIC_SEQ_CST)) {
-		pthread_mutex_lock(&p->lock);
-		pthread_cond_broadcast(&p->work);
-		pthread_mutex_unlock(&p->lock);
-	}
+	wake_workers(p);
 	s->sum.streams++;
 	return true;
 }
