@@ -22,6 +22,8 @@ enum hr_status {
 	HR_EIO = -2,     /* cannot open, map or read a file */
 	HR_ENOMEM = -3,  /* out of memory */
 	HR_EUSAGE = -4,  /* the caller asked for something impossible */
+	HR_EOUTPUT = -5, /* an output cannot be created or written (disk full, refused path) */
+	HR_EMISMATCH = -6, /* the heap input was not written by the binary given with it */
 };
 
 #define HR_ERROR_MAX 512
@@ -100,6 +102,16 @@ static inline uint64_t hr_bit_words(uint64_t nbits)
 
 /* Index of the first set bit in [from, limit), or limit if none. */
 uint64_t hr_bit_next(const uint64_t *bits, uint64_t from, uint64_t limit);
+
+/*
+ * Opens path for reading without ever blocking in open() (a FIFO with no writer, a
+ * device), and only if it is a regular file: anything else fails with one line
+ * "NAME: is a directory, not WHAT" (or a FIFO, a device, a socket) and code. name is
+ * what messages call the file (NULL: path). Returns the descriptor (blocking again,
+ * close-on-exec), or -1 with err set (HR_EIO when it cannot be opened or read).
+ */
+int hr_open_regular(const char *path, const char *name, const char *what, int code,
+		    struct hr_error *err);
 
 /*
  * Processors this process may run on (its affinity mask, so `taskset -c 0` gives 1): the

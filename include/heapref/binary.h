@@ -183,6 +183,10 @@ struct hr_binary;
  * result and frees it with hr_binary_free().
  */
 struct hr_binary *hr_binary_open(const char *path, struct hr_error *err);
+/* The same, calling it name in messages and hr_binary_path() (path: /proc/self/fd/N);
+ * without its DWARF unless with_dwarf (a quick look: is it Go, its build ID). */
+struct hr_binary *hr_binary_open_as(const char *path, const char *name, bool with_dwarf,
+				    struct hr_error *err);
 /* The same without reading its DWARF (sections and symbols only), for a binary whose
  * DWARF heapref cannot read: as if built with -ldflags=-w. */
 struct hr_binary *hr_binary_open_without_dwarf(const char *path, struct hr_error *err);

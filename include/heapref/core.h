@@ -40,13 +40,18 @@ enum hr_input_kind hr_input_kind_of(const char *path);
 /*
  * Reads the core at path with bin, the binary the process ran. Sets bin's load bias
  * from the core (PIE). Returns the model, owned by the caller (hr_dump_free()), or NULL
- * with err set: HR_EIO (cannot open or map), HR_EINPUT (not a core, not a core of a Go
- * process of this binary, a runtime the reader does not know, or corrupt), HR_ENOMEM.
+ * with err set: HR_EIO (cannot open or map), HR_EMISMATCH (a core of another binary),
+ * HR_EINPUT (not a core, not a core of a Go process, a runtime the reader does not know,
+ * or corrupt), HR_ENOMEM.
  */
 struct hr_dump *hr_core_open(const char *path, struct hr_binary *bin, struct hr_error *err);
-/* The same, naming the core `name` in messages and in the model (a core in a memfd). */
+/*
+ * The same, naming the core `name` in messages and in the model (a core in a memfd).
+ * A core whose Go build ID or entry point is not the binary's fails with HR_EMISMATCH,
+ * or unless force is read anyway (as garbage, likely: --force).
+ */
 struct hr_dump *hr_core_open_as(const char *path, const char *name, struct hr_binary *bin,
-				struct hr_error *err);
+				bool force, struct hr_error *err);
 
 /* The same on a core in memory (fuzzing, tests): bytes must outlive the model. */
 struct hr_dump *hr_core_open_bytes(const void *bytes, size_t len, const char *name,
@@ -59,15 +64,25 @@ struct hr_core_pause {
 	size_t threads;
 };
 
+/* How to take a core of a live process. */
+struct hr_core_write_options {
+	const char *out_name;   /* names the core in messages ("x.core"); NULL: in memory */
+	uint64_t room;          /* bytes the core may take (free disk, or memory); 0: any */
+	unsigned hold_seconds;  /* tests only: keep it stopped that much longer after the copy */
+};
+
 /*
  * Stops process pid (ptrace: every thread seized and interrupted, no signal sent),
  * writes a core of it to out_fd (a regular file or memfd, written sparse: pages the
  * process never touched are holes), and resumes it, also on failure; were heapref to
- * die meanwhile, the kernel resumes it. hold_seconds keeps it stopped that much longer
- * after the copy (for tests of that). Fails with HR_EIO naming what ptrace or /proc
- * refused (permissions: docs/cores.md), HR_EINPUT when there is no such process.
+ * die meanwhile, the kernel resumes it. Before anything is stopped, the memory to copy
+ * (the pages the process has touched) is counted and the core refused when it needs
+ * more than o->room: HR_EOUTPUT naming the file, or HR_ENOMEM in memory. Fails with
+ * HR_EIO naming what ptrace or /proc refused (permissions: docs/cores.md), HR_EINPUT
+ * when there is no such process or it ended before its copy was whole (the core is then
+ * not to be used), HR_EOUTPUT when the core cannot be written.
  */
-int hr_core_write_process(int pid, int out_fd, unsigned hold_seconds, struct hr_core_pause *pause,
-			  struct hr_error *err);
+int hr_core_write_process(int pid, int out_fd, const struct hr_core_write_options *o,
+			  struct hr_core_pause *pause, struct hr_error *err);
 
 #endif

@@ -111,16 +111,17 @@ static struct hr_binary *binary_new(const char *path, struct hr_error *err)
 	return bin;
 }
 
-/* Opens the ELF file; its DWARF too when with_dwarf. */
-static struct hr_binary *binary_open(const char *path, bool with_dwarf, struct hr_error *err)
+/* Opens the ELF file at path, called name; its DWARF too when with_dwarf. */
+static struct hr_binary *binary_open(const char *path, const char *name, bool with_dwarf,
+				     struct hr_error *err)
 {
-	struct hr_binary *bin = binary_new(path, err);
+	struct hr_binary *bin = binary_new(name, err);
 	int rc;
 
 	if (!bin)
 		return NULL;
 	/* the DWARF before the symbols: the peak is while .debug_info is inflated */
-	rc = binary_elf_open(bin, err);
+	rc = binary_elf_open(bin, path, err);
 	if (!rc && with_dwarf)
 		rc = binary_dwarf_load(bin, err);
 	if (!rc)
@@ -136,12 +137,18 @@ static struct hr_binary *binary_open(const char *path, bool with_dwarf, struct h
 
 struct hr_binary *hr_binary_open(const char *path, struct hr_error *err)
 {
-	return binary_open(path, true, err);
+	return binary_open(path, path, true, err);
+}
+
+struct hr_binary *hr_binary_open_as(const char *path, const char *name, bool with_dwarf,
+				    struct hr_error *err)
+{
+	return binary_open(path, name, with_dwarf, err);
 }
 
 struct hr_binary *hr_binary_open_without_dwarf(const char *path, struct hr_error *err)
 {
-	return binary_open(path, false, err);
+	return binary_open(path, path, false, err);
 }
 
 struct hr_binary *hr_binary_none(struct hr_error *err)

@@ -304,30 +304,16 @@ bool hr_binary_section_range(const struct hr_binary *bin, const char *name, uint
 	return true;
 }
 
-/* libelf takes a directory for an empty file ("invalid file descriptor"): say what it is. */
-static int check_regular_file(struct hr_binary *bin, struct hr_error *err)
-{
-	struct stat st;
-
-	if (fstat(bin->fd, &st) != 0)
-		return hr_error_set(err, HR_EIO, "%s: cannot stat: %s", bin->path, strerror(errno));
-	if (!S_ISREG(st.st_mode))
-		return hr_error_set(err, HR_EINPUT, "%s: %s, not a Go binary", bin->path,
-				    S_ISDIR(st.st_mode) ? "is a directory" : "is not a regular file");
-	return HR_OK;
-}
-
-int binary_elf_open(struct hr_binary *bin, struct hr_error *err)
+int binary_elf_open(struct hr_binary *bin, const char *path, struct hr_error *err)
 {
 	int rc;
 
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return hr_error_set(err, HR_EIO, "%s: libelf is out of date", bin->path);
-	bin->fd = open(bin->path, O_RDONLY | O_CLOEXEC);
+	/* a regular file only: libelf takes a directory for an empty file, a FIFO blocks */
+	bin->fd = hr_open_regular(path, bin->path, "a Go binary", HR_EINPUT, err);
 	if (bin->fd < 0)
-		return hr_error_set(err, HR_EIO, "%s: cannot open: %s", bin->path, strerror(errno));
-	if ((rc = check_regular_file(bin, err)))
-		return rc;
+		return err->code;
 	bin->elf = elf_begin(bin->fd, ELF_C_READ_MMAP, NULL);
 	if (!bin->elf)
 		return fail_elf(bin, err, "cannot read as ELF");

@@ -145,7 +145,7 @@ struct hr_binary {
 
 /* binary_elf.c */
 /* Opens the ELF file: header and sections. */
-int binary_elf_open(struct hr_binary *bin, struct hr_error *err);
+int binary_elf_open(struct hr_binary *bin, const char *path, struct hr_error *err);
 /* Reads .symtab (after the DWARF, so that the two are never in memory together). */
 int binary_elf_read_symbols(struct hr_binary *bin, struct hr_error *err);
 void binary_elf_close(struct hr_binary *bin);

@@ -8,6 +8,27 @@
 #include <stdio.h>
 #include <string.h>
 
+int cli_status_of(const struct hr_error *err)
+{
+	switch (err->code) {
+	case HR_EINPUT:
+	case HR_EIO:
+		return ST_INPUT;
+	case HR_EUSAGE:
+		return ST_USAGE;
+	case HR_EMISMATCH:
+		return ST_MISMATCH;
+	default: /* HR_ENOMEM, HR_EOUTPUT */
+		return ST_RESOURCES;
+	}
+}
+
+int cli_report(const struct hr_error *err)
+{
+	fprintf(stderr, "heapref: %s\n", err->msg);
+	return cli_status_of(err);
+}
+
 int cli_usage_error(const char *cmd, const char *fmt, ...)
 {
 	va_list ap;

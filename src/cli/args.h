@@ -12,6 +12,20 @@
 
 enum { CLI_OK = 0, CLI_USAGE = 2, CLI_HELP = -1 /* the usage was asked for and shown */ };
 
+/* The exit statuses of every command (docs/cli.md, "Exit status"). */
+enum cli_status {
+	ST_OK = 0,
+	ST_INPUT = 1,     /* bad input: cannot be read, not well formed, not what it should be */
+	ST_USAGE = 2,     /* usage error, and an output that would overwrite an input */
+	ST_RESOURCES = 3, /* out of memory, or an output that cannot be written */
+	ST_MISMATCH = 4,  /* the heap input was not written by the binary (--force: analyse) */
+};
+
+/* The exit status of a failure, from its code (HR_EIO is an input's: outputs use HR_EOUTPUT). */
+int cli_status_of(const struct hr_error *err);
+/* Prints err as the one line "heapref: ..." on stderr; returns cli_status_of(err). */
+int cli_report(const struct hr_error *err);
+
 /* One option: sets *flag, or stores its value (the next argument, or after '=') in *value. */
 struct cli_opt {
 	const char *name;  /* "--stats" */

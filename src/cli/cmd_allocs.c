@@ -8,11 +8,10 @@
 #include "args.h"
 #include "commands.h"
 #include "inputs.h"
+#include "outputs.h"
 #include "heapref/binary.h"
 #include "heapref/dump.h"
 #include "heapref/writers.h"
-
-enum { ST_OK = 0, ST_INPUT = 1, ST_USAGE = 2, ST_RESOURCES = 3 };
 
 struct allocs_output {
 	const struct hr_dump *dump;
@@ -33,6 +32,7 @@ int cmd_allocs(int argc, char **argv)
 	struct hr_error err = { 0 };
 	struct hr_binary *bin = NULL;
 	struct hr_dump *dump = NULL;
+	struct output out = OUTPUT_INIT;
 	int n, st = cli_parse("allocs", argc, argv, opts, 1, &n);
 
 	if (st)
@@ -43,17 +43,18 @@ int cmd_allocs(int argc, char **argv)
 		return cli_usage_error("allocs", "-o takes a file name");
 	if (inputs_swapped("allocs", argv[0], argv[1]))
 		return ST_USAGE;
-	st = ST_INPUT;
-	if (!open_heap_input(argv[0], argv[1], NULL, &bin, &dump, &err)) {
-		struct allocs_output o = { dump, { .binary = argv[0], .build_id = hr_binary_build_id(bin) } };
+	if (!output_prepare(&out, output ? output : "heapref-allocs.pb.gz", OUTPUT_REPORT, &err) &&
+	    !output_refuse_input(&out, argv[0], "the binary", &err) &&
+	    !output_refuse_input(&out, argv[1], "the heap input", &err) &&
+	    !open_heap_input(&(struct heap_input){ .binary = argv[0], .input = argv[1] }, &bin,
+			     &dump, &err)) {
+		struct allocs_output o = { dump, { .binary = argv[0],
+						   .build_id = hr_binary_build_id(bin) } };
 
-		st = write_output_file(output ? output : "heapref-allocs.pb.gz", write_allocs, &o,
-				       &err) ? ST_RESOURCES : ST_OK;
+		output_write(&out, write_allocs, &o, &err);
 	}
-	if (st != ST_OK)
-		fprintf(stderr, "heapref: %s\n", err.msg);
-	if (st == ST_INPUT && err.code == HR_ENOMEM)
-		st = ST_RESOURCES;
+	st = err.code ? cli_report(&err) : ST_OK;
+	output_release(&out);
 	hr_dump_free(dump);
 	hr_binary_free(bin);
 	return st;

@@ -24,10 +24,8 @@
 #include "heapref/dump.h"
 #include "heapref/scan.h"
 #include "heapref/writers.h"
+#include "outputs.h"
 #include "stats.h"
-
-enum { ST_OK = 0, ST_INPUT = 1, ST_USAGE = 2, ST_RESOURCES = 3, ST_MISMATCH = 4,
-       ST_HELP = CLI_HELP /* parse_args(): the usage was asked for and shown */ };
 
 /* The commands that run the analysis: what they add to it. */
 enum mode { MODE_ANALYZE, MODE_WHY, MODE_RETAINED, MODE_GOROUTINES };
@@ -44,6 +42,8 @@ struct analyze_args {
 	char **addresses;
 	int naddresses;
 	const char *output;
+	struct output *out;   /* the output prepared for it (analyze) */
+	const char *binary_name; /* what to call the binary: /proc/PID/exe for --pid */
 	uint32_t max_depth;
 	unsigned threads;     /* --threads (0: one per processor) */
 	double cutoff_percent;
@@ -70,13 +70,6 @@ static int usage_error(const struct analyze_args *a, const char *what)
 	return cli_usage_error(mode_names[a->mode], "%s", what);
 }
 
-static int status_of(const struct hr_error *err)
-{
-	fprintf(stderr, "heapref: %s\n", err->msg);
-	return err->code == HR_EINPUT || err->code == HR_EIO ? ST_INPUT
-	       : err->code == HR_EUSAGE			    ? ST_USAGE
-								    : ST_RESOURCES;
-}
 
 /* A number from 0 to 100, with an optional % sign. */
 static bool parse_percent(const char *text, double *out)
@@ -366,73 +359,18 @@ static int write_output(FILE *out, void *ctx, struct hr_error *err)
 }
 
 /*
- * Writes the profile or report to a temporary file next to path and renames it into place, so
- * a failure leaves no partial file and an existing file untouched. Any failure here is
- * an output failure (exit status 3), whatever err->code says.
+ * Writes the profile or report to its output (prepared before the analysis): through a
+ * temporary file renamed into place for a regular file, so a failure leaves no partial
+ * file and an existing file untouched. Any failure here is an output failure (exit
+ * status 3).
  */
-static int write_profile(const struct analyze_args *a, const struct hr_chains *tree,
-			 const struct hr_pprof_options *pprof, struct hr_error *err)
+static int write_profile(const struct analyze_args *a, struct output *out,
+			 const struct hr_chains *tree, const struct hr_pprof_options *pprof,
+			 struct hr_error *err)
 {
 	struct profile_output o = { a, tree, pprof };
 
-	return write_output_file(a->output, write_output, &o, err);
-}
-
-/*
- * The mode a new file gets from open(2) with 0666, as other tools create their output:
- * mkstemp() makes the temporary file 0600, which would stay so after the rename.
- */
-static mode_t creation_mode(void)
-{
-	mode_t mask = umask(0); /* the only way to read it; set back at once */
-
-	umask(mask);
-	return 0666 & ~mask;
-}
-
-int write_output_file(const char *path, int (*write)(FILE *out, void *ctx, struct hr_error *err),
-		      void *ctx, struct hr_error *err)
-{
-	size_t len = strlen(path);
-	char *tmp;
-	FILE *out;
-	int fd, rc;
-
-	if (!strcmp(path, "-")) {
-		rc = write(stdout, ctx, err);
-		if (rc)
-			return name_output(err, "standard output");
-		if (fflush(stdout))
-			rc = hr_error_set(err, HR_EIO, "standard output: %s", strerror(errno));
-		return rc;
-	}
-	tmp = malloc(len + sizeof(".tmp.XXXXXX"));
-	if (!tmp)
-		return hr_error_set(err, HR_ENOMEM, "out of memory");
-	memcpy(tmp, path, len);
-	memcpy(tmp + len, ".tmp.XXXXXX", sizeof(".tmp.XXXXXX"));
-	fd = mkstemp(tmp);
-	if (fd < 0 || fchmod(fd, creation_mode()) || !(out = fdopen(fd, "wb"))) {
-		rc = hr_error_set(err, HR_EIO, "%s: cannot create: %s", path, strerror(errno));
-		if (fd >= 0) {
-			close(fd);
-			unlink(tmp);
-		}
-		free(tmp);
-		return rc;
-	}
-	rc = write(out, ctx, err);
-	if (rc)
-		name_output(err, path);
-	if (fclose(out) && !rc)
-		rc = hr_error_set(err, HR_EIO, "%s: %s", path, strerror(errno));
-	if (!rc && rename(tmp, path))
-		rc = hr_error_set(err, HR_EIO, "%s: cannot rename into place: %s", path,
-				  strerror(errno));
-	if (rc)
-		unlink(tmp);
-	free(tmp);
-	return rc;
+	return output_write(out, write_output, &o, err);
 }
 
 /* --- summary ---------------------------------------------------------------------------- */
@@ -584,7 +522,7 @@ static int write_paths(const struct analyze_args *a, const struct analysis *an,
 	int rc = HR_OK, unanswered = 0;
 
 	if (a->paths > 1 && !(opt.graph = hr_heap_graph_new(an->dump, an->tree, an->scan, err)))
-		return status_of(err);
+		return cli_report(err);
 	for (int i = 0; i < a->naddresses && !rc; i++) {
 		const char *arg = a->addresses[i];
 		uint64_t addr;
@@ -617,7 +555,11 @@ static int analysis_open(const char *binary, const char *dump,
 			 const struct analysis_options *o, struct analysis *an,
 			 struct hr_scan_options *opts, struct hr_error *err)
 {
-	if (open_heap_input(binary, dump, o->input_name, &an->bin, &an->dump, err))
+	const struct heap_input in = { .binary = binary, .binary_name = o->binary_name,
+				       .input = dump, .input_name = o->input_name,
+				       .force = o->force };
+
+	if (open_heap_input(&in, &an->bin, &an->dump, err))
 		return err->code;
 	if (!binary) { /* DUMP alone */
 		if (!hr_dump_has_object_types(an->dump))
@@ -660,7 +602,8 @@ int analysis_run(const char *binary, const char *dump, const struct analysis_opt
 	if (analysis_open(binary, dump, o, an, &opts, &err))
 		goto fail;
 	/* after hr_scan_new, which refuses pointer sizes and byte orders it cannot read */
-	if ((st = check_inputs(binary, dump, o->force, an->dump, an->bin)) != ST_OK) {
+	if ((st = check_inputs(binary ? hr_binary_path(an->bin) : NULL, hr_dump_path(an->dump),
+			       o->force, an->dump, an->bin)) != ST_OK) {
 		analysis_release(an);
 		return st;
 	}
@@ -675,7 +618,7 @@ int analysis_run(const char *binary, const char *dump, const struct analysis_opt
 fail:
 	end_progress(&prog);
 	analysis_release(an);
-	return status_of(&err);
+	return cli_report(&err);
 }
 
 void analysis_release(struct analysis *an)
@@ -754,7 +697,7 @@ static const char *function_at(void *ctx, uint64_t pc)
 static int write_labelled_profile(const struct analyze_args *a, struct analysis *an,
 				  struct hr_error *err)
 {
-	struct hr_pprof_options opt = { .binary = a->binary,
+	struct hr_pprof_options opt = { .binary = a->binary_name ? a->binary_name : a->binary,
 					.build_id = hr_binary_build_id(an->bin),
 					.dump = an->dump, .creator = function_at,
 					.creator_ctx = an->bin };
@@ -763,11 +706,11 @@ static int write_labelled_profile(const struct analyze_args *a, struct analysis 
 
 	if (a->goroutine_labels && !an->by_dominator && !a->text) {
 		if (hr_scan_goroutine_shares(an->scan, &shares, &opt.nshares, err))
-			return status_of(err);
+			return cli_report(err);
 		opt.shares = shares;
 	}
 	/* the output, not the input: status 3 */
-	st = write_profile(a, an->by_dominator ? an->by_dominator : an->tree, &opt, err)
+	st = write_profile(a, a->out, an->by_dominator ? an->by_dominator : an->tree, &opt, err)
 		     ? ST_RESOURCES : ST_OK;
 	free(shares);
 	return st;
@@ -786,19 +729,65 @@ static int write_answer(const struct analyze_args *a, struct analysis *an, struc
 	if (a->examples) {
 		hr_chains_keep_examples(an->tree, a->examples);
 		if (hr_scan_offer_examples(an->scan, an->tree, err))
-			return status_of(err);
+			return cli_report(err);
 	}
 	if (a->by_dominator && attribute_by_dominator(a, an, stats, err))
-		return status_of(err);
+		return cli_report(err);
 	if (a->by_alloc && !(an->by_dominator = hr_scan_chains_by_alloc(an->scan, an->tree,
 									  a->max_depth,
 									  !a->full_chains, err)))
-		return status_of(err);
+		return cli_report(err);
 	if ((a->by_type || a->types_first) &&
 	    !(an->by_dominator = hr_scan_chains_by_type(an->scan, an->tree, a->types_first,
 							a->max_depth, !a->full_chains, err)))
-		return status_of(err);
+		return cli_report(err);
 	return write_labelled_profile(a, an, err);
+}
+
+/*
+ * The files the command writes (-o, --save-core), prepared and checked before anything
+ * is read or stopped: each may be written, neither is an input or the other.
+ */
+static int prepare_outputs(const struct analyze_args *a, struct output *out, struct output *core,
+			   struct hr_error *err)
+{
+	char exe[64];
+
+	snprintf(exe, sizeof(exe), "/proc/%d/exe", a->pid);
+	if (a->mode == MODE_ANALYZE &&
+	    (output_prepare(out, a->output, OUTPUT_REPORT, err) ||
+	     output_refuse_input(out, a->binary, "the binary", err) ||
+	     output_refuse_input(out, a->dump, "the heap input", err) ||
+	     (a->pid && output_refuse_input(out, exe, "the process's executable", err))))
+		return err->code;
+	if (!a->save_core)
+		return HR_OK;
+	if (output_prepare(core, a->save_core, OUTPUT_MEMORY, err) ||
+	    output_refuse_input(core, a->binary, "the binary", err) ||
+	    output_refuse_input(core, exe, "the process's executable", err))
+		return err->code;
+	if (core->how != OUTPUT_REPLACE)
+		return hr_error_set(err, HR_EOUTPUT, "%s: not a regular file: --save-core writes the "
+				    "core into a file of its own", a->save_core);
+	if (a->mode == MODE_ANALYZE && output_refuse_same(out, "-o", core, "--save-core", err))
+		return err->code;
+	return HR_OK;
+}
+
+/* --pid: the checks, then the core; a.dump and a.binary then name what to read. */
+static int take_core(struct analyze_args *a, struct process_input *proc, struct hr_error *err)
+{
+	const char *hold = getenv("HEAPREF_TEST_HOLD_STOPPED"); /* docs/cores.md */
+
+	proc->hold_seconds = hold ? (unsigned)atoi(hold) : 0;
+	if (check_process(proc, err) || take_process_core(proc, err))
+		return err->code;
+	a->dump = proc->path;
+	if (!a->binary) { /* read through the descriptor held open: the process may end */
+		a->binary = proc->exe_path;
+		a->binary_name = proc->exe_name;
+	}
+	return HR_OK;
 }
 
 static int run(int argc, char **argv, enum mode mode)
@@ -807,24 +796,30 @@ static int run(int argc, char **argv, enum mode mode)
 	struct hr_error err = { 0 };
 	struct timespec start;
 	struct analysis an;
-	struct analysis_options o;
-	struct process_input proc = { 0 };
+	struct analysis_options o = { 0 };
+	struct output out = OUTPUT_INIT, core = OUTPUT_INIT;
+	struct process_input proc = { .exe_fd = -1, .memfd = -1 };
 	int st = parse_args(argc, argv, mode, &a);
 
 	if (st)
-		return st == ST_HELP ? ST_OK : st;
+		return st == CLI_HELP ? ST_OK : st;
 	if (!a.pid && a.binary && inputs_swapped(mode_names[mode], a.binary, a.dump))
 		return ST_USAGE;
+	a.out = &out;
 	clock_gettime(CLOCK_MONOTONIC, &start);
+	if (prepare_outputs(&a, &out, &core, &err)) {
+		st = cli_report(&err);
+		goto done;
+	}
 	if (a.pid) {
-		const char *hold = getenv("HEAPREF_TEST_HOLD_STOPPED"); /* docs/cores.md */
-
-		proc = (struct process_input){ .pid = a.pid, .save_core = a.save_core,
-					       .hold_seconds = hold ? (unsigned)atoi(hold) : 0 };
-		if (take_process_core(&proc, &err))
-			return status_of(&err);
-		a.dump = proc.path;
-		a.binary = a.binary ? a.binary : proc.binary;
+		proc.pid = a.pid;
+		proc.save_core = a.save_core ? &core : NULL;
+		proc.binary = a.binary;
+		proc.force = a.force;
+		if (take_core(&a, &proc, &err)) {
+			st = cli_report(&err);
+			goto done;
+		}
 	}
 	o = (struct analysis_options){ .max_depth = a.max_depth, .threads = a.threads,
 				       .full_chains = a.full_chains,
@@ -838,7 +833,8 @@ static int run(int argc, char **argv, enum mode mode)
 				       .keep_root_edges = mode == MODE_RETAINED || a.by_dominator ||
 							  (mode == MODE_WHY && a.paths > 1),
 				       .stats = a.stats ? stats_start() : NULL,
-				       .input_name = a.pid ? proc.name : NULL };
+				       .input_name = a.pid ? proc.name : NULL,
+				       .binary_name = a.binary_name };
 	if ((st = analysis_run(a.binary, a.dump, &o, &an)) != ST_OK)
 		goto done;
 	if ((st = write_answer(&a, &an, o.stats, &err)) != ST_OK) {
@@ -851,6 +847,8 @@ static int run(int argc, char **argv, enum mode mode)
 	analysis_release(&an);
 done:
 	stats_stop(o.stats);
+	output_release(&out);
+	output_release(&core);
 	process_input_release(&proc);
 	return st;
 }

@@ -31,8 +31,6 @@
 #include "heapref/core.h"
 #include "heapref/dump.h"
 
-enum { ST_OK = 0, ST_INPUT = 1, ST_USAGE = 2, ST_RESOURCES = 3 };
-
 static int report(const struct hr_error *err)
 {
 	fprintf(stderr, "heapref: %s\n", err->msg);

@@ -10,11 +10,10 @@
 
 #include "args.h"
 #include "commands.h"
+#include "outputs.h"
 #include "heapref/binary.h"
 #include "heapref/chains.h"
 #include "heapref/writers.h"
-
-enum { ST_OK = 0, ST_USAGE = 2, ST_RESOURCES = 3, ST_HELP = CLI_HELP };
 
 struct diff_args {
 	const char *paths[4]; /* OLD_BINARY OLD_DUMP NEW_BINARY NEW_DUMP */
@@ -116,17 +115,31 @@ static int write_diff_profile(FILE *out, void *ctx, struct hr_error *err)
 	return hr_write_pprof_diff(out, t->old, t->new, &t->pprof, err);
 }
 
-/* The diff as a pprof profile, into a->output. */
-static int write_profile(const struct diff_args *a, const struct hr_chains *old,
-			 const struct hr_chains *new, const char *build_id)
+/* The diff as a pprof profile, into out. */
+static int write_profile(const struct diff_args *a, struct output *out,
+			 const struct hr_chains *old, const struct hr_chains *new,
+			 const char *build_id)
 {
 	struct hr_error err = { 0 };
 	struct diff_trees t = { old, new, { .binary = a->paths[2], .build_id = build_id } };
 
-	if (write_output_file(a->output, write_diff_profile, &t, &err)) {
-		fprintf(stderr, "heapref: %s\n", err.msg);
-		return ST_RESOURCES;
-	}
+	return output_write(out, write_diff_profile, &t, &err) ? cli_report(&err) : ST_OK;
+}
+
+/* The profile's output, prepared and checked against the four inputs before they are read. */
+static int prepare_output(const struct diff_args *a, struct output *out)
+{
+	static const char *const roles[4] = { "the old binary", "the old heap input",
+					      "the new binary", "the new heap input" };
+	struct hr_error err = { 0 };
+
+	if (a->text)
+		return ST_OK;
+	if (output_prepare(out, a->output, OUTPUT_REPORT, &err))
+		return cli_report(&err);
+	for (int i = 0; i < 4; i++)
+		if (output_refuse_input(out, a->paths[i], roles[i], &err))
+			return cli_report(&err);
 	return ST_OK;
 }
 
@@ -146,14 +159,17 @@ int cmd_diff(int argc, char **argv)
 {
 	struct diff_args a;
 	struct hr_chains *old = NULL, *new = NULL;
+	struct output out = OUTPUT_INIT;
 	char build_id[128]; /* the new binary's, for the profile */
 	int st = parse_args(argc, argv, &a);
 
 	if (st)
-		return st == ST_HELP ? ST_OK : st;
+		return st == CLI_HELP ? ST_OK : st;
 	if (inputs_swapped("diff", a.paths[0], a.paths[1]) ||
 	    inputs_swapped("diff", a.paths[2], a.paths[3]))
 		return ST_USAGE;
+	if ((st = prepare_output(&a, &out)) != ST_OK)
+		return st;
 	a.opts.stats = a.stats ? stats_start() : NULL;
 	if ((old = analyse(a.paths[0], a.paths[1], &a.opts, build_id, &st)) &&
 	    (new = analyse(a.paths[2], a.paths[3], &a.opts, build_id, &st))) {
@@ -165,12 +181,14 @@ int cmd_diff(int argc, char **argv)
 			fputs("heapref: out of memory for the diff\n", stderr);
 			st = ST_RESOURCES;
 		} else {
-			st = a.text ? write_diff(old, new) : write_profile(&a, old, new, build_id);
+			st = a.text ? write_diff(old, new)
+				    : write_profile(&a, &out, old, new, build_id);
 			stats_mark(a.opts.stats, "output", stderr);
 		}
 	}
 	hr_chains_free(old);
 	hr_chains_free(new);
 	stats_stop(a.opts.stats);
+	output_release(&out);
 	return st;
 }

@@ -6,9 +6,8 @@
 
 #include "args.h"
 #include "commands.h"
+#include "outputs.h"
 #include "heapref/writers.h"
-
-enum { ST_OK = 0, ST_USAGE = 2, ST_RESOURCES = 3 };
 
 static int write_hprof(FILE *out, void *ctx, struct hr_error *err)
 {
@@ -26,6 +25,7 @@ int cmd_hprof(int argc, char **argv)
 	struct analysis_options o = { .max_depth = 256, .force = false, .keep_paths = true,
 				      .keep_types = true };
 	struct analysis an;
+	struct output out = OUTPUT_INIT;
 	struct hr_error err = { 0 };
 	int n, st = cli_parse("hprof", argc, argv, opts, 2, &n);
 
@@ -38,12 +38,16 @@ int cmd_hprof(int argc, char **argv)
 	if (inputs_swapped("hprof", argv[0], argv[1]))
 		return ST_USAGE;
 	o.force = force;
-	if ((st = analysis_run(argv[0], argv[1], &o, &an)))
-		return st;
-	if (write_output_file(output ? output : "heapref.hprof", write_hprof, &an, &err)) {
-		fprintf(stderr, "heapref: %s\n", err.msg);
-		st = ST_RESOURCES;
+	/* the export holds the heap's contents: 0600, like the core it may come from */
+	if (output_prepare(&out, output ? output : "heapref.hprof", OUTPUT_MEMORY, &err) ||
+	    output_refuse_input(&out, argv[0], "the binary", &err) ||
+	    output_refuse_input(&out, argv[1], "the heap input", &err)) {
+		st = cli_report(&err);
+	} else if ((st = analysis_run(argv[0], argv[1], &o, &an)) == ST_OK) {
+		if (output_write(&out, write_hprof, &an, &err))
+			st = cli_report(&err);
+		analysis_release(&an);
 	}
-	analysis_release(&an);
+	output_release(&out);
 	return st;
 }

@@ -55,6 +55,7 @@ struct analysis_options {
 	bool keep_goroutines; /* goroutines: which goroutine's stack reached each object */
 	struct stats *stats;  /* --stats, or NULL */
 	const char *input_name; /* what to call the heap input in messages, NULL: its path */
+	const char *binary_name; /* what to call the binary in messages, NULL: its path */
 };
 
 /* One pair analysed: both passes have run and charged every reachable object to tree. */
@@ -79,14 +80,6 @@ bool inputs_swapped(const char *command, const char *binary, const char *dump);
  * with analysis_release()), or the exit status of the failure, having printed its one
  * line and left *an empty.
  */
-/*
- * Writes a file the way analyze writes its profile: through write(out, ctx, err) into a
- * temporary file next to path, renamed into place when complete (so a failure leaves
- * no half-written file); "-" is standard output. 0, or the failure with err naming path.
- */
-int write_output_file(const char *path, int (*write)(FILE *out, void *ctx, struct hr_error *err),
-		      void *ctx, struct hr_error *err);
-
 int analysis_run(const char *binary, const char *dump, const struct analysis_options *o,
 		 struct analysis *an);
 void analysis_release(struct analysis *an);

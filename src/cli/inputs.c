@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "heapref/core.h"
@@ -21,101 +23,259 @@
  * binary whose DWARF cannot be read is opened without it, with a warning: the records
  * name the objects instead.
  */
-static int open_go_binary(const char *path, const struct hr_dump *dump, struct hr_binary **bin,
-			  struct hr_error *err)
+static int open_go_binary(const char *path, const char *name, const struct hr_dump *dump,
+			  struct hr_binary **bin, struct hr_error *err)
 {
-	*bin = hr_binary_open(path, err);
+	*bin = hr_binary_open_as(path, name, true, err);
 	if (!*bin && err->code == HR_EINPUT && dump && hr_dump_has_object_types(dump)) {
 		fprintf(stderr, "heapref: warning: %s; the dump's type records name objects instead\n",
 			err->msg);
-		*bin = hr_binary_open_without_dwarf(path, err);
+		*err = (struct hr_error){ 0 };
+		*bin = hr_binary_open_as(path, name, false, err);
 	}
 	if (!*bin)
 		return err->code;
 	if (!hr_binary_is_go(*bin))
 		return hr_error_set(err, HR_EINPUT, "%s: not a Go binary (no .gopclntab or "
-				    ".go.buildinfo section)", path);
+				    ".go.buildinfo section)", name);
 	return HR_OK;
 }
 
-int open_heap_input(const char *binary, const char *input, const char *input_name,
-		    struct hr_binary **bin, struct hr_dump **dump, struct hr_error *err)
+/*
+ * Reads the core at input with bin. One of another binary fails (HR_EMISMATCH) unless
+ * force, which reads it anyway after a warning.
+ */
+static struct hr_dump *open_core(struct hr_binary *bin, const char *input, const char *name,
+				 bool force, struct hr_error *err)
 {
-	const char *name = input_name ? input_name : input;
+	struct hr_dump *dump = hr_core_open_as(input, name, bin, false, err);
+	char why[HR_ERROR_MAX];
+
+	if (dump || err->code != HR_EMISMATCH)
+		return dump;
+	snprintf(why, sizeof(why), "%s", err->msg);
+	*err = (struct hr_error){ 0 };
+	if (!force) {
+		hr_error_set(err, HR_EMISMATCH, "%s (--force analyses anyway)", why);
+		return NULL;
+	}
+	fprintf(stderr, "heapref: warning: %s; analysing anyway (--force), chains may be wrong\n",
+		why);
+	return hr_core_open_as(input, name, bin, true, err);
+}
+
+int open_heap_input(const struct heap_input *in, struct hr_binary **bin, struct hr_dump **dump,
+		    struct hr_error *err)
+{
+	const char *name = in->input_name ? in->input_name : in->input;
+	const char *binary_name = in->binary_name ? in->binary_name : in->binary;
 
 	*bin = NULL;
 	*dump = NULL;
-	if (hr_input_kind_of(input) != HR_INPUT_CORE) {
-		if (!(*dump = hr_dump_open(input, err)))
+	if (hr_input_kind_of(in->input) != HR_INPUT_CORE) {
+		if (!(*dump = hr_dump_open(in->input, err)))
 			return err->code;
-		return binary ? open_go_binary(binary, *dump, bin, err) : HR_OK;
+		return in->binary ? open_go_binary(in->binary, binary_name, *dump, bin, err) : HR_OK;
 	}
-	if (!binary)
+	if (!in->binary)
 		return hr_error_set(err, HR_EUSAGE, "%s is a core file: give the binary too "
 				    "(BINARY CORE)", name);
-	if (open_go_binary(binary, NULL, bin, err))
+	if (open_go_binary(in->binary, binary_name, NULL, bin, err))
 		return err->code;
-	*dump = hr_core_open_as(input, name, *bin, err);
+	*dump = open_core(*bin, in->input, name, in->force, err);
 	return *dump ? HR_OK : err->code;
 }
 
-/* Where the core goes: FILE.tmp, renamed when whole; or an anonymous memory file. */
-static int core_target(const struct process_input *p, char *tmp, size_t len, struct hr_error *err)
+/* --- a running process ----------------------------------------------------------------- */
+
+static bool process_exists(int pid)
 {
+	char path[64];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "/proc/%d", pid);
+	return stat(path, &st) == 0;
+}
+
+/* Opens /proc/PID/exe, the file the process runs, and keeps it open: the process may end. */
+static int open_exe(struct process_input *p, struct hr_error *err)
+{
+	int code;
+
+	snprintf(p->exe_name, sizeof(p->exe_name), "/proc/%d/exe", p->pid);
+	p->exe_fd = open(p->exe_name, O_RDONLY | O_CLOEXEC);
+	if (p->exe_fd >= 0) {
+		snprintf(p->exe_path, sizeof(p->exe_path), "/proc/self/fd/%d", p->exe_fd);
+		return HR_OK;
+	}
+	code = errno;
+	if (!process_exists(p->pid))
+		return hr_error_set(err, HR_EINPUT, "no process %d", p->pid);
+	if (code == ENOENT)
+		return hr_error_set(err, HR_EINPUT, "process %d has no executable (a kernel thread, "
+				    "or a process ending): not stopped", p->pid);
+	return hr_error_set(err, HR_EIO, "process %d: cannot open %s: %s (run as the process's "
+			    "user with ptrace allowed, or with CAP_SYS_PTRACE: docs/cores.md): not "
+			    "stopped", p->pid, p->exe_name, strerror(code));
+}
+
+/*
+ * Whether BINARY is what the process runs: the same file, or the same Go build ID (a
+ * copy). Either without a build ID cannot tell; the core reader compares again.
+ */
+static int check_binary(const struct process_input *p, const struct hr_binary *exe,
+			const char *runs, struct hr_error *err)
+{
+	struct stat a, b;
+	struct hr_binary *given;
+	const char *want, *have;
+	int rc = HR_OK;
+
+	if (!p->binary || (fstat(p->exe_fd, &a) == 0 && stat(p->binary, &b) == 0 &&
+			   a.st_dev == b.st_dev && a.st_ino == b.st_ino))
+		return HR_OK;
+	if (!(given = hr_binary_open_without_dwarf(p->binary, err)))
+		return err->code;
+	want = hr_binary_build_id(given);
+	have = hr_binary_build_id(exe);
+	if (want[0] && have[0] && strcmp(want, have)) {
+		if (p->force)
+			fprintf(stderr, "heapref: warning: process %d runs %s (Go build ID %s), not %s "
+				"(%s); analysing anyway (--force), chains may be wrong\n", p->pid, runs,
+				have, p->binary, want);
+		else
+			rc = hr_error_set(err, HR_EMISMATCH, "process %d runs %s (Go build ID %s), "
+					  "not %s (%s): not stopped (--force analyses anyway)", p->pid,
+					  runs, have, p->binary, want);
+	}
+	hr_binary_free(given);
+	return rc;
+}
+
+/* Whether the process's executable is a Go program, and BINARY's if one was given. */
+static int check_go_program(const struct process_input *p, struct hr_error *err)
+{
+	char runs[4096];
+	ssize_t n = readlink(p->exe_name, runs, sizeof(runs) - 1);
+	struct hr_error why = { 0 };
+	struct hr_binary *exe;
+	int rc;
+
+	runs[n > 0 ? n : 0] = 0;
+	if (n <= 0)
+		snprintf(runs, sizeof(runs), "%s", p->exe_name);
+	exe = hr_binary_open_as(p->exe_path, runs, false, &why); /* no DWARF: quick */
+	if (!exe)
+		return hr_error_set(err, why.code == HR_ENOMEM ? HR_ENOMEM : HR_EINPUT,
+				    "process %d: %s: not stopped", p->pid, why.msg);
+	rc = hr_binary_is_go(exe) ? check_binary(p, exe, runs, err)
+				  : hr_error_set(err, HR_EINPUT, "process %d runs %s, not a Go program "
+						 "(no .gopclntab or .go.buildinfo section): not "
+						 "stopped", p->pid, runs);
+	hr_binary_free(exe);
+	return rc;
+}
+
+/* Whether heapref may read the process's memory: the kernel asks what ptrace would. */
+static int check_traceable(const struct process_input *p, struct hr_error *err)
+{
+	char path[64];
 	int fd;
 
-	if (!p->save_core) {
-		fd = memfd_create("heapref-core", MFD_CLOEXEC);
-		if (fd < 0)
-			hr_error_set(err, HR_EIO, "cannot make a memory file for the core: %s",
-				     strerror(errno));
-		return fd;
+	snprintf(path, sizeof(path), "/proc/%d/mem", p->pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) >= 0) {
+		close(fd);
+		return HR_OK;
 	}
-	snprintf(tmp, len, "%s.tmp%d", p->save_core, (int)getpid());
-	fd = open(tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-	if (fd < 0)
-		hr_error_set(err, HR_EIO, "%s: cannot create: %s", p->save_core, strerror(errno));
-	return fd;
+	if (errno == ENOENT)
+		return hr_error_set(err, HR_EINPUT, "no process %d", p->pid);
+	return hr_error_set(err, HR_EIO, "process %d: cannot read its memory: %s (see "
+			    "/proc/sys/kernel/yama/ptrace_scope; run as the process's user with "
+			    "ptrace allowed, or with CAP_SYS_PTRACE; docs/cores.md): not stopped",
+			    p->pid, strerror(errno));
+}
+
+int check_process(struct process_input *p, struct hr_error *err)
+{
+	if (p->pid == (int)getpid())
+		return hr_error_set(err, HR_EUSAGE, "process %d is heapref itself", p->pid);
+	if (open_exe(p, err) || check_go_program(p, err) || check_traceable(p, err))
+		return err->code;
+	return HR_OK;
+}
+
+/* Bytes free for an unprivileged file on fd's file system (root may use the reserve). */
+static uint64_t free_space(int fd)
+{
+	struct statvfs vfs;
+
+	if (fstatvfs(fd, &vfs) != 0)
+		return 0; /* cannot tell: no limit */
+	return (uint64_t)(geteuid() == 0 ? vfs.f_bfree : vfs.f_bavail) * vfs.f_frsize;
+}
+
+/*
+ * MemAvailable of /proc/meminfo in bytes; 0 when it cannot tell.
+ * HEAPREF_TEST_MEMORY_AVAILABLE=BYTES stands for it (tests only: docs/cores.md).
+ */
+static uint64_t available_memory(void)
+{
+	const char *test = getenv("HEAPREF_TEST_MEMORY_AVAILABLE");
+	char line[256];
+	unsigned long long kb = 0;
+	FILE *f;
+
+	if (test)
+		return strtoull(test, NULL, 10);
+	f = fopen("/proc/meminfo", "re");
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return (uint64_t)kb * 1024;
 }
 
 int take_process_core(struct process_input *p, struct hr_error *err)
 {
-	char tmp[4096];
+	struct hr_core_write_options o = { .hold_seconds = p->hold_seconds };
 	struct hr_core_pause pause;
-	int fd = core_target(p, tmp, sizeof(tmp), err);
+	int fd;
 
-	if (fd < 0)
-		return err->code;
-	snprintf(p->binary, sizeof(p->binary), "/proc/%d/exe", p->pid);
 	snprintf(p->name, sizeof(p->name), "process %d", p->pid);
-	if (hr_core_write_process(p->pid, fd, p->hold_seconds, &pause, err)) {
-		close(fd);
-		if (p->save_core)
-			unlink(tmp);
-		return err->code;
+	if (p->save_core) {
+		if (output_create(p->save_core, err))
+			return err->code;
+		fd = p->save_core->fd;
+		o.out_name = p->save_core->path;
+		o.room = free_space(fd);
+	} else {
+		if ((fd = p->memfd = memfd_create("heapref-core", MFD_CLOEXEC)) < 0)
+			return hr_error_set(err, HR_ENOMEM, "cannot make a memory file for the "
+					    "core: %s", strerror(errno));
+		o.room = available_memory();
 	}
+	if (hr_core_write_process(p->pid, fd, &o, &pause, err))
+		return err->code; /* the caller's output_release() removes the file */
 	fprintf(stderr, "heapref: process %d stopped for %.3f s (%zu threads, %.1f MB copied)\n",
 		p->pid, pause.stopped_seconds, pause.threads, (double)pause.bytes / 1e6);
-	if (p->save_core) {
-		close(fd);
-		if (rename(tmp, p->save_core)) {
-			hr_error_set(err, HR_EIO, "%s: cannot rename %s into place: %s", p->save_core,
-				     tmp, strerror(errno));
-			unlink(tmp);
-			return err->code;
-		}
-		snprintf(p->path, sizeof(p->path), "%s", p->save_core);
-		snprintf(p->name, sizeof(p->name), "%s", p->save_core);
+	if (!p->save_core) { /* open until the analysis is done: the path below names it */
+		snprintf(p->path, sizeof(p->path), "/proc/self/fd/%d", fd);
 		return HR_OK;
 	}
-	p->memfd = fd; /* open until the analysis is done: the path below names it */
-	snprintf(p->path, sizeof(p->path), "/proc/self/fd/%d", fd);
+	if (output_commit(p->save_core, err))
+		return err->code;
+	snprintf(p->path, sizeof(p->path), "%s", p->save_core->target);
+	snprintf(p->name, sizeof(p->name), "%s", p->save_core->path);
 	return HR_OK;
 }
 
 void process_input_release(struct process_input *p)
 {
-	if (p->memfd > 0)
+	if (p->memfd >= 0)
 		close(p->memfd);
-	p->memfd = 0;
+	if (p->exe_fd >= 0)
+		close(p->exe_fd);
+	p->memfd = p->exe_fd = -1;
 }

@@ -14,34 +14,13 @@
 #include "args.h"
 #include "commands.h"
 #include "inputs.h"
+#include "outputs.h"
 #include "heapref/core.h"
 #include "heapref/dump.h"
 #include "heapref/writers.h"
 #include "stats.h"
 
 #define HEAPREF_VERSION "0.1.0"
-
-enum exit_status { EXIT_OK = 0, EXIT_BAD_INPUT = 1, EXIT_USAGE = 2, EXIT_RESOURCES = 3,
-		   EXIT_MISMATCH = 4 };
-
-static int exit_status_of(const struct hr_error *err)
-{
-	switch (err->code) {
-	case HR_EINPUT:
-	case HR_EIO:
-		return EXIT_BAD_INPUT;
-	case HR_EUSAGE:
-		return EXIT_USAGE;
-	default:
-		return EXIT_RESOURCES;
-	}
-}
-
-static int report(const struct hr_error *err)
-{
-	fprintf(stderr, "heapref: %s\n", err->msg);
-	return exit_status_of(err);
-}
 
 
 /*
@@ -54,7 +33,8 @@ static struct hr_dump *open_dump(const char *binary, const char *path, struct st
 {
 	struct hr_dump *dump = NULL;
 
-	if (open_heap_input(binary, path, NULL, bin, &dump, err)) {
+	if (open_heap_input(&(struct heap_input){ .binary = binary, .input = path }, bin, &dump,
+			    err)) {
 		hr_dump_free(dump);
 		return NULL;
 	}
@@ -87,7 +67,7 @@ static int cmd_info(int argc, char **argv)
 	int rc = cli_parse("info", argc, argv, opts, 1, &argc);
 
 	if (rc)
-		return rc == CLI_HELP ? EXIT_OK : rc;
+		return rc == CLI_HELP ? ST_OK : rc;
 	if (argc != 1 && !(argc == 2 && starts_with_binary(argc, argv)))
 		return cli_usage_error("info", "info takes the heap dump, or the binary and its core");
 	if (want_stats)
@@ -96,7 +76,7 @@ static int cmd_info(int argc, char **argv)
 	if (!dump) {
 		stats_stop(stats);
 		hr_binary_free(bin);
-		return report(&err);
+		return cli_report(&err);
 	}
 	rc = hr_write_dump_info(stdout, dump, &err);
 	stats_mark(stats, "summary", stderr);
@@ -105,9 +85,9 @@ static int cmd_info(int argc, char **argv)
 	hr_binary_free(bin);
 	if (rc) {
 		fprintf(stderr, "heapref: standard output: %s\n", err.msg);
-		return EXIT_RESOURCES;
+		return ST_RESOURCES;
 	}
-	return EXIT_OK;
+	return ST_OK;
 }
 
 static int parse_address(const char *text, uint64_t *addr)
@@ -128,7 +108,7 @@ static int cmd_object(int argc, char **argv)
 	int i, first, rc = cli_parse("object", argc, argv, NULL, 0, &argc);
 
 	if (rc)
-		return rc == CLI_HELP ? EXIT_OK : rc;
+		return rc == CLI_HELP ? ST_OK : rc;
 	first = starts_with_binary(argc, argv) ? 2 : 1; /* [BINARY] DUMP|CORE ADDRESS... */
 	if (argc < first + 1)
 		return cli_usage_error("object", "object takes a heap dump (or a binary and its "
@@ -140,7 +120,7 @@ static int cmd_object(int argc, char **argv)
 	dump = open_dump(first == 2 ? argv[0] : NULL, argv[first - 1], NULL, &bin, &err);
 	if (!dump) {
 		hr_binary_free(bin);
-		return report(&err);
+		return cli_report(&err);
 	}
 	for (i = first; i < argc && !rc; i++) {
 		parse_address(argv[i], &addr);
@@ -150,9 +130,9 @@ static int cmd_object(int argc, char **argv)
 	hr_binary_free(bin);
 	if (rc) {
 		fprintf(stderr, "heapref: standard output: %s\n", err.msg);
-		return EXIT_RESOURCES;
+		return ST_RESOURCES;
 	}
-	return EXIT_OK;
+	return ST_OK;
 }
 
 /* heapref help [COMMAND], heapref --help */
@@ -161,13 +141,13 @@ static int cmd_help(int argc, char **argv)
 	int rc = cli_parse("help", argc, argv, NULL, 0, &argc);
 
 	if (rc)
-		return rc == CLI_HELP ? EXIT_OK : rc;
+		return rc == CLI_HELP ? ST_OK : rc;
 	if (argc > 1)
 		return cli_usage_error("help", "help takes one command");
 	if (argc == 1 && !cli_usage(argv[0]))
 		return cli_usage_error(NULL, "unknown command %s", argv[0]);
 	fputs(cli_usage(argc ? argv[0] : NULL), stdout);
-	return EXIT_OK;
+	return ST_OK;
 }
 
 static int cmd_version(int argc, char **argv)
@@ -175,11 +155,11 @@ static int cmd_version(int argc, char **argv)
 	int rc = cli_parse("version", argc, argv, NULL, 0, &argc);
 
 	if (rc)
-		return rc == CLI_HELP ? EXIT_OK : rc;
+		return rc == CLI_HELP ? ST_OK : rc;
 	if (argc)
 		return cli_usage_error("version", "version takes no arguments");
 	puts("heapref " HEAPREF_VERSION);
-	return EXIT_OK;
+	return ST_OK;
 }
 
 static const struct {
@@ -198,9 +178,10 @@ int main(int argc, char **argv)
 {
 	const char *cmd = argc > 1 ? argv[1] : NULL;
 
+	outputs_catch_signals();
 	if (!cmd) {
 		fprintf(stderr, "heapref: no command given\n%s", cli_usage(NULL));
-		return EXIT_USAGE;
+		return ST_USAGE;
 	}
 	if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h"))
 		return cmd_help(argc - 2, argv + 2);

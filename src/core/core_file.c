@@ -66,12 +66,12 @@ static int bad(const struct core_image *img, struct hr_error *err, uint64_t off,
 static int map_core(struct core_image *img, const char *path, struct hr_error *err)
 {
 	struct stat st;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = hr_open_regular(path, img->path, "a core file", HR_EIO, err);
 	void *map;
 
 	if (fd < 0)
-		return hr_error_set(err, HR_EIO, "%s: cannot open: %s", img->path, strerror(errno));
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size <= 0) {
+		return err->code;
+	if (fstat(fd, &st) != 0 || st.st_size <= 0) {
 		close(fd);
 		return hr_error_set(err, HR_EIO, "%s: not a regular, non-empty file", img->path);
 	}

@@ -135,6 +135,7 @@ struct core_reader {
 	uint32_t ps;
 	bool failed;
 	bool map_given;            /* the model owns img.map */
+	bool force;                /* read a core whose build ID or entry is not the binary's */
 	uint64_t bad_addr;
 	const char *bad_what;
 	unsigned go_minor;         /* N of the binary's go1.N, 0 if unknown */

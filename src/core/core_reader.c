@@ -92,10 +92,10 @@ uint64_t *cr_scratch_bits(struct core_reader *r, uint64_t nwords)
 enum hr_input_kind hr_input_kind_of(const char *path)
 {
 	uint8_t head[18] = { 0 };
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = hr_open_regular(path, NULL, "a heap input", HR_EIO, NULL);
 	ssize_t n;
 
-	if (fd < 0)
+	if (fd < 0) /* the reader opening it says why */
 		return HR_INPUT_UNKNOWN;
 	n = read(fd, head, sizeof(head));
 	close(fd);
@@ -140,8 +140,8 @@ static int check_same_binary(struct core_reader *r)
 		;
 	if (i == size)
 		return HR_OK; /* a hole: the page was not written */
-	if (memcmp(in_core, buf, (size_t)size))
-		return hr_error_set(r->err, HR_EINPUT, "%s: byte %" PRIu64 ": not a core of %s: the "
+	if (memcmp(in_core, buf, (size_t)size) && !r->force)
+		return hr_error_set(r->err, HR_EMISMATCH, "%s: byte %" PRIu64 ": not a core of %s: the "
 				    "Go build ID in the core differs from the binary's", r->img.path,
 				    (uint64_t)(in_core - r->img.map), hr_binary_path(r->bin));
 	return HR_OK;
@@ -203,7 +203,9 @@ static int set_bias(struct core_reader *r)
 		hr_binary_set_bias(r->bin, r->img.entry - entry);
 		return HR_OK;
 	}
-	return hr_error_set(r->err, HR_EINPUT, "%s: not a core of %s: its entry point is 0x%" PRIx64
+	if (r->force)
+		return HR_OK;
+	return hr_error_set(r->err, HR_EMISMATCH, "%s: not a core of %s: its entry point is 0x%" PRIx64
 			    " and the binary's 0x%" PRIx64, r->img.path, hr_binary_path(r->bin),
 			    r->img.entry, entry);
 }
@@ -237,7 +239,7 @@ static int begin(struct core_reader *r, const char *path)
 
 struct hr_dump *hr_core_open(const char *path, struct hr_binary *bin, struct hr_error *err)
 {
-	return hr_core_open_as(path, path, bin, err);
+	return hr_core_open_as(path, path, bin, false, err);
 }
 
 /* What could not be read exactly, said once by the commands. */
@@ -284,9 +286,9 @@ static struct hr_dump *read_core(struct core_reader *r, int rc, const char *name
 }
 
 struct hr_dump *hr_core_open_as(const char *path, const char *name, struct hr_binary *bin,
-				struct hr_error *err)
+				bool force, struct hr_error *err)
 {
-	struct core_reader r = { .bin = bin, .err = err, .ps = 8 };
+	struct core_reader r = { .bin = bin, .err = err, .ps = 8, .force = force };
 
 	return read_core(&r, core_image_open(&r.img, path, name, err), name);
 }

@@ -16,6 +16,11 @@
  * the touched memory allocated and mapped (prepare()); stopped, the memory is copied
  * straight into them (process_vm_readv); after every thread is let go, the headers and
  * notes are written and pages of zeros punched out.
+ *
+ * Nothing is stopped before the core is known to fit where it goes (the touched pages
+ * counted against the room the caller gives), and a process that ends while it is
+ * copied (killed: ptrace cannot hold off SIGKILL) gives an error, never a core of the
+ * pages it had left.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -72,7 +77,7 @@ struct writer {
 	uint8_t *out_map;         /* the core file, mapped while it is written; or NULL */
 	uint64_t out_len;
 	uint64_t *pm;             /* pagemap entries of one chunk */
-	unsigned hold_seconds;
+	const struct hr_core_write_options *o;
 	struct hr_core_pause *pause;
 	struct hr_error *err;
 };
@@ -275,6 +280,17 @@ static int read_maps(struct writer *w)
 
 /* --- the file ------------------------------------------------------------------------------ */
 
+/* The core cannot be written (errno code): the output's failure, naming it. */
+static int cannot_write(struct writer *w, int code)
+{
+	if (!w->o->out_name)
+		return hr_error_set(w->err, code == ENOMEM || code == ENOSPC ? HR_ENOMEM : HR_EOUTPUT,
+				    "process %d: cannot hold its core in memory: %s", (int)w->pid,
+				    strerror(code));
+	return hr_error_set(w->err, HR_EOUTPUT, "%s: cannot write the core: %s", w->o->out_name,
+			    strerror(code));
+}
+
 static int write_at(struct writer *w, const void *p, size_t len, uint64_t off)
 {
 	const uint8_t *b = p;
@@ -285,8 +301,7 @@ static int write_at(struct writer *w, const void *p, size_t len, uint64_t off)
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
-			return hr_error_set(w->err, HR_EIO, "cannot write the core: %s",
-					    n < 0 ? strerror(errno) : "no space");
+			return cannot_write(w, n < 0 ? errno : ENOSPC);
 		b += n;
 		off += (uint64_t)n;
 		len -= (size_t)n;
@@ -489,6 +504,43 @@ static int map_core(struct writer *w)
 	return 0;
 }
 
+/* Adds a run's bytes to the count of w->pause->bytes (before the stop: the estimate). */
+static int count_run(struct writer *w, uint64_t from, size_t len, uint64_t off)
+{
+	(void)from;
+	(void)off;
+	w->pause->bytes += len;
+	return HR_OK;
+}
+
+static double gigabytes(uint64_t bytes)
+{
+	return (double)bytes / 1e9;
+}
+
+/* The memory to copy, counted before anything stops: refused when the core cannot fit. */
+static int check_room(struct writer *w)
+{
+	uint64_t need;
+
+	w->pause->bytes = 0;
+	for (size_t i = 0; i < w->nmaps; i++)
+		for_each_touched_run(w, &w->maps[i], count_run);
+	need = w->pause->bytes;
+	w->pause->bytes = 0;
+	if (!w->o->room || need <= w->o->room)
+		return HR_OK;
+	if (!w->o->out_name)
+		return hr_error_set(w->err, HR_ENOMEM, "process %d: its core would take %.2f GB of "
+				    "memory (the pages it has touched), %.2f GB are available: not "
+				    "stopped (--save-core FILE puts the core on disk)", (int)w->pid,
+				    gigabytes(need), gigabytes(w->o->room));
+	return hr_error_set(w->err, HR_EOUTPUT, "%s: the core of process %d would take %.2f GB "
+			    "(the pages it has touched), its file system has %.2f GB free: not "
+			    "stopped", w->o->out_name, (int)w->pid, gigabytes(need),
+			    gigabytes(w->o->room));
+}
+
 /*
  * Before the process is stopped: the core laid out for its mappings as they are, and
  * the pages it has touched allocated in the file and mapped, so that the copy while it
@@ -501,10 +553,10 @@ static int prepare(struct writer *w)
 
 	if (rc)
 		return rc;
-	if ((code = map_core(w))) {
-		errno = code;
-		return hr_error_set(w->err, HR_EIO, "cannot write the core: %s", strerror(errno));
-	}
+	if ((rc = check_room(w)))
+		return rc;
+	if ((code = map_core(w)))
+		return cannot_write(w, code);
 	for (size_t i = 0; i < w->nmaps && w->out_map; i++)
 		for_each_touched_run(w, &w->maps[i], prefault_run);
 	return HR_OK;
@@ -532,10 +584,8 @@ static int check_layout(struct writer *w)
 		lay_out(w);
 		return HR_OK;
 	}
-	if ((code = map_core(w))) { /* it mapped or unmapped memory meanwhile */
-		errno = code;
-		return hr_error_set(w->err, HR_EIO, "cannot write the core: %s", strerror(errno));
-	}
+	if ((code = map_core(w))) /* it mapped or unmapped memory meanwhile */
+		return cannot_write(w, code);
 	return HR_OK;
 }
 
@@ -604,6 +654,35 @@ static int open_proc(struct writer *w)
 	return w->buf && w->pm ? HR_OK : hr_error_set(w->err, HR_ENOMEM, "out of memory");
 }
 
+/*
+ * Whether the process still runs (or is stopped): not gone, not a zombie. SIGKILL ends a
+ * process its tracer holds stopped; its memory then reads as nothing, or zeros.
+ */
+static bool process_alive(const struct writer *w)
+{
+	char path[64], buf[512];
+	const char *paren;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)w->pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return false;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = 0;
+	paren = strrchr(buf, ')'); /* "PID (COMM) STATE ...": COMM may hold anything */
+	return paren && paren[1] == ' ' && paren[2] != 'Z' && paren[2] != 'X' && paren[2] != 'x';
+}
+
+static int ended_meanwhile(struct writer *w)
+{
+	return hr_error_set(w->err, HR_EINPUT, "process %d ended while heapref copied its memory "
+			    "(%.1f MB copied): no core", (int)w->pid, (double)w->pause->bytes / 1e6);
+}
+
 /* The pause: stop, copy, resume; resumes on every path. The rest before or after it. */
 static int stopped_copy(struct writer *w)
 {
@@ -630,8 +709,10 @@ static int stopped_copy(struct writer *w)
 	}
 	for (size_t i = 0; i < w->nmaps && !rc; i++)
 		rc = for_each_touched_run(w, &w->maps[i], copy_run);
-	if (w->hold_seconds) /* tests kill heapref here: the process must run on */
-		sleep(w->hold_seconds);
+	if (w->o->hold_seconds) /* tests kill heapref, or the process, here */
+		sleep(w->o->hold_seconds);
+	if (!rc && !process_alive(w))
+		rc = ended_meanwhile(w);
 	resume_all(w);
 	w->pause->stopped_seconds = now() - t0;
 	if (!rc)
@@ -641,11 +722,11 @@ static int stopped_copy(struct writer *w)
 	return rc;
 }
 
-int hr_core_write_process(int pid, int out_fd, unsigned hold_seconds, struct hr_core_pause *pause,
-			  struct hr_error *err)
+int hr_core_write_process(int pid, int out_fd, const struct hr_core_write_options *o,
+			  struct hr_core_pause *pause, struct hr_error *err)
 {
-	struct writer w = { .pid = (pid_t)pid, .out = out_fd, .mem = -1, .pagemap = -1,
-			    .hold_seconds = hold_seconds, .pause = pause, .err = err };
+	struct writer w = { .pid = (pid_t)pid, .out = out_fd, .mem = -1, .pagemap = -1, .o = o,
+			    .pause = pause, .err = err };
 	int rc;
 
 	memset(pause, 0, sizeof(*pause));

@@ -973,20 +973,15 @@ static int map_file(struct hr_dump *d, const char *path, struct hr_error *err)
 {
 	struct stat st;
 	void *map;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = hr_open_regular(path, NULL, "a heap dump file", HR_EIO, err);
 
 	if (fd < 0)
-		return hr_error_set(err, HR_EIO, "%s: cannot open: %s", path, strerror(errno));
+		return err->code;
 	if (fstat(fd, &st) != 0) {
 		int code = errno;
 
 		close(fd);
 		return hr_error_set(err, HR_EIO, "%s: cannot stat: %s", path, strerror(code));
-	}
-	if (!S_ISREG(st.st_mode)) {
-		close(fd);
-		return hr_error_set(err, HR_EIO, "%s: %s, not a heap dump file", path,
-				    S_ISDIR(st.st_mode) ? "is a directory" : "is not a regular file");
 	}
 	if ((uint64_t)st.st_size >= OBJ_MAX_FILE_OFFSET || (uint64_t)st.st_size > SIZE_MAX) {
 		close(fd);

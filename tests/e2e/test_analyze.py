@@ -858,7 +858,7 @@ class AnalyzeScenarios(AnalyzeTestCase):
                              "roots by cumulative bytes: %s" % [
                                  (r, profile.cum(p, (r,))) for r in top_roots(p)[:6]])
             # nothing of theirs by fallback: more than 99% of all bytes reached by type
-            code, _, err = heapref("analyze", "-o", os.devnull, c.binary, c.dump_path)
+            code, _, err = heapref("analyze", "-o", "-", c.binary, c.dump_path)
             m = re.search(r"by type ([0-9.]+)% of bytes", err)
             self.assertTrue(code == 0 and m, err)
             self.assertGreater(float(m.group(1)), 99.0, err)

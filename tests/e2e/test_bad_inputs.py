@@ -53,9 +53,13 @@ import os
 import re
 import resource
 import shutil
+import signal
+import socket
+import stat
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import unittest
 import zlib
@@ -327,9 +331,13 @@ class Lab:
                    if os.path.isfile(self.path(a)))
         return 4 * size + (512 << 20)
 
-    def run(self, *args, stdout=None, fsize=None, drop_caps=False):
-        """Runs heapref with args in the lab; an analyze run finds an older out.pb.gz."""
+    def run(self, *args, stdout=None, fsize=None, drop_caps=False, hold=None, env=None):
+        """Runs heapref with args in the lab; an analyze run finds an older out.pb.gz.
+        hold: HEAPREF_TEST_HOLD_STOPPED, for --pid; env: more of the environment."""
         args = [str(a) for a in args]
+        env = dict(os.environ, **(env or {}))
+        if hold:
+            env["HEAPREF_TEST_HOLD_STOPPED"] = str(hold)
         if args[0] == "analyze":
             self.write("out.pb.gz", SENTINEL)
         limit = self._limit(args)
@@ -351,7 +359,7 @@ class Lab:
         p = subprocess.run(argv, cwd=self.dir, stdin=subprocess.DEVNULL,
                            stdout=stdout or subprocess.PIPE, stderr=subprocess.PIPE,
                            preexec_fn=preexec if limit or fsize is not None or drop_caps
-                           else None, timeout=RUN_TIMEOUT,
+                           else None, timeout=RUN_TIMEOUT, env=env,
                            restore_signals=fsize is None)   # SIGXFSZ stays ignored
         seconds = time.monotonic() - t0
         err = p.stderr.decode(errors="replace")
@@ -395,6 +403,12 @@ class Lab:
             probs.append("%d bytes on stdout" % len(res.out))
         probs += res.changes
         return probs
+
+    def quick(self, res, seconds):
+        """A refusal before the stop ends before a held stop would (seconds)."""
+        if res.seconds >= seconds:
+            return ["took %.1f s: the process was stopped and held" % res.seconds]
+        return []
 
     def profile_problems(self, res, dump_bytes, out=None):
         """Problems with res as a successful analyze: a profile (in out.pb.gz, or the
@@ -447,8 +461,12 @@ def crash(res):
 
 
 def numbers_as_n(line):
-    """Offsets and counts of the real dump vary with the Go version and the run."""
+    """Offsets and counts of the real dump vary with the Go version and the run; so do
+    where the test programs are built and their Go build IDs."""
     line = re.sub(r"0x[0-9a-f]+", "0xN", line)
+    line = re.sub(r"\d+\.\d+", "N", line)
+    line = re.sub(r"runs /\S+/(\w+) \(Go build ID [^)]*\)", r"runs .../\1 (Go build ID ...)", line)
+    line = re.sub(r"\((?:[\w-]{20}/){3}[\w-]{20}\)", "(Go build ID ...)", line)
     return re.sub(r"(?<![\w.-])\d+(?![\w-])", "N", line)
 
 
@@ -536,6 +554,10 @@ class Cases:
         lab.write("header-only.dump", self.buf[:8])
         self.both("real dump cut inside its header (8 bytes)", "header-only.dump", 1, 0,
                   refused)
+        os.mkfifo(lab.path("fifo.dump"))
+        self.both("a FIFO with no writer as the dump (it would block in open)", "fifo.dump",
+                  1, None, refused, ["FIFO"])
+        lab.remove("fifo.dump")
         self.unreadable("unreadable dump (chmod 000)", "secret.dump", self.buf,
                         lambda name: ("info", name))
         self.unreadable("unreadable dump (chmod 000)", "secret.dump", self.buf,
@@ -577,8 +599,17 @@ class Cases:
         lab.add("a core without its binary", cmd("info", "finalizer.core"), 2,
                 res.lines[0] if res.lines else "",
                 lab.refusal(res, 2, ["finalizer.core", "give the binary"]), "refused")
-        analyze("a core of finalizer with the binary of cycle", "cycle", "finalizer.core", 1,
-                ["finalizer.core", "not a core of cycle"])
+        analyze("a core of finalizer with the binary of cycle", "cycle", "finalizer.core", 4,
+                ["finalizer.core", "not a core of cycle", "--force"])
+        args = ("analyze", "--force", "-o", "out.pb.gz", "cycle", "finalizer.core")
+        res = lab.run(*args)
+        probs = crash(res) + res.changes
+        if res.code not in (0, 1) or not res.lines or "warning" not in res.lines[0]:
+            probs.append("exit %d without the warning first: %r" % (res.code, res.err[:300]))
+        lab.add("a core of finalizer with the binary of cycle, with --force", cmd(*args),
+                "0 or 1", numbers_as_n(res.lines[0]) if res.lines else "", probs,
+                "read anyway after the warning: refused as it is read (1), or a profile "
+                "whose names may be wrong")
         analyze("a core with a non-Go binary (/bin/true)", "true", "finalizer.core", 1,
                 ["true", "not a Go binary"])
         for keep, where, offset in ((40, "inside its ELF header", 40),
@@ -595,6 +626,63 @@ class Cases:
         lab.add("--pid of no process", cmd(*args), 1, res.lines[0] if res.lines else "",
                 lab.refusal(res, 1, ["999999999"]), "refused; nothing written")
         lab.remove("finalizer.core")
+        self.processes(binary)
+
+    def processes(self, binary):   # self.bin, "finalizer" here, links to binary
+        """--pid refusals, each before any thread is stopped (HEAPREF_TEST_HOLD_STOPPED
+        would keep a stopped one stopped for seconds: the run must end sooner), and a
+        target killed while its memory is copied."""
+        lab = self.lab
+        not_stopped = "refused before the stop; nothing written"
+        sleeper = subprocess.Popen(["sleep", "600"])
+        try:
+            args = ("analyze", "--pid", sleeper.pid, "-o", "out.pb.gz")
+            res = lab.run(*args, hold=3)
+            lab.add("--pid of a process that is not Go (sleep)", cmd("analyze --pid PID"), 1,
+                    numbers_as_n(res.lines[0]) if res.lines else "",
+                    lab.refusal(res, 1, ["not a Go program", "not stopped"]) +
+                    lab.quick(res, 3), not_stopped)
+        finally:
+            sleeper.kill()
+            sleeper.wait()
+
+        def held(pid):
+            for what, args, status, names in (
+                    ("--save-core onto the binary", ("--save-core", "finalizer", "finalizer"),
+                     2, ["finalizer", "does not overwrite its inputs"]),
+                    ("--save-core and -o one file", ("--save-core", "x", "-o", "x"), 2,
+                     ["one file"]),
+                    ("--save-core onto a directory", ("--save-core", "adir"), 3,
+                     ["adir", "directory"]),
+                    ("--pid with the binary of another program (cycle)", ("cycle",), 4,
+                     ["Go build ID", "--force"]),
+                    ("--pid, its core bigger than the memory available (1 MB, "
+                     "HEAPREF_TEST_MEMORY_AVAILABLE)", (), 3, ["memory", "not stopped"])):
+                full = ("analyze", "--pid", pid, "-o", "out.pb.gz") + args
+                env = {"HEAPREF_TEST_MEMORY_AVAILABLE": "1000000"} if not args else None
+                res = lab.run(*full, hold=3, env=env)
+                lab.add(what, cmd(*(("analyze", "--pid", "PID") + args)), status,
+                        numbers_as_n(res.lines[0]) if res.lines else "",
+                        lab.refusal(res, status, names) + lab.quick(res, 3), not_stopped)
+            self.killed_meanwhile(pid)
+        try:
+            progs.run_held(binary, lab.path("held.dump"), held)
+        except (progs.ProgError, OSError):
+            pass   # killed_meanwhile() killed it
+        lab.remove("held.dump")
+
+    def killed_meanwhile(self, pid):
+        lab = self.lab
+        args = ("analyze", "--pid", pid, "--save-core", "killed.core", "-o", "out.pb.gz")
+        killer = threading.Timer(1.0, os.kill, (pid, signal.SIGKILL))
+        killer.start()
+        res = lab.run(*args, hold=3)
+        killer.join()
+        lab.add("--pid of a process killed while its memory is copied",
+                cmd("analyze --pid PID --save-core killed.core"), 1,
+                numbers_as_n(res.lines[0]) if res.lines else "",
+                lab.refusal(res, 1, ["ended while heapref copied its memory"]),
+                "refused; no core kept, not even in part")
 
     # go1.3 and go1.4 dumps -------------------------------------------------------------
 
@@ -727,6 +815,10 @@ class Cases:
         analyze_with("missing binary", "missing-binary", 1, ["missing-binary"])
         analyze_with("a directory as the binary", "adir", 1, ["adir", "directory"])
         analyze_with("a text file as the binary", "notes.txt", 1, ["notes.txt", "ELF"])
+        os.mkfifo(lab.path("fifo-binary"))
+        analyze_with("a FIFO with no writer as the binary", "fifo-binary", 1,
+                     ["fifo-binary", "FIFO"])
+        lab.remove("fifo-binary")
         args = ("analyze", "-o", "out.pb.gz", self.dump, self.bin)
         res = lab.run(*args)
         lab.add("binary and dump swapped", cmd(*args), 2, res.lines[0] if res.lines else "",
@@ -812,6 +904,94 @@ class Cases:
                      ["out.pb.gz", "too large"],
                      "output error; out.pb.gz untouched, no temporary file left",
                      fsize=512)
+        self.special_outputs(output_error)
+        self.outputs_that_are_inputs()
+
+    def special_outputs(self, output_error):
+        """Outputs that are not regular files: device nodes made with mknod here (never
+        the system's /dev), a FIFO, a socket, a symbolic link to nothing."""
+        lab = self.lab
+        try:
+            os.mknod(lab.path("null"), 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+        except OSError as e:
+            lab.add("`-o` onto device nodes", "mknod", "-", "", [],
+                    "not testable here: %s" % e)
+        else:
+            args = ("analyze", "-o", "null", self.bin, self.dump)
+            res = lab.run(*args)
+            probs = crash(res) + res.changes
+            if res.code != 0:
+                probs.append("exit %d: %s" % (res.code, res.err[:300]))
+            if not stat.S_ISCHR(os.lstat(lab.path("null")).st_mode):
+                probs.append("null is no longer a device")
+            lab.add("`-o` a null device (mknod c 1 3)", cmd(*args), res.code,
+                    numbers_as_n(res.lines[0]) if res.lines else "", probs,
+                    "written into; still the device, nothing else written")
+            lab.remove("null")
+            for name, kind, dev in (("random", stat.S_IFCHR, (1, 8)),
+                                    ("loop", stat.S_IFBLK, (7, 200))):
+                os.mknod(lab.path(name), 0o666 | kind, os.makedev(*dev))
+                output_error("`-o` a %s device (mknod %s %d %d)" % (
+                    "character" if kind == stat.S_IFCHR else "block",
+                    "c" if kind == stat.S_IFCHR else "b", dev[0], dev[1]),
+                    ("analyze", "-o", name, self.bin, self.dump), [name, "device"],
+                    "refused; the device left as it was")
+                lab.remove(name)
+        sock = socket.socket(socket.AF_UNIX)
+        sock.bind(lab.path("sock"))
+        output_error("`-o` a Unix socket", ("analyze", "-o", "sock", self.bin, self.dump),
+                     ["sock", "socket"], "refused; the socket left as it was")
+        sock.close()
+        lab.remove("sock")
+        os.symlink(lab.path("nowhere/out.pb.gz"), lab.path("dangling"))
+        output_error("`-o` a symbolic link to nothing",
+                     ("analyze", "-o", "dangling", self.bin, self.dump),
+                     ["dangling", "symbolic link"], "refused; nothing created where it points")
+        lab.remove("dangling")
+        self.fifo_output()
+
+    def fifo_output(self):
+        lab = self.lab
+        os.mkfifo(lab.path("fifo"))
+        got = {}
+
+        def read():
+            with open(lab.path("fifo"), "rb") as f:
+                got["data"] = f.read()
+        reader = threading.Thread(target=read)
+        reader.start()
+        args = ("analyze", "-o", "fifo", self.bin, self.dump)
+        res = lab.run(*args)
+        reader.join(RUN_TIMEOUT)
+        probs = [p for p in lab.profile_problems(res, self.buf, out=got.get("data", b""))
+                 if p != "changed fifo"]   # its times: it was written to
+        if not stat.S_ISFIFO(os.lstat(lab.path("fifo")).st_mode):
+            probs.append("fifo is no longer a FIFO")
+        lab.add("`-o` a FIFO, with a reader", cmd(*args), res.code,
+                numbers_as_n(res.lines[0]) if res.lines else "", probs,
+                "the profile through the FIFO; the FIFO left as it was")
+        lab.remove("fifo")
+
+    def outputs_that_are_inputs(self):
+        """An output that is an input, through any name: refused before anything is read."""
+        lab = self.lab
+        refused = "refused; every input left as it was"
+        os.link(lab.path("notes.txt"), lab.path("hard.txt"))
+        lab.link("soft-binary", lab.path(self.bin))
+        for what, args, names in (
+                ("`-o` the dump itself", ("analyze", "-o", self.dump, self.bin, self.dump),
+                 [self.dump, "heap input"]),
+                ("`-o` a symbolic link to the binary",
+                 ("analyze", "-o", "soft-binary", self.bin, self.dump), ["soft-binary"]),
+                ("`-o` a hard link to the dump (notes.txt and hard.txt are one file)",
+                 ("analyze", "-o", "hard.txt", self.bin, "notes.txt"), ["hard.txt"]),
+                ("`hprof -o` the binary", ("hprof", "-o", self.bin, self.bin, self.dump),
+                 [self.bin, "binary"])):
+            res = lab.run(*args)
+            lab.add(what, cmd(*args), 2, res.lines[0] if res.lines else "",
+                    lab.refusal(res, 2, names + ["does not overwrite its inputs"]), refused)
+        lab.remove("hard.txt")
+        lab.remove("soft-binary")
 
     # the real dump, damaged ----------------------------------------------------------------
 
@@ -1229,8 +1409,9 @@ deliberate change of behaviour, regenerate it with
 
     {regen}
 
-Every refusal is checked to be: the exit status shown (1 bad input, 3 output error,
-4 the dump was not written by the binary: `docs/cli.md`), exactly one line on standard
+Every refusal is checked to be: the exit status shown (1 bad input, 2 usage error or an
+output that is an input, 3 output error, 4 the heap input or process is not the binary's:
+`docs/cli.md`), exactly one line on standard
 error naming the file (and, for a malformed dump, the byte offset of the fault), no
 signal or sanitizer report, nothing on standard output, no file left behind, and an
 existing `out.pb.gz` (written before every `analyze` run) unchanged. Every run but those
@@ -1247,6 +1428,14 @@ and the list of differences in a refusal of the wrong binary as `...`. Object re
 the real dump are sampled where a row says so (all other records are used): {sample}
 evenly spaced objects, {sample_asan} in the sanitizer build (which also flips fewer
 bytes). Hand-built dumps are written byte by byte by the test; their offsets are exact.
+
+Outputs that are devices are made with `mknod` in the test's directory, never the
+system's `/dev`. The `--pid` rows run on `finalizer` held still after its dump, or on
+`sleep`; each refusal there must come before any thread is stopped: the runs set
+`HEAPREF_TEST_HOLD_STOPPED=3`, which would keep a stopped process stopped 3 s, and must
+end sooner. Where a process runs, its PID shows as `N`, where its binary is built as
+`...`, and Go build IDs as `(Go build ID ...)`. `docs/cli.md` ("Files and permissions")
+says what heapref writes where, and with which mode.
 
 """
 

@@ -333,7 +333,7 @@ class BadCores(unittest.TestCase):
 
     def test_core_of_another_binary(self):
         self.refused(("analyze", self.other, self.core, "-o", os.path.join(self.work, "x.pb.gz")),
-                     1, self.core, "not a core of")
+                     4, self.core, "not a core of", "--force")
         self.assertFalse(os.path.exists(os.path.join(self.work, "x.pb.gz")))
 
     def test_truncated(self):

@@ -95,7 +95,7 @@ class TypeAxis(unittest.TestCase):
         self.assertIn("    type []uint8\n", out)
         for args in (["--by-type", "--types-first"], ["--by-type", "--by-alloc"],
                      ["--by-type", "--attribution", "dominator"]):
-            code, out, err = heapref("analyze", "-o", os.devnull, *args, self.binary, self.dump)
+            code, out, err = heapref("analyze", "-o", "-", *args, self.binary, self.dump)
             self.assertEqual((code, out), (2, ""), (args, err))
 
 
