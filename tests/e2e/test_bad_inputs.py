@@ -664,12 +664,25 @@ class Cases:
                 lab.add(what, cmd(*(("analyze", "--pid", "PID") + args)), status,
                         numbers_as_n(res.lines[0]) if res.lines else "",
                         lab.refusal(res, status, names) + lab.quick(res, 3), not_stopped)
+            self.core_too_large(pid)
             self.killed_meanwhile(pid)
         try:
             progs.run_held(binary, lab.path("held.dump"), held)
         except (progs.ProgError, OSError):
             pass   # killed_meanwhile() killed it
         lab.remove("held.dump")
+
+    def core_too_large(self, pid):
+        """The core cannot be written (a file size limit of 1 MiB): an output error
+        naming it, before the stop (the core is sized first)."""
+        lab = self.lab
+        args = ("analyze", "--pid", pid, "--save-core", "big.core", "-o", "out.pb.gz")
+        res = lab.run(*args, hold=3, fsize=1 << 20)
+        lab.add("--save-core, the core too large to write (file size limit 1 MiB)",
+                cmd("analyze --pid PID --save-core big.core"), 3,
+                numbers_as_n(res.lines[0]) if res.lines else "",
+                lab.refusal(res, 3, ["big.core", "cannot write the core"]) +
+                lab.quick(res, 3), "refused before the stop; no core left")
 
     def killed_meanwhile(self, pid):
         lab = self.lab
