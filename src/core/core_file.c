@@ -197,6 +197,20 @@ static int add_segment(struct core_image *img, const Elf64_Phdr *ph, uint64_t ph
 	return HR_OK;
 }
 
+/*
+ * The bytes of memory the core holds: its segments' file parts, but no more than the
+ * file, whose bytes a corrupt core could map at several addresses at once. What the
+ * reader follows is bounded by this (core_bounds.c).
+ */
+static uint64_t held_bytes(const struct core_image *img)
+{
+	uint64_t sum = 0;
+
+	for (size_t i = 0; i < img->nsegs && sum < img->len; i++)
+		sum += img->segs[i].filesz; /* each at most img->len: no overflow */
+	return sum < img->len ? sum : img->len;
+}
+
 static int read_program_headers(struct core_image *img, const Elf64_Ehdr *eh, struct hr_error *err)
 {
 	size_t segs_cap = 0, threads_cap = 0;
@@ -221,6 +235,7 @@ static int read_program_headers(struct core_image *img, const Elf64_Ehdr *eh, st
 		if (img->segs[i].vaddr < img->segs[i - 1].vaddr + img->segs[i - 1].memsz)
 			return bad(img, err, eh->e_phoff, "memory segments at 0x%" PRIx64 " and 0x%"
 				   PRIx64 " overlap", img->segs[i - 1].vaddr, img->segs[i].vaddr);
+	img->held = held_bytes(img);
 	return HR_OK;
 }
 

@@ -54,6 +54,8 @@ struct heap_walk {
 	uint8_t *alloc;          /* scratch: the span's alloc bits */
 	size_t alloc_cap;
 	uint64_t unbuilt_masks;  /* objects whose type's on-demand mask was never built */
+	uint64_t span_bytes;     /* of the in-use spans so far: at most the core's memory */
+	struct list_walk specials; /* every span's specials, under one bound */
 };
 
 static bool read_span(struct heap_walk *w, uint64_t addr, struct span *s)
@@ -82,8 +84,9 @@ static int bad_span(struct core_reader *r, const struct span *s, const char *wha
 			    s->base, s->npages, s->elemsize, what);
 }
 
-static int check_span(struct core_reader *r, struct span *s)
+static int check_span(struct heap_walk *w, struct span *s)
 {
+	struct core_reader *r = w->r;
 	uint64_t bytes = s->npages * PAGE_SIZE_GO;
 
 	if (!s->npages || s->npages > (UINT64_C(1) << 40) / PAGE_SIZE_GO || s->base % PAGE_SIZE_GO ||
@@ -95,6 +98,12 @@ static int check_span(struct core_reader *r, struct span *s)
 	if (!s->mem)
 		return bad_span(r, s, "its memory is not in the core (a core written without "
 				"anonymous memory? see docs/cores.md)");
+	/* in-use spans do not overlap: together they fit in the core (else one is listed
+	 * many times, and its objects would be read as often) */
+	w->span_bytes += bytes; /* bytes <= img.len, at most 2^32 spans: no overflow */
+	if (w->span_bytes > r->img.held)
+		return bad_span(r, s, "the in-use spans up to this one take more than the memory "
+				"in the core (a corrupt core?)");
 	return HR_OK;
 }
 
@@ -144,8 +153,13 @@ static int load_type(struct heap_walk *w, uint64_t addr, uint64_t limit, struct 
 		gcdata = cr_word(r, gcdata, "on-demand GC mask"); /* 0: never built */
 	if (r->failed)
 		return HR_EINPUT;
-	if (t->ptrbytes > t->size || t->ptrbytes > limit)
-		t->ptrbytes = t->ptrbytes > limit ? limit : t->ptrbytes;
+	/* A type's pointers lie within it; a corrupt one claiming more would have the mask
+	 * of each element overlap the next ones', and typed_bits() take time quadratic in
+	 * the object's size. */
+	if (t->ptrbytes > t->size)
+		t->ptrbytes = t->size;
+	if (t->ptrbytes > limit)
+		t->ptrbytes = limit;
 	if (!t->ptrbytes || !gcdata) {
 		if (t->ptrbytes)
 			t->size = 0; /* no mask to read: see unbuilt_masks */
@@ -388,9 +402,10 @@ int core_read_heap(struct core_reader *r)
 
 	if (r->failed)
 		return cr_fail_report(r);
-	if (n > (UINT64_C(1) << 32))
-		return hr_error_set(r->err, HR_EINPUT, "%s: mheap_.allspans claims %" PRIu64
-				    " spans", r->img.path, n);
+	if ((rc = core_check_count(r, "mheap_.allspans", n,
+				   L->mspan_size > r->ps ? L->mspan_size : r->ps)))
+		return rc;
+	core_specials_begin(r, &w.specials);
 	for (uint64_t i = 0; i < n && !rc; i++) {
 		struct span s = { 0 };
 		uint64_t addr = cr_word(r, spans + i * r->ps, "mheap_.allspans[]");
@@ -403,11 +418,11 @@ int core_read_heap(struct core_reader *r)
 			rc = r->failed ? cr_fail_report(r) : HR_OK;
 			continue;
 		}
-		rc = check_span(r, &s);
+		rc = check_span(&w, &s);
 		if (!rc)
 			rc = span_objects(&w, &s);
 		if (!rc) /* registered finalizers, in the order a dump lists them */
-			rc = core_span_specials(r, s.addr, s.base);
+			rc = core_span_specials(r, &w.specials, s.addr, s.base);
 	}
 	r->unbuilt_masks = w.unbuilt_masks;
 	heap_walk_release(&w);

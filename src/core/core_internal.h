@@ -4,6 +4,8 @@
  *   core_layout.c  the offsets of the runtime's structures, from the binary's DWARF;
  *   core_heap.c    heap objects and their pointer bits, from the runtime's spans;
  *   core_roots.c   data and bss, goroutines and their frames, finalizers, itabs;
+ *   core_bounds.c  what a corrupt core can make them do: lists and arrays held to the
+ *                  memory the core holds, lists checked for loops;
  *   core_reader.c  hr_core_open(): the order of it all;
  *   core_writer.c  a core of a live process (hr_core_write_process()).
  */
@@ -49,6 +51,7 @@ struct core_image {
 	size_t nsegs;
 	struct core_thread *threads;
 	size_t nthreads;
+	uint64_t held;               /* bytes of memory in the file: the segments' file parts */
 	uint16_t machine;            /* EM_X86_64 or EM_AARCH64 */
 	uint64_t entry;              /* AT_ENTRY from the auxiliary vector, 0 if none */
 	uint64_t now_ns;             /* heapref's clock note, 0 if none */
@@ -110,6 +113,8 @@ struct rt_layout {
 	/* runtime.finblock, runtime.finalizer */
 	struct rt_field fb_alllink, fb_cnt, fb_fin, fin_fn, fin_arg, fin_fint, fin_ot;
 	uint64_t fin_size;
+	/* sizes of the structures lists and arrays hold, to bound them (0 if DWARF lacks one) */
+	uint64_t g_size, m_size, mspan_size, special_size, finblock_size, memrecord_size;
 	/* runtime.itabTableType, the itab */
 	struct rt_field it_size, it_entries, itab_type;
 	struct rt_field funcval_fn;
@@ -145,6 +150,7 @@ struct core_reader {
 	struct pcln *pcln;         /* the binary's function table, for unwinding */
 	uint64_t *bits;            /* scratch pointer bits */
 	size_t bits_cap;           /* in words */
+	uint64_t frame_bytes;      /* of the goroutines' frames so far: at most img.held */
 };
 
 /* The n-byte little-endian unsigned integer at p. */
@@ -169,6 +175,46 @@ int cr_fail_report(struct core_reader *r);
 /* Scratch bits for nwords words, cleared. NULL when out of memory. */
 uint64_t *cr_scratch_bits(struct core_reader *r, uint64_t nwords);
 
+/* --- core_bounds.c --------------------------------------------------------------------- */
+
+/* 0 if n entries of size bytes fit in the memory the core holds; else HR_EINPUT, one line
+ * naming what claims them ("runtime.allgs"). */
+int core_check_count(struct core_reader *r, const char *what, uint64_t n, uint64_t size);
+
+/* A walk along linked lists of the core: the nodes of every list walked with it are
+ * charged to one bound (the memory the core holds), each list is checked for a loop. */
+struct list_walk {
+	const char *budget;   /* what the bound is of, in messages: "runtime.mbuckets" */
+	const char *node;     /* what a node is, in messages: "bucket" */
+	uint64_t node_size;   /* bytes of a node at least */
+	uint64_t nodes;       /* of every list walked */
+	uint64_t bytes;       /* charged for them */
+	char list[96];        /* the list walked now, in messages */
+	uint64_t in_list;     /* its nodes so far */
+	uint64_t mark, lap, lap_len; /* Brent's loop check */
+};
+
+/* Starts a walk of the list budget ("runtime.allm") of nodes of node_size bytes or more. */
+void list_walk_begin(struct list_walk *w, const char *budget, const char *node,
+		     uint64_t node_size);
+/* Goes on to another list, named by fmt, under the same bound (the next span's specials). */
+void list_walk_restart(struct list_walk *w, const char *fmt, ...) HR_PRINTF(2, 3);
+/* Charges bytes more to the bound (a node larger than node_size); HR_EINPUT past it. */
+int list_walk_charge(struct core_reader *r, struct list_walk *w, uint64_t bytes);
+
+typedef int (*list_node_fn)(struct core_reader *r, struct list_walk *w, uint64_t node,
+			    void *ctx);
+/*
+ * Calls visit on every node of the list from first, following the field next of each
+ * (next_what names it if it cannot be read), until a NULL link. Fails with HR_EINPUT
+ * and one line when the list loops ("runtime.mbuckets loops back to bucket 0x... after
+ * N entries") or goes past the bound, when a link cannot be read, or with what visit
+ * returned.
+ */
+int core_walk_list(struct core_reader *r, struct list_walk *w, uint64_t first,
+		   const struct rt_field *next, const char *next_what, list_node_fn visit,
+		   void *ctx);
+
 /* core_heap.c: every allocated object of every in-use span, with its pointer bits. */
 int core_read_heap(struct core_reader *r);
 /* core_roots.c */
@@ -177,8 +223,11 @@ int core_read_goroutines(struct core_reader *r);
 int core_read_finalizers(struct core_reader *r);
 int core_read_itabs(struct core_reader *r);
 /* The finalizers and memory-profile samples among the specials of the span at span
- * (objects from base). */
-int core_span_specials(struct core_reader *r, uint64_t span, uint64_t base);
+ * (objects from base); every span's specials are walked with the one walk w, begun by
+ * core_specials_begin(). */
+void core_specials_begin(struct core_reader *r, struct list_walk *w);
+int core_span_specials(struct core_reader *r, struct list_walk *w, uint64_t span,
+		       uint64_t base);
 /* The memory-profile buckets of runtime.mbuckets. */
 int core_read_memprof(struct core_reader *r);
 

@@ -169,6 +169,12 @@ static uint32_t find_struct(const struct hr_binary *bin, const char *types)
 	return 0;
 }
 
+/* The size of the first of types the binary has, 0 if none. */
+static uint64_t struct_size(const struct hr_binary *bin, const char *types)
+{
+	return hr_binary_type(bin, find_struct(bin, types))->size;
+}
+
 static int unknown_runtime(const struct hr_binary *bin, const char *core_path, const char *what,
 			   struct hr_error *err)
 {
@@ -296,7 +302,13 @@ int rt_layout_load(struct rt_layout *L, const struct hr_binary *bin, const char 
 		return unknown_runtime(bin, core_path, "heap bitmap (runtime.heapArena.bitmap or "
 				       "runtime.mspan.largeType)", err);
 	L->inline_mark_bits = marks ? hr_binary_type(bin, marks)->size : 0;
-	L->bucket_size = hr_binary_type(bin, find_struct(bin, "runtime.bucket"))->size;
+	L->bucket_size = struct_size(bin, "runtime.bucket");
+	L->g_size = struct_size(bin, "runtime.g");
+	L->m_size = struct_size(bin, "runtime.m");
+	L->mspan_size = struct_size(bin, "runtime.mspan");
+	L->special_size = struct_size(bin, "runtime.special");
+	L->finblock_size = struct_size(bin, "runtime.finBlock|runtime.finblock");
+	L->memrecord_size = struct_size(bin, "runtime.memRecord");
 	rc = hr_binary_type(bin, find_struct(bin, "runtime.finalizer"))->size ? HR_OK : HR_EINPUT;
 	L->fin_size = hr_binary_type(bin, find_struct(bin, "runtime.finalizer"))->size;
 	if (rc)

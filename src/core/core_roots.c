@@ -20,7 +20,6 @@
 #define G_WAITING 4
 #define G_COPYSTACK 8
 #define G_PREEMPTED 9
-#define MAX_LIST 100000000 /* bounds every linked list a corrupt core could loop */
 
 /* --- data and bss ---------------------------------------------------------------------- */
 
@@ -40,10 +39,11 @@ static int read_segment(struct core_reader *r, bool is_data)
 
 	if (r->failed)
 		return cr_fail_report(r);
-	if (hi < lo || hi - lo > (UINT64_C(1) << 34))
+	if (hi < lo || hi - lo > r->img.held) /* it is memory of the process: in the core */
 		return hr_error_set(r->err, HR_EINPUT, "%s: runtime.firstmoduledata gives a %s "
-				    "segment 0x%" PRIx64 "-0x%" PRIx64, r->img.path,
-				    is_data ? "data" : "bss", lo, hi);
+				    "segment 0x%" PRIx64 "-0x%" PRIx64 ", larger than the %" PRIu64
+				    " bytes of memory in the core", r->img.path,
+				    is_data ? "data" : "bss", lo, hi, r->img.held);
 	contents = cr_bytes(r, lo, hi - lo, is_data ? "the data segment" : "the bss segment");
 	nbits = nbits < words ? nbits : words;
 	bits = cr_scratch_bits(r, words);
@@ -83,6 +83,23 @@ static int read_target(void *ctx, uint64_t addr, void *buf, size_t len)
 	return core_read(&r->img, addr, buf, len);
 }
 
+/*
+ * Goroutines' stacks are memory of the process, each frame a piece of its goroutine's
+ * stack: together they cannot take more than the core holds. Without this bound a
+ * corrupt runtime.allgs naming one goroutine many times would unwind its stack as often.
+ */
+static int charge_frame(struct core_reader *r, const struct pcln_frame *pf)
+{
+	uint64_t bytes = pf->fp - pf->sp > r->ps ? pf->fp - pf->sp : r->ps;
+
+	if (hr_add_ok(r->frame_bytes, bytes, &r->frame_bytes) && r->frame_bytes <= r->img.held)
+		return HR_OK;
+	return hr_error_set(r->err, HR_EINPUT, "%s: the goroutines' frames take more than the %"
+			    PRIu64 " bytes of memory in the core, at sp 0x%" PRIx64 " (%.*s; a "
+			    "corrupt core?)", r->img.path, r->img.held, pf->sp, (int)pf->name_len,
+			    pf->name);
+}
+
 static int add_frame(void *ctx, const struct pcln_frame *pf)
 {
 	struct core_reader *r = ctx;
@@ -90,7 +107,10 @@ static int add_frame(void *ctx, const struct pcln_frame *pf)
 		.sp = pf->sp, .depth = pf->depth, .child_sp = pf->child_sp,
 		.entry_pc = pf->entry_pc, .pc = pf->pc, .cont_pc = pf->cont_pc,
 	};
+	int rc = charge_frame(r, pf);
 
+	if (rc)
+		return rc;
 	f.contents = cr_bytes(r, pf->sp, pf->fp - pf->sp, "a stack frame");
 	f.func_name = hr_dump_build_string(r->model, pf->name, pf->name_len);
 	if (r->failed)
@@ -235,9 +255,9 @@ int core_read_goroutines(struct core_reader *r)
 
 	if (r->failed)
 		return cr_fail_report(r);
-	if (n > MAX_LIST)
-		return hr_error_set(r->err, HR_EINPUT, "%s: runtime.allgs claims %" PRIu64
-				    " goroutines", r->img.path, n);
+	rc = core_check_count(r, "runtime.allgs", n, r->L.g_size > r->ps ? r->L.g_size : r->ps);
+	if (rc)
+		return rc;
 	for (uint64_t i = 0; i < n && !rc; i++) {
 		uint64_t g = cr_word(r, base + i * r->ps, "runtime.allgs[]");
 
@@ -247,12 +267,6 @@ int core_read_goroutines(struct core_reader *r)
 }
 
 /* --- finalizers, itabs, threads -------------------------------------------------------- */
-
-static int too_long(struct core_reader *r, const char *list)
-{
-	return hr_error_set(r->err, HR_EINPUT, "%s: %s does not end (a loop in a corrupt core?)",
-			    r->img.path, list);
-}
 
 /* The kinds of the specials a dump reads, numbered differently across releases (the
  * runtime's constants, which DWARF does not carry). */
@@ -287,59 +301,75 @@ static int add_special(struct core_reader *r, uint64_t sp, uint64_t obj)
 	return r->failed ? cr_fail_report(r) : hr_dump_build_finalizer(r->model, false, &f, r->err);
 }
 
-int core_span_specials(struct core_reader *r, uint64_t span, uint64_t base)
+static int visit_special(struct core_reader *r, struct list_walk *w, uint64_t sp, void *ctx)
+{
+	const uint64_t *base = ctx;
+
+	(void)w;
+	return add_special(r, sp, *base + cr_field(r, sp, &r->L.sp_offset, "special.offset"));
+}
+
+void core_specials_begin(struct core_reader *r, struct list_walk *w)
+{
+	list_walk_begin(w, "the spans' specials", "special", r->L.special_size);
+}
+
+int core_span_specials(struct core_reader *r, struct list_walk *w, uint64_t span,
+		       uint64_t base)
+{
+	uint64_t first = cr_field(r, span, &r->L.s_specials, "mspan.specials");
+
+	list_walk_restart(w, "the list of specials of span 0x%" PRIx64, span);
+	return core_walk_list(r, w, first, &r->L.sp_next, "special.next", visit_special, &base);
+}
+
+/* The queued finalizers of the finalizer block at fb: at most what its array holds. */
+static int visit_finblock(struct core_reader *r, struct list_walk *w, uint64_t fb, void *ctx)
 {
 	const struct rt_layout *L = &r->L;
-	uint64_t sp = cr_field(r, span, &L->s_specials, "mspan.specials");
+	uint64_t cnt = cr_field(r, fb, &L->fb_cnt, "finblock.cnt");
+	uint64_t room = L->finblock_size > L->fb_fin.off && L->fin_size
+				? (L->finblock_size - L->fb_fin.off) / L->fin_size : 4096;
 	int rc = HR_OK;
 
-	for (uint64_t n = 0; sp && !rc; n++, sp = cr_field(r, sp, &L->sp_next, "special.next")) {
-		if (n > MAX_LIST)
-			return too_long(r, "a span's specials");
-		rc = add_special(r, sp, base + cr_field(r, sp, &L->sp_offset, "special.offset"));
+	(void)w;
+	(void)ctx;
+	if (cnt > room)
+		return hr_error_set(r->err, HR_EINPUT, "%s: finalizer block 0x%" PRIx64 " claims %"
+				    PRIu64 " finalizers, and has room for %" PRIu64, r->img.path, fb,
+				    cnt, room);
+	for (uint64_t i = 0; i < cnt && !rc; i++) {
+		uint64_t e = fb + L->fb_fin.off + i * L->fin_size;
+		struct hr_finalizer f;
+
+		f.obj = cr_field(r, e, &L->fin_arg, "finalizer.arg");
+		f.fn = cr_field(r, e, &L->fin_fn, "finalizer.fn");
+		f.fn_pc = f.fn ? cr_field(r, f.fn, &L->funcval_fn, "funcval.fn") : 0;
+		f.arg_type = cr_field(r, e, &L->fin_fint, "finalizer.fint");
+		f.obj_type = cr_field(r, e, &L->fin_ot, "finalizer.ot");
+		rc = r->failed ? cr_fail_report(r)
+			       : hr_dump_build_finalizer(r->model, true, &f, r->err);
 	}
-	return r->failed ? cr_fail_report(r) : rc;
+	return rc;
 }
 
 int core_read_finalizers(struct core_reader *r)
 {
-	const struct rt_layout *L = &r->L;
-	uint64_t fb = cr_word(r, L->allfin, "runtime.allfin");
-	int rc = HR_OK;
+	uint64_t first = cr_word(r, r->L.allfin, "runtime.allfin");
+	struct list_walk w;
 
-	for (uint64_t n = 0; fb && !rc; n++, fb = cr_field(r, fb, &L->fb_alllink, "finblock.alllink")) {
-		uint64_t cnt = cr_field(r, fb, &L->fb_cnt, "finblock.cnt");
-
-		if (n > MAX_LIST)
-			return too_long(r, "runtime.allfin");
-		if (cnt > 4096)
-			return hr_error_set(r->err, HR_EINPUT, "%s: finalizer block 0x%" PRIx64
-					    " claims %" PRIu64 " finalizers", r->img.path, fb, cnt);
-		for (uint64_t i = 0; i < cnt && !rc; i++) {
-			uint64_t e = fb + L->fb_fin.off + i * L->fin_size;
-			struct hr_finalizer f;
-
-			f.obj = cr_field(r, e, &L->fin_arg, "finalizer.arg");
-			f.fn = cr_field(r, e, &L->fin_fn, "finalizer.fn");
-			f.fn_pc = f.fn ? cr_field(r, f.fn, &L->funcval_fn, "funcval.fn") : 0;
-			f.arg_type = cr_field(r, e, &L->fin_fint, "finalizer.fint");
-			f.obj_type = cr_field(r, e, &L->fin_ot, "finalizer.ot");
-			rc = r->failed ? cr_fail_report(r)
-				       : hr_dump_build_finalizer(r->model, true, &f, r->err);
-		}
-	}
-	return r->failed ? cr_fail_report(r) : rc;
+	list_walk_begin(&w, "runtime.allfin", "finalizer block", r->L.finblock_size);
+	return core_walk_list(r, &w, first, &r->L.fb_alllink, "finblock.alllink", visit_finblock,
+			      NULL);
 }
 
-int core_read_itabs(struct core_reader *r)
+static int read_itab_table(struct core_reader *r)
 {
 	const struct rt_layout *L = &r->L;
 	uint64_t table = L->itab_table ? cr_word(r, L->itab_table, "runtime.itabTable") : 0;
 	uint64_t size = table ? cr_field(r, table, &L->it_size, "itabTable.size") : 0;
-	int rc = HR_OK;
+	int rc = r->failed ? cr_fail_report(r) : core_check_count(r, "runtime.itabTable", size, r->ps);
 
-	if (size > MAX_LIST)
-		return too_long(r, "runtime.itabTable");
 	for (uint64_t i = 0; i < size && !rc; i++) {
 		uint64_t tab = cr_word(r, table + L->it_entries.off + i * r->ps, "itabTable.entries");
 		struct hr_itab it = { tab, 0 };
@@ -349,16 +379,29 @@ int core_read_itabs(struct core_reader *r)
 		it.type_addr = cr_field(r, tab, &L->itab_type, "itab type");
 		rc = r->failed ? cr_fail_report(r) : hr_dump_build_itab(r->model, &it, r->err);
 	}
-	for (uint64_t m = L->allm ? cr_word(r, L->allm, "runtime.allm") : 0, n = 0; m && !rc;
-	     m = cr_field(r, m, &L->m_alllink, "m.alllink"), n++) {
-		struct hr_os_thread t = { m, cr_field(r, m, &L->m_id, "m.id"),
-					  cr_field(r, m, &L->m_procid, "m.procid") };
+	return rc ? rc : r->failed ? cr_fail_report(r) : HR_OK;
+}
 
-		if (n > MAX_LIST)
-			return too_long(r, "runtime.allm");
-		rc = r->failed ? cr_fail_report(r) : hr_dump_build_os_thread(r->model, &t, r->err);
-	}
-	return r->failed ? cr_fail_report(r) : rc;
+static int visit_m(struct core_reader *r, struct list_walk *w, uint64_t m, void *ctx)
+{
+	struct hr_os_thread t = { m, cr_field(r, m, &r->L.m_id, "m.id"),
+				  cr_field(r, m, &r->L.m_procid, "m.procid") };
+
+	(void)w;
+	(void)ctx;
+	return r->failed ? cr_fail_report(r) : hr_dump_build_os_thread(r->model, &t, r->err);
+}
+
+int core_read_itabs(struct core_reader *r)
+{
+	struct list_walk w;
+	int rc = read_itab_table(r);
+
+	if (rc || !r->L.allm)
+		return rc;
+	list_walk_begin(&w, "runtime.allm", "M", r->L.m_size);
+	return core_walk_list(r, &w, cr_word(r, r->L.allm, "runtime.allm"), &r->L.m_alllink,
+			      "m.alllink", visit_m, NULL);
 }
 
 /* --- the memory profile ------------------------------------------------------------------ */
@@ -387,9 +430,11 @@ static int stack_frame(struct core_reader *r, uint64_t pc, bool caller,
 					      : hr_error_set(r->err, HR_ENOMEM, "out of memory");
 }
 
-static int read_bucket(struct core_reader *r, uint64_t b, struct hr_memprof_frame *frames)
+/* The bucket at b, charged to w by its size with its stack and record. */
+static int visit_bucket(struct core_reader *r, struct list_walk *w, uint64_t b, void *ctx)
 {
 	const struct rt_layout *L = &r->L;
+	struct hr_memprof_frame *frames = ctx;
 	struct hr_memprof_bucket mb = { .id = b };
 	uint64_t nstk = cr_field(r, b, &L->bk_nstk, "bucket.nstk"), record;
 	int rc = HR_OK;
@@ -397,6 +442,8 @@ static int read_bucket(struct core_reader *r, uint64_t b, struct hr_memprof_fram
 	if (nstk > MAX_STACK)
 		return hr_error_set(r->err, HR_EINPUT, "%s: memory profile bucket 0x%" PRIx64
 				    " claims %" PRIu64 " frames", r->img.path, b, nstk);
+	if ((rc = list_walk_charge(r, w, nstk * r->ps + L->memrecord_size)))
+		return rc;
 	mb.size = cr_field(r, b, &L->bk_size, "bucket.size");
 	record = b + L->bucket_size + nstk * r->ps;
 	mb.allocs = cr_field(r, record, &L->mr_allocs, "memRecord.active.allocs");
@@ -416,8 +463,8 @@ int core_read_memprof(struct core_reader *r)
 {
 	const struct rt_layout *L = &r->L;
 	struct hr_memprof_frame *frames;
-	uint64_t b;
-	int rc = HR_OK;
+	struct list_walk w;
+	int rc;
 
 	if (!L->mbuckets || !L->bucket_size || !L->bk_allnext.present || !L->bk_nstk.present ||
 	    !L->mr_allocs.present)
@@ -425,14 +472,9 @@ int core_read_memprof(struct core_reader *r)
 	frames = malloc(MAX_STACK * sizeof(*frames));
 	if (!frames)
 		return hr_error_set(r->err, HR_ENOMEM, "out of memory");
-	b = cr_word(r, L->mbuckets, "runtime.mbuckets");
-	for (uint64_t n = 0; b && !rc; n++, b = cr_field(r, b, &L->bk_allnext, "bucket.allnext")) {
-		if (n > MAX_LIST) {
-			rc = too_long(r, "runtime.mbuckets");
-			break;
-		}
-		rc = read_bucket(r, b, frames);
-	}
+	list_walk_begin(&w, "runtime.mbuckets", "bucket", L->bucket_size);
+	rc = core_walk_list(r, &w, cr_word(r, L->mbuckets, "runtime.mbuckets"), &L->bk_allnext,
+			    "bucket.allnext", visit_bucket, frames);
 	free(frames);
-	return rc ? rc : r->failed ? cr_fail_report(r) : HR_OK;
+	return rc;
 }

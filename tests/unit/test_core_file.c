@@ -2,13 +2,17 @@
  * test_core_file.c - the ELF core layer of the core reader (src/core/core_file.c) on
  * hand-made cores: segments and notes read, memory read across segments (zeros past a
  * segment's file part, -1 outside every segment), and every malformed header, segment
- * or note refused with HR_EINPUT and a message naming the byte.
+ * or note refused with HR_EINPUT and a message naming the byte; and the bounds of
+ * src/core/core_bounds.c on lists and arrays of such cores: lists walked to their end,
+ * loops found on their second lap, lists and arrays held to the memory the core holds.
  */
 #include <elf.h>
+#include <inttypes.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -106,7 +110,198 @@ static void reads_segments_notes_and_memory(void **state)
 	assert_null(core_ptr(&img, 0x1000, 17));  /* past the file part: no pointer */
 	assert_int_equal(core_read(&img, 0x3000, got, 1), -1); /* in no segment, no binary */
 	assert_int_equal(core_read(&img, 0x2018, got, 16), -1); /* runs past the last one */
+	assert_int_equal(img.held, sizeof(a) + sizeof(b)); /* the file parts */
 	core_image_release(&img, false);
+}
+
+static void held_is_at_most_the_file(void **state)
+{
+	struct core_buf c;
+	struct core_image img;
+	struct hr_error err;
+	uint8_t data[1024] = { 0 };
+	Elf64_Phdr ph;
+
+	(void)state;
+	start(&c, 2, EM_X86_64);
+	add(&c, PT_LOAD, 0x1000, data, sizeof(data), sizeof(data));
+	add(&c, PT_LOAD, 0x2000, data, sizeof(data), sizeof(data));
+	/* the second segment maps the first one's bytes again */
+	memcpy(&ph, c.b + sizeof(Elf64_Ehdr) + sizeof(ph), sizeof(ph));
+	ph.p_offset -= sizeof(data);
+	memcpy(c.b + sizeof(Elf64_Ehdr) + sizeof(ph), &ph, sizeof(ph));
+	c.len -= sizeof(data);
+	assert_int_equal(open_buf(&c, &img, &err), HR_OK);
+	assert_int_equal(img.held, c.len);
+	core_image_release(&img, false);
+}
+
+/* --- lists and arrays (core_bounds.c) ------------------------------------------------- */
+
+#define NODES 0x1000  /* where list_core() puts its nodes, 16 bytes each: next, index */
+#define MAX_NODES 64
+#define LIST_SEGMENT 4096 /* the segment holding them: the core holds 4 KiB */
+
+/* A core whose one segment holds n nodes, node i linked to node i + 1, and the last one
+ * to node loop_to (n: to none). */
+static void list_core(struct core_buf *c, unsigned n, unsigned loop_to)
+{
+	uint64_t nodes[LIST_SEGMENT / 8] = { 0 };
+
+	for (unsigned i = 0; i < n; i++) {
+		nodes[2 * i] = i + 1 < n ? NODES + 16 * (i + 1) : loop_to < n ? NODES + 16 * loop_to : 0;
+		nodes[2 * i + 1] = i;
+	}
+	start(c, 1, EM_X86_64);
+	add(c, PT_LOAD, NODES, nodes, LIST_SEGMENT, LIST_SEGMENT);
+}
+
+/* Where node i's link is in the file. */
+static uint8_t *link_of(struct core_buf *c, unsigned i)
+{
+	return c->b + c->len - LIST_SEGMENT + 16 * i;
+}
+
+struct walked {
+	uint64_t nodes[4 * MAX_NODES];
+	unsigned n;
+};
+
+static int note_node(struct core_reader *r, struct list_walk *w, uint64_t node, void *ctx)
+{
+	struct walked *got = ctx;
+
+	(void)r;
+	(void)w;
+	if (got->n < 4 * MAX_NODES)
+		got->nodes[got->n++] = node;
+	return HR_OK;
+}
+
+static void open_reader(const struct core_buf *c, struct core_reader *r, struct hr_error *err)
+{
+	memset(r, 0, sizeof(*r));
+	r->err = err;
+	r->ps = 8;
+	assert_int_equal(open_buf(c, &r->img, err), HR_OK);
+}
+
+static const struct rt_field next_field = { 0, 8, true };
+
+/* Walks the list of c from its first node, nodes of node_size bytes. */
+static int walk_list(const struct core_buf *c, uint64_t node_size, struct walked *got,
+		     struct hr_error *err)
+{
+	struct core_reader r;
+	struct list_walk w;
+	int rc;
+
+	open_reader(c, &r, err);
+	memset(got, 0, sizeof(*got));
+	list_walk_begin(&w, "test.list", "node", node_size);
+	rc = core_walk_list(&r, &w, NODES, &next_field, "node.next", note_node, got);
+	core_image_release(&r.img, false);
+	return rc;
+}
+
+static void walks_lists_to_their_end(void **state)
+{
+	struct core_buf c;
+	struct walked got;
+	struct hr_error err;
+
+	(void)state;
+	list_core(&c, 8, 8);
+	assert_int_equal(walk_list(&c, 16, &got, &err), HR_OK);
+	assert_int_equal(got.n, 8);
+	for (unsigned i = 0; i < 8; i++)
+		assert_true(got.nodes[i] == NODES + 16 * i);
+}
+
+static void finds_loops_on_their_second_lap(void **state)
+{
+	struct core_buf c;
+	struct walked got;
+	struct hr_error err;
+	char want[128];
+
+	(void)state;
+	list_core(&c, 1, 0); /* a node pointing to itself */
+	assert_int_equal(walk_list(&c, 16, &got, &err), HR_EINPUT);
+	assert_string_equal(err.msg, "t.core: test.list loops back to node 0x1000 after 1 entry "
+			    "(a corrupt core?)");
+	assert_int_equal(got.n, 1);
+	list_core(&c, 2, 0); /* two nodes pointing to each other */
+	assert_int_equal(walk_list(&c, 16, &got, &err), HR_EINPUT);
+	assert_string_equal(err.msg, "t.core: test.list loops back to node 0x1000 after 2 entries "
+			    "(a corrupt core?)");
+	for (unsigned n = 1; n <= MAX_NODES; n += 7) /* loops of every length from anywhere */
+		for (unsigned to = 0; to < n; to += 3) {
+			uint64_t named;
+			unsigned after;
+
+			list_core(&c, n, to);
+			assert_int_equal(walk_list(&c, 16, &got, &err), HR_EINPUT);
+			assert_int_equal(sscanf(err.msg, "t.core: test.list loops back to node 0x%" SCNx64
+						" after %u entr", &named, &after), 2);
+			assert_int_equal(after, got.n);
+			assert_true(got.n >= n && got.n <= 2 * n + (n - to)); /* 2 laps at most */
+			assert_true(named >= NODES + 16 * to && named < NODES + 16 * n); /* on it */
+			snprintf(want, sizeof(want), "0x%" PRIx64, named);
+			assert_non_null(strstr(err.msg, want));
+		}
+}
+
+static void bounds_lists_by_the_core(void **state)
+{
+	struct core_buf c;
+	struct walked got;
+	struct hr_error err;
+	struct core_reader r;
+	struct list_walk w;
+
+	(void)state;
+	list_core(&c, 8, 8); /* in 4 KiB: 4 nodes of 1 KiB at most */
+	assert_int_equal(walk_list(&c, 1024, &got, &err), HR_EINPUT);
+	assert_string_equal(err.msg, "t.core: test.list has more entries than the 4096 bytes of "
+			    "memory in the core can hold (5 so far; a corrupt core?)");
+	assert_int_equal(got.n, 4);
+	/* lists walked under one bound share it: 16 nodes of 256 bytes */
+	open_reader(&c, &r, &err);
+	list_walk_begin(&w, "test.lists", "node", 256);
+	for (unsigned i = 0; i < 3; i++) {
+		list_walk_restart(&w, "test list %u", i);
+		if (core_walk_list(&r, &w, NODES, &next_field, "node.next", note_node, &got))
+			break;
+	}
+	assert_string_equal(err.msg, "t.core: test.lists has more entries than the 4096 bytes of "
+			    "memory in the core can hold (17 so far; a corrupt core?)");
+	assert_int_equal(w.nodes, 17);
+	core_image_release(&r.img, false);
+	/* a link that cannot be read */
+	list_core(&c, 3, 3);
+	memcpy(link_of(&c, 2), "\x00\x00\x01\x00\x00\x00\x00\x00", 8); /* to 0x10000 */
+	assert_int_equal(walk_list(&c, 16, &got, &err), HR_EINPUT);
+	assert_non_null(strstr(err.msg, "cannot read node.next at 0x10000"));
+}
+
+static void bounds_arrays_by_the_core(void **state)
+{
+	struct core_buf c;
+	struct core_reader r;
+	struct hr_error err;
+
+	(void)state;
+	list_core(&c, 8, 8);
+	open_reader(&c, &r, &err);
+	assert_int_equal(core_check_count(&r, "test.array", 512, 8), HR_OK);
+	assert_int_equal(core_check_count(&r, "test.array", 0, 0), HR_OK);
+	assert_int_equal(core_check_count(&r, "test.array", 513, 8), HR_EINPUT);
+	assert_string_equal(err.msg, "t.core: test.array claims 513 entries of 8 bytes, more than "
+			    "the 4096 bytes of memory in the core can hold (a corrupt core?)");
+	memset(&err, 0, sizeof(err));
+	assert_int_equal(core_check_count(&r, "test.array", UINT64_MAX / 8, 16), HR_EINPUT);
+	core_image_release(&r.img, false);
 }
 
 static void refused(const struct core_buf *c, const char *words)
@@ -168,6 +363,11 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(reads_segments_notes_and_memory),
 		cmocka_unit_test(refuses_malformed_cores),
+		cmocka_unit_test(held_is_at_most_the_file),
+		cmocka_unit_test(walks_lists_to_their_end),
+		cmocka_unit_test(finds_loops_on_their_second_lap),
+		cmocka_unit_test(bounds_lists_by_the_core),
+		cmocka_unit_test(bounds_arrays_by_the_core),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
