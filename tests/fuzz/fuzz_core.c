@@ -4,10 +4,11 @@
  * the model it builds through the lookups every later stage uses and the `heapref info`
  * writer (to /dev/null).
  *
- * A rejected core fails with one HR_EINPUT line naming it. An accepted one has
- * objects sorted by address that do not overlap, each found at its first and last
- * byte, and frames whose contents end where the next frame of their goroutine starts
- * or below it.
+ * A rejected core fails with one line naming it: HR_EMISMATCH when its Go build ID or
+ * entry point is not the binary's (a core of another binary), else HR_EINPUT. An
+ * accepted one has objects sorted by address that do not overlap, each found at its
+ * first and last byte, and frames whose contents end where the next frame of their
+ * goroutine starts or below it.
  */
 #include <string.h>
 
@@ -69,7 +70,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	hr_binary_set_bias(fixed_binary, 0); /* the reader sets it from each core */
 	d = hr_core_open_bytes(data, size, NAME, fixed_binary, &err);
 	if (!d) {
-		FUZZ_CHECK_ERROR(&err, HR_EINPUT, NAME);
+		FUZZ_CHECK_ERROR(&err, err.code == HR_EMISMATCH ? HR_EMISMATCH : HR_EINPUT, NAME);
 		return 0;
 	}
 	check_objects(d);
