@@ -19,9 +19,10 @@ returns (path of the copy, a description of what was changed):
 
 The specials' patches take the span with the most specials (testprogs/finalizer's
 finalizers, testprogs/allocs' profile samples; the two-node loop needs two); the
-buckets' patches a memory profile of one, two or three buckets (any program has one;
-testprogs/allocs has dozens); finblock_self_loop queued finalizers (testprogs/finalizer). A core without what a patch needs raises
-PatchError. `nodes(core, binary, which)` lists a list's node addresses, and
+buckets' patches a memory profile of one, two or three buckets (testprogs/allocs has
+dozens; a program that never reads its profile has none, the linker turns it off);
+finblock_self_loop a finalizer block (testprogs/finalizer). A core without what a
+patch needs raises PatchError. `nodes(core, binary, which)` lists a list's node addresses, and
 `specials_of(core, binary)` the span whose specials are patched, for tests that check
 what an error line names; `all_nodes(core, binary)` the nodes of every list and
 `span_memory(core, binary)` the in-use spans' memory, for the fuzzing seed and

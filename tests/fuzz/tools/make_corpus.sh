@@ -1,15 +1,20 @@
 #!/usr/bin/env bash
 # Makes the seed corpus of the fuzz targets (tests/fuzz/README.md says what each seed is).
 #
-#   make_corpus.sh all              rewrites tests/fuzz/corpus/{dump,binary,analyze}/ and
+#   make_corpus.sh all              rewrites tests/fuzz/corpus/{dump,binary,analyze,core}/,
+#                                   tests/fuzz/dict/core.dict and
 #                                   tests/fuzz/seedprog/seedprog.sha256
-#   make_corpus.sh core OUTDIR      only the core seed (needs gdb)
+#   make_corpus.sh core OUTDIR [DICT]
+#                                   only the core seed (needs gdb), and if DICT is given
+#                                   the fuzz_core dictionary of its pointers there
 #   make_corpus.sh analyze OUTDIR   only the analyze seeds, into OUTDIR, from the fixed
 #                                   binary as built here (scripts/fuzz.sh, when that binary
 #                                   differs from the one the committed seeds came from)
 #
 # Needs go (with GOTOOLCHAIN downloads of the releases below), python3; for `all` also
-# gcc, objcopy and qemu-user-static (the big-endian s390x and the arm64 dumps).
+# gcc, objcopy and qemu-user-static (the big-endian s390x and the arm64 dumps); for the
+# dictionary a heapref build (HEAPREF, default build/heapref), which reads the binary's
+# DWARF for make_seeds.py coredict.
 set -euo pipefail
 
 tools=$(cd "$(dirname "$0")" && pwd)
@@ -92,16 +97,34 @@ make_binary() {
 
 # --- core: a core of the fixed binary, cut down ---------------------------------------------
 # gdb stops the seed program as it exits (after its dump) and writes its core; over 1 GB,
-# cut to about 2.6 MB by prune_core.py.
-make_core() { # outdir
-  local out=$1 rc=0
+# cut to about 3.9 MB by prune_core.py. The memory profile is on, so that every list the
+# core reader follows is there to mutate: memory-profile buckets (runtime.mbuckets) and
+# profile specials beside the finalizer's, finalizer blocks (runtime.allfin), Ms,
+# goroutines. The linker turns the profile off in a program that never reads it
+# (runtime.disableMemoryProfiling, which schedinit applies): gdb clears that before the
+# runtime starts, and GODEBUG=memprofilerate=1 samples every allocation. The dictionary
+# holds the addresses of the lists' nodes (make_seeds.py coredict).
+make_core() { # outdir [dict]
+  local out=$1 dict=${2:-} rc=0 keep=()
+  local heapref=${HEAPREF:-$repo/build/heapref}
   bash "$tools/seed_binary.sh" build "$work/seed" || rc=$?
   [ "$rc" -eq 0 ] || [ "$rc" -eq 10 ] || { echo "make_corpus: cannot build the seed binary" >&2; exit 1; }
-  gdb -batch -ex 'break runtime.exit' -ex run -ex "gcore $work/seed.core" \
+  GODEBUG=memprofilerate=1 gdb -batch -ex 'break runtime.schedinit' -ex run \
+    -ex "set var 'runtime.disableMemoryProfiling' = 0" -ex delete \
+    -ex 'break runtime.exit' -ex continue -ex "gcore $work/seed.core" \
     --args "$work/seed/seedprog" "$work/seed-core.hdump" >/dev/null 2>&1
   mkdir -p "$out"
-  python3 "$tools/prune_core.py" "$work/seed.core" "$out/seed"
+  # the in-use spans' memory stays in the file even where it is zeros (with heapref to
+  # find the spans; else a span of zeros in a long run of them may be cut out)
+  if [ -x "$heapref" ]; then
+    read -r -a keep < <(HEAPREF=$heapref seeds corekeep "$work/seed.core" "$work/seed/seedprog")
+  fi
+  python3 "$tools/prune_core.py" "$work/seed.core" "$out/seed" "${keep[@]}"
   rm -f "$work/seed.core"
+  if [ -n "$dict" ]; then
+    mkdir -p "$(dirname "$dict")"
+    HEAPREF=$heapref seeds coredict "$out/seed" "$work/seed/seedprog" "$dict"
+  fi
 }
 
 case ${1:-} in
@@ -112,7 +135,7 @@ all)
   make_dump
   make_binary
   rm -rf "$fuzz/corpus/core"
-  make_core "$fuzz/corpus/core"
+  make_core "$fuzz/corpus/core" "$fuzz/dict/core.dict"
   du -sh "$fuzz/corpus"/*
   ;;
 analyze)
@@ -120,11 +143,11 @@ analyze)
   make_analyze "$2"
   ;;
 core)
-  [ $# -eq 2 ] || { echo "usage: $0 core OUTDIR" >&2; exit 2; }
-  make_core "$2"
+  [ $# -eq 2 ] || [ $# -eq 3 ] || { echo "usage: $0 core OUTDIR [DICT]" >&2; exit 2; }
+  make_core "$2" "${3:-}"
   ;;
 *)
-  echo "usage: $0 all | analyze OUTDIR | core OUTDIR" >&2
+  echo "usage: $0 all | analyze OUTDIR | core OUTDIR [DICT]" >&2
   exit 2
   ;;
 esac

@@ -13,12 +13,25 @@
         ADDR:BYTES: the part of the binary's .bss that holds the main package's
         variables, for --bss.
 
+    python3 make_seeds.py coredict CORE BINARY OUT
+        A libFuzzer dictionary (-dict=OUT) of the core's own pointers: the addresses of
+        the nodes of the lists the core reader follows (memory-profile buckets, Ms,
+        finalizer blocks, goroutines, spans with specials and their specials; up to 32
+        of each kind, evenly spaced), each an 8-byte little-endian token, so that
+        mutations link a list back into itself or into another. Reads the binary's
+        layout with heapref (HEAPREF, default build/heapref; tests/e2e/core_patch.py).
+
+    python3 make_seeds.py corekeep CORE BINARY
+        The options `--keep ADDR:BYTES ...` of prune_core.py that keep the memory of
+        every in-use span of the core in the file, zeros or not (the core reader needs
+        it there). Needs heapref as coredict does.
+
     python3 make_seeds.py handmade OUTDIR
         Small dumps built record by record: every record kind, 4-byte and big-endian
         pointers, the go1.5 and go1.6 headers, field lists out of order, a grid page
         with free slots, a large object over several pages.
 
-Standard library only.
+Standard library only (and, for coredict and corekeep, a heapref build).
 """
 
 import argparse
@@ -233,6 +246,34 @@ def handmade(outdir):
             f.write(data)
 
 
+DICT_PER_KIND = 32   # nodes of one kind in the core dictionary: more would dilute it
+
+
+def core_dict(core, binary):
+    """The text of the dictionary of make_seeds.py coredict."""
+    import core_patch  # tests/e2e: finds the lists through heapref types and vars
+    lines = ["# libFuzzer dictionary of fuzz_core: the addresses of the list nodes of",
+             "# corpus/core/seed, as 8-byte little-endian words. Written by",
+             "#   tests/fuzz/tools/make_seeds.py coredict CORE BINARY OUT",
+             "# (tools/make_corpus.sh core), not by hand."]
+    by_kind = collections.defaultdict(list)
+    for kind, addr in core_patch.all_nodes(core, binary):
+        if addr and addr not in by_kind[kind]:
+            by_kind[kind].append(addr)
+    if not by_kind["bucket"] or not by_kind["special"]:
+        raise SystemExit("make_seeds: %s has no memory-profile buckets or no specials: a "
+                         "seed that does not reach every list" % core)
+    for kind in sorted(by_kind):
+        addrs = by_kind[kind]
+        if len(addrs) > DICT_PER_KIND:   # evenly spaced, the first and the last kept
+            step = (len(addrs) - 1) / (DICT_PER_KIND - 1)
+            addrs = [addrs[round(i * step)] for i in range(DICT_PER_KIND)]
+        for i, addr in enumerate(addrs):
+            token = "".join("\\x%02x" % b for b in addr.to_bytes(8, "little"))
+            lines.append('%s_%d="%s"' % (kind, i, token))
+    return "\n".join(lines) + "\n"
+
+
 def main(argv):
     ap = argparse.ArgumentParser()
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -252,7 +293,23 @@ def main(argv):
     c.add_argument("--minor", type=int, choices=(3, 4), required=True)
     w = sub.add_parser("bsswindow", help="ADDR:BYTES of .bss holding main.* (for --bss)")
     w.add_argument("binary")
+    d = sub.add_parser("coredict", help="a -dict= of the core's list nodes for fuzz_core")
+    d.add_argument("core")
+    d.add_argument("binary")
+    d.add_argument("output")
+    k = sub.add_parser("corekeep", help="prune_core.py --keep options: the spans' memory")
+    k.add_argument("core")
+    k.add_argument("binary")
     a = ap.parse_args(argv)
+    if a.cmd == "corekeep":
+        import core_patch
+        print(" ".join("--keep 0x%x:%d" % r for r in core_patch.span_memory(a.core, a.binary)))
+        return 0
+    if a.cmd == "coredict":
+        text = core_dict(a.core, a.binary)
+        with open(a.output, "w") as f:
+            f.write(text)
+        return 0
     if a.cmd == "handmade":
         handmade(a.outdir)
         return 0

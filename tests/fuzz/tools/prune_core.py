@@ -1,18 +1,20 @@
 #!/usr/bin/env python3
 """Cuts an ELF core down to a fuzz seed: what the core reader reads, and little else.
 
-    prune_core.py CORE OUT
+    prune_core.py CORE OUT [--keep ADDR:BYTES]...
 
 Keeps the notes; drops the segments that are not writable (text and read-only data,
 which the reader takes from the binary) but for each file's first page (the ELF
 headers and the Go build ID note); splits the rest into runs of pages, writing those
 with data and turning long runs of zero pages into segments with nothing in the file
 (they read as zeros). A gcore core of a small Go program (over 1 GB, mostly zeros) becomes
-about 1 MB. Standard library only.
+a few MB. Pages of the --keep ranges stay in the file, zeros or not: the core reader
+needs the memory of every in-use heap span there, and a span of zeros can lie in a long
+run of them (make_seeds.py corekeep gives the spans' ranges). Standard library only.
 """
 
+import argparse
 import struct
-import sys
 
 PAGE = 4096
 EHDR = struct.Struct("<16sHHIQQQIHHHHHH")
@@ -25,12 +27,12 @@ PT_LOAD, PT_NOTE, PF_W = 1, 4, 2
 MIN_HOLE = 256 << 10
 
 
-def runs(data):
-    """(offset, length, has_data) runs of whole pages of data; zero runs shorter than
-    MIN_HOLE count as data."""
+def runs(data, vaddr=0, kept=frozenset()):
+    """(offset, length, has_data) runs of whole pages of data, memory at vaddr; zero runs
+    shorter than MIN_HOLE, and the pages whose addresses are in kept, count as data."""
     out, start, kind = [], 0, None
     for off in range(0, len(data), PAGE):
-        nonzero = any(data[off:off + PAGE])
+        nonzero = vaddr + off in kept or any(data[off:off + PAGE])
         if kind is None:
             kind = nonzero
         elif nonzero != kind:
@@ -48,9 +50,11 @@ def runs(data):
     return merged
 
 
-def prune(buf):
+def prune(buf, keep=()):
+    """buf pruned; keep: (addr, bytes) ranges whose pages stay in the file."""
+    kept = {p for a, n in keep for p in range(a - a % PAGE, a + n, PAGE)}
     eh = EHDR.unpack_from(buf, 0)
-    phoff, phnum = eh[5], eh[11]
+    phoff, phnum = eh[5], eh[10]  # e_phoff, e_phnum
     phdrs = [PHDR.unpack_from(buf, phoff + i * PHDR.size) for i in range(phnum)]
     notes, loads = [], []
     for (typ, flags, off, vaddr, paddr, filesz, memsz, align) in phdrs:
@@ -63,7 +67,7 @@ def prune(buf):
                     continue
                 data, memsz = data[:PAGE], PAGE  # a file's first page: headers and notes
             data = data + bytes(memsz - len(data)) if len(data) < memsz else data
-            for start, length, has in runs(data):
+            for start, length, has in runs(data, vaddr, kept):
                 loads.append((vaddr + start, data[start:start + length] if has else b"", length))
     n = len(notes) + len(loads)
     out = bytearray(EHDR.size + n * PHDR.size)
@@ -83,8 +87,18 @@ def prune(buf):
     return bytes(out)
 
 
+def keep_range(text):
+    addr, length = text.split(":")
+    return int(addr, 0), int(length, 0)
+
+
 if __name__ == "__main__":
-    with open(sys.argv[1], "rb") as f:
-        pruned = prune(f.read())
-    with open(sys.argv[2], "wb") as f:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("core")
+    ap.add_argument("out")
+    ap.add_argument("--keep", type=keep_range, action="append", default=[])
+    a = ap.parse_args()
+    with open(a.core, "rb") as f:
+        pruned = prune(f.read(), a.keep)
+    with open(a.out, "wb") as f:
         f.write(pruned)
