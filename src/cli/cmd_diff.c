@@ -168,8 +168,10 @@ int cmd_diff(int argc, char **argv)
 	if (inputs_swapped("diff", a.paths[0], a.paths[1]) ||
 	    inputs_swapped("diff", a.paths[2], a.paths[3]))
 		return ST_USAGE;
-	if ((st = prepare_output(&a, &out)) != ST_OK)
+	if ((st = prepare_output(&a, &out)) != ST_OK) {
+		output_release(&out);
 		return st;
+	}
 	a.opts.stats = a.stats ? stats_start() : NULL;
 	if ((old = analyse(a.paths[0], a.paths[1], &a.opts, build_id, &st)) &&
 	    (new = analyse(a.paths[2], a.paths[3], &a.opts, build_id, &st))) {

@@ -65,6 +65,7 @@ import unittest
 import zlib
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import core_patch  # noqa: E402
 import dumpfmt  # noqa: E402
 import progs  # noqa: E402
 import reach  # noqa: E402
@@ -621,12 +622,31 @@ class Cases:
             analyze("a core cut %s (%s bytes)" % (where, "half its" if offset is True else keep),
                     self.bin, name, 1, [name], offset)
             lab.remove(name)
+        self.looping_lists(analyze, core, binary)
         args = ("analyze", "--pid", "999999999", self.bin)
         res = lab.run(*args)
         lab.add("--pid of no process", cmd(*args), 1, res.lines[0] if res.lines else "",
                 lab.refusal(res, 1, ["999999999"]), "refused; nothing written")
         lab.remove("finalizer.core")
         self.processes(binary)
+
+    def looping_lists(self, analyze, core, binary):
+        """The core with one of the runtime's lists patched into a loop (core_patch.py):
+        refused at once, naming the list."""
+        lab = self.lab
+        for patch, names in ((core_patch.special_self_loop, ["specials", "loops back"]),
+                             (core_patch.special_two_node_loop, ["specials", "loops back"]),
+                             (core_patch.finblock_self_loop, ["runtime.allfin", "loops back"]),
+                             (core_patch.m_self_loop, ["runtime.allm", "loops back"])):
+            try:
+                path, what = patch(core, binary, lab.dir)
+            except core_patch.PatchError as e:
+                lab.add("a core, %s" % patch.__name__, "-", "-", "", [str(e)], "not made")
+                continue
+            name = os.path.basename(path)
+            analyze("a core of finalizer, %s" % re.sub(r"0x[0-9a-f]+", "0xN", what),
+                    self.bin, name, 1, [name] + names)
+            lab.remove(name)
 
     def processes(self, binary):   # self.bin, "finalizer" here, links to binary
         """--pid refusals, each before any thread is stopped (HEAPREF_TEST_HOLD_STOPPED
