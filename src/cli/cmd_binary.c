@@ -31,20 +31,6 @@
 #include "heapref/core.h"
 #include "heapref/dump.h"
 
-static int report(const struct hr_error *err)
-{
-	fprintf(stderr, "heapref: %s\n", err->msg);
-	switch (err->code) {
-	case HR_EINPUT:
-	case HR_EIO:
-		return ST_INPUT;
-	case HR_EUSAGE:
-		return ST_USAGE;
-	default:
-		return ST_RESOURCES;
-	}
-}
-
 static int output_status(void)
 {
 	if (fflush(stdout) == 0 && !ferror(stdout))
@@ -67,7 +53,7 @@ static struct hr_binary *open_with_dwarf(const char *path, int *status)
 	struct hr_binary *bin = hr_binary_open(path, &err);
 
 	if (!bin) {
-		*status = report(&err);
+		*status = cli_report(&err);
 		return NULL;
 	}
 	if (!hr_binary_has_dwarf(bin)) {
@@ -228,14 +214,14 @@ static int print_func_vars(struct hr_binary *bin, size_t index, struct hr_frame_
 	int rc = hr_binary_func_vars(bin, index, hr_binary_func(bin, index)->low_pc, fv, &err);
 
 	if (rc)
-		return report(&err);
+		return cli_report(&err);
 	print_func_header(hr_binary_func(bin, index));
 	for (size_t i = 0; i < fv->count; i++) {
 		const struct hr_var *v = &fv->vars[i];
 
 		rc = hr_binary_describe_var(bin, index, i, loc, sizeof(loc), &err);
 		if (rc)
-			return report(&err);
+			return cli_report(&err);
 		printf("\t%s\t%s\ttype=%s\tloc=%s", v->is_param ? "param" : "local", v->name,
 		       type_name(bin, v->type), loc);
 		if (v->has_closure_offset)
@@ -341,7 +327,7 @@ static int vars_at_pc(struct hr_binary *bin, const char *text, const char *patte
 	rc = hr_binary_func_vars(bin, (size_t)index, pc, &fv, &err);
 	if (rc) {
 		hr_frame_vars_release(&fv);
-		return report(&err);
+		return cli_report(&err);
 	}
 	print_func_header(hr_binary_func(bin, (size_t)index));
 	print_vars_at(bin, &fv, pattern, 0, NULL, NULL);
@@ -367,7 +353,7 @@ static int print_frame(struct hr_binary *bin, const struct hr_dump *dump,
 		return ST_OK;
 	rc = hr_binary_func_vars(bin, (size_t)index, pc, fv, &err);
 	if (rc)
-		return report(&err);
+		return cli_report(&err);
 	print_vars_at(bin, fv, NULL, cfa, dump, f);
 	return ST_OK;
 }
@@ -394,11 +380,11 @@ static int vars_in_dump(struct hr_binary *bin, const char *dump_path, const char
 	int status = ST_OK;
 
 	if (!dump)
-		return report(&err);
+		return cli_report(&err);
 	if (hr_dump_source(dump) == HR_SOURCE_DUMP && hr_dump_data(dump)->present &&
 	    hr_binary_set_bias_from_data(bin, hr_dump_data(dump)->addr, &err)) {
 		hr_dump_free(dump);
-		return report(&err);
+		return cli_report(&err);
 	}
 	print_globals(bin, pattern); /* at their run-time addresses, load bias applied */
 	gs = hr_dump_goroutines(dump, &ng);

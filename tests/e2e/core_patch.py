@@ -266,78 +266,71 @@ def _patched(core_path, out_dir, name, addr, value):
     return out
 
 
+LIST_NAMES = {"mbuckets": "runtime.mbuckets", "specials": "the span with the most specials",
+              "allm": "runtime.allm", "allfin": "runtime.allfin"}
+
+
 def _need(nodes_, n, what):
     if len(nodes_) < n:
         raise PatchError("%s has %d node(s), the patch needs %d" % (what, len(nodes_), n))
 
 
-def bucket_self_loop(core_path, binary, out_dir):
-    """runtime.mbuckets' first bucket's allnext pointing to itself."""
-    b = nodes(core_path, binary, "mbuckets")
-    _need(b, 1, "runtime.mbuckets")
-    link = Layout(binary).field(BUCKET, "allnext")
-    return (_patched(core_path, out_dir, "bucket-self-loop.core", b[0] + link, b[0]),
-            "the allnext of memory-profile bucket 0x%x (the first of runtime.mbuckets) "
-            "points to itself" % b[0])
+def _loop(core_path, binary, out_dir, which, struct, field, src, dst, name, says):
+    """A copy of the core in which node src of list which (an index; -1 the last) links
+    to node dst through field of struct; says(nodes) describes it."""
+    ns = nodes(core_path, binary, which)
+    _need(ns, max(src, dst, 0) + 1, LIST_NAMES[which])
+    link = Layout(binary).field(struct, field)
+    return _patched(core_path, out_dir, name, ns[src] + link, ns[dst]), says(ns)
 
 
-def bucket_two_node_loop(core_path, binary, out_dir):
-    """runtime.mbuckets' second bucket's allnext pointing back to the first."""
-    b = nodes(core_path, binary, "mbuckets")
-    _need(b, 2, "runtime.mbuckets")
-    link = Layout(binary).field(BUCKET, "allnext")
-    return (_patched(core_path, out_dir, "bucket-two-node-loop.core", b[1] + link, b[0]),
-            "the allnext of memory-profile bucket 0x%x (the second of runtime.mbuckets) "
-            "points back to the first, 0x%x" % (b[1], b[0]))
+def _patch(name, doc, which, struct, field, src, dst, says, need=0):
+    """A patch function name(core_path, binary, out_dir): node src of list which (an
+    index; -1 the last) linked to node dst through field of struct; says(nodes) describes
+    it. need: nodes the list must have at least, besides src and dst."""
+    def patch(core_path, binary, out_dir):
+        _need(nodes(core_path, binary, which), need, LIST_NAMES[which])
+        return _loop(core_path, binary, out_dir, which, struct, field, src, dst,
+                     name.replace("_", "-") + ".core", says)
+    patch.__name__, patch.__doc__ = name, doc
+    return patch
 
 
-def bucket_whole_loop(core_path, binary, out_dir):
-    """runtime.mbuckets' last bucket's allnext pointing back to the first: a loop as long
-    as the list."""
-    b = nodes(core_path, binary, "mbuckets")
-    _need(b, 3, "runtime.mbuckets")
-    link = Layout(binary).field(BUCKET, "allnext")
-    return (_patched(core_path, out_dir, "bucket-whole-loop.core", b[-1] + link, b[0]),
-            "the allnext of memory-profile bucket 0x%x (the last of the %d of "
-            "runtime.mbuckets) points back to the first, 0x%x" % (b[-1], len(b), b[0]))
-
-
-def special_self_loop(core_path, binary, out_dir):
-    """A span's first special's next pointing to itself."""
-    sp = nodes(core_path, binary, "specials")
-    link = Layout(binary).field(SPECIAL, "next")
-    return (_patched(core_path, out_dir, "special-self-loop.core", sp[0] + link, sp[0]),
-            "the next of special 0x%x (the first of a span's specials) points to itself"
-            % sp[0])
-
-
-def special_two_node_loop(core_path, binary, out_dir):
-    """A span's second special's next pointing back to the first."""
-    sp = nodes(core_path, binary, "specials")
-    _need(sp, 2, "the span with the most specials")
-    link = Layout(binary).field(SPECIAL, "next")
-    return (_patched(core_path, out_dir, "special-two-node-loop.core", sp[1] + link, sp[0]),
-            "the next of special 0x%x (the second of a span's specials) points back to "
-            "the first, 0x%x" % (sp[1], sp[0]))
-
-
-def m_self_loop(core_path, binary, out_dir):
-    """runtime.allm's first M's alllink pointing to itself."""
-    ms = nodes(core_path, binary, "allm")
-    _need(ms, 1, "runtime.allm")
-    link = Layout(binary).field(M, "alllink")
-    return (_patched(core_path, out_dir, "m-self-loop.core", ms[0] + link, ms[0]),
-            "the alllink of M 0x%x (the first of runtime.allm) points to itself" % ms[0])
-
-
-def finblock_self_loop(core_path, binary, out_dir):
-    """runtime.allfin's first finalizer block's alllink pointing to itself."""
-    fb = nodes(core_path, binary, "allfin")
-    _need(fb, 1, "runtime.allfin")
-    link = Layout(binary).field(FINBLOCK, "alllink")
-    return (_patched(core_path, out_dir, "finblock-self-loop.core", fb[0] + link, fb[0]),
-            "the alllink of finalizer block 0x%x (the first of runtime.allfin) points to "
-            "itself" % fb[0])
+bucket_self_loop = _patch(
+    "bucket_self_loop", "runtime.mbuckets' first bucket's allnext pointing to itself.",
+    "mbuckets", BUCKET, "allnext", 0, 0,
+    lambda b: "the allnext of memory-profile bucket 0x%x (the first of runtime.mbuckets) "
+    "points to itself" % b[0])
+bucket_two_node_loop = _patch(
+    "bucket_two_node_loop", "runtime.mbuckets' second bucket's allnext pointing back to the "
+    "first.", "mbuckets", BUCKET, "allnext", 1, 0,
+    lambda b: "the allnext of memory-profile bucket 0x%x (the second of runtime.mbuckets) "
+    "points back to the first, 0x%x" % (b[1], b[0]))
+bucket_whole_loop = _patch(
+    "bucket_whole_loop", "runtime.mbuckets' last bucket's allnext pointing back to the "
+    "first: a loop as long as the list (three buckets at least).",
+    "mbuckets", BUCKET, "allnext", -1, 0,
+    lambda b: "the allnext of memory-profile bucket 0x%x (the last of the %d of "
+    "runtime.mbuckets) points back to the first, 0x%x" % (b[-1], len(b), b[0]), need=3)
+special_self_loop = _patch(
+    "special_self_loop", "A span's first special's next pointing to itself.",
+    "specials", SPECIAL, "next", 0, 0,
+    lambda sp: "the next of special 0x%x (the first of a span's specials) points to itself"
+    % sp[0])
+special_two_node_loop = _patch(
+    "special_two_node_loop", "A span's second special's next pointing back to the first.",
+    "specials", SPECIAL, "next", 1, 0,
+    lambda sp: "the next of special 0x%x (the second of a span's specials) points back to "
+    "the first, 0x%x" % (sp[1], sp[0]))
+m_self_loop = _patch(
+    "m_self_loop", "runtime.allm's first M's alllink pointing to itself.",
+    "allm", M, "alllink", 0, 0,
+    lambda ms: "the alllink of M 0x%x (the first of runtime.allm) points to itself" % ms[0])
+finblock_self_loop = _patch(
+    "finblock_self_loop", "runtime.allfin's first finalizer block's alllink pointing to "
+    "itself.", "allfin", FINBLOCK, "alllink", 0, 0,
+    lambda fb: "the alllink of finalizer block 0x%x (the first of runtime.allfin) points to "
+    "itself" % fb[0])
 
 
 PATCHES = (bucket_self_loop, bucket_two_node_loop, bucket_whole_loop, special_self_loop,

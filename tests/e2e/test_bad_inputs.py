@@ -471,6 +471,11 @@ def numbers_as_n(line):
     return re.sub(r"(?<![\w.-])\d+(?![\w-])", "N", line)
 
 
+def first_line(res):
+    """The first line of a run's stderr, its varying numbers as N (numbers_as_n())."""
+    return numbers_as_n(res.lines[0]) if res.lines else ""
+
+
 def elide_differences(line):
     """A mismatch line without its list of differences (which depend on the binaries
     and the toolchain; the test checks them, the doc shows the frame of the line)."""
@@ -593,7 +598,7 @@ class Cases:
             """The line's numbers (addresses, offsets, how many mappings) vary by run."""
             args = ("analyze", "-o", "out.pb.gz", binary_name, core_name)
             res = lab.run(*args)
-            lab.add(what, cmd(*args), status, numbers_as_n(res.lines[0]) if res.lines else "",
+            lab.add(what, cmd(*args), status, first_line(res),
                     lab.refusal(res, status, names, offset), refused)
 
         res = lab.run("info", "finalizer.core")
@@ -608,7 +613,7 @@ class Cases:
         if res.code not in (0, 1) or not res.lines or "warning" not in res.lines[0]:
             probs.append("exit %d without the warning first: %r" % (res.code, res.err[:300]))
         lab.add("a core of finalizer with the binary of cycle, with --force", cmd(*args),
-                "0 or 1", numbers_as_n(res.lines[0]) if res.lines else "", probs,
+                "0 or 1", first_line(res), probs,
                 "read anyway after the warning: refused as it is read (1), or a profile "
                 "whose names may be wrong")
         analyze("a core with a non-Go binary (/bin/true)", "true", "finalizer.core", 1,
@@ -659,7 +664,7 @@ class Cases:
             args = ("analyze", "--pid", sleeper.pid, "-o", "out.pb.gz")
             res = lab.run(*args, hold=3)
             lab.add("--pid of a process that is not Go (sleep)", cmd("analyze --pid PID"), 1,
-                    numbers_as_n(res.lines[0]) if res.lines else "",
+                    first_line(res),
                     lab.refusal(res, 1, ["not a Go program", "not stopped"]) +
                     lab.quick(res, 3), not_stopped)
         finally:
@@ -682,7 +687,7 @@ class Cases:
                 env = {"HEAPREF_TEST_MEMORY_AVAILABLE": "1000000"} if not args else None
                 res = lab.run(*full, hold=3, env=env)
                 lab.add(what, cmd(*(("analyze", "--pid", "PID") + args)), status,
-                        numbers_as_n(res.lines[0]) if res.lines else "",
+                        first_line(res),
                         lab.refusal(res, status, names) + lab.quick(res, 3), not_stopped)
             self.core_too_large(pid)
             self.killed_meanwhile(pid)
@@ -700,7 +705,7 @@ class Cases:
         res = lab.run(*args, hold=3, fsize=1 << 20)
         lab.add("--save-core, the core too large to write (file size limit 1 MiB)",
                 cmd("analyze --pid PID --save-core big.core"), 3,
-                numbers_as_n(res.lines[0]) if res.lines else "",
+                first_line(res),
                 lab.refusal(res, 3, ["big.core", "cannot write the core"]) +
                 lab.quick(res, 3), "refused before the stop; no core left")
 
@@ -713,7 +718,7 @@ class Cases:
         killer.join()
         lab.add("--pid of a process killed while its memory is copied",
                 cmd("analyze --pid PID --save-core killed.core"), 1,
-                numbers_as_n(res.lines[0]) if res.lines else "",
+                first_line(res),
                 lab.refusal(res, 1, ["ended while heapref copied its memory"]),
                 "refused; no core kept, not even in part")
 
@@ -803,7 +808,7 @@ class Cases:
         args = ("hprof", "-o", "out.hprof", self.bin, name)
         res = lab.run(*args)
         lab.add("hprof of a dump cut in half", cmd(*args), 1,
-                numbers_as_n(res.lines[0]) if res.lines else "",
+                first_line(res),
                 lab.refusal(res, 1, [name], True), refused)
         lab.remove(name)
         args = ("hprof", "-o", "out.hprof", "cycle", "finalizer.dump")
@@ -910,7 +915,7 @@ class Cases:
             data = out.read()
         probs = lab.profile_problems(res, self.buf, out=data)
         lab.add("`-o -`: the profile to stdout", cmd(*args), res.code,
-                numbers_as_n(res.lines[0]) if res.lines else "", probs,
+                first_line(res), probs,
                 "the profile on stdout, summary on stderr; no file written")
 
         def output_error(what, args, names, outcome, **kw):
@@ -958,7 +963,7 @@ class Cases:
             if not stat.S_ISCHR(os.lstat(lab.path("null")).st_mode):
                 probs.append("null is no longer a device")
             lab.add("`-o` a null device (mknod c 1 3)", cmd(*args), res.code,
-                    numbers_as_n(res.lines[0]) if res.lines else "", probs,
+                    first_line(res), probs,
                     "written into; still the device, nothing else written")
             lab.remove("null")
             for name, kind, dev in (("random", stat.S_IFCHR, (1, 8)),
@@ -1001,7 +1006,7 @@ class Cases:
         if not stat.S_ISFIFO(os.lstat(lab.path("fifo")).st_mode):
             probs.append("fifo is no longer a FIFO")
         lab.add("`-o` a FIFO, with a reader", cmd(*args), res.code,
-                numbers_as_n(res.lines[0]) if res.lines else "", probs,
+                first_line(res), probs,
                 "the profile through the FIFO; the FIFO left as it was")
         lab.remove("fifo")
 
@@ -1216,7 +1221,7 @@ class Cases:
             res = lab.run(*args)
             probs = lab.profile_problems(res, data)
             lab.add("real dump, " + what, cmd(*args), res.code,
-                    numbers_as_n(res.lines[0]) if res.lines else "", probs,
+                    first_line(res), probs,
                     "finishes; totals = reach.py's")
             lab.remove(name)
 

@@ -442,15 +442,19 @@ class Processes(unittest.TestCase):
         self.assertEqual(mode_of(self.path("p.pb.gz")), 0o666)
         self.assertEqual(leftovers(self.dir), [])
 
+    def start_holding(self, pid, core, seconds):
+        """heapref taking a core of pid into core, holding it stopped seconds after the copy."""
+        return subprocess.Popen([HEAPREF, "analyze", "--pid", str(pid), "--save-core", core,
+                                 "-o", self.path("p.pb.gz")], stderr=subprocess.PIPE,
+                                env=dict(os.environ, HEAPREF_TEST_HOLD_STOPPED=str(seconds)))
+
     def signalled(self, sig):
         """heapref sent sig while it holds the process stopped, the core half made."""
         core = self.path("c.core")
         state = {}
 
         def take(pid):
-            h = subprocess.Popen([HEAPREF, "analyze", "--pid", str(pid), "--save-core", core,
-                                  "-o", self.path("p.pb.gz")], stderr=subprocess.PIPE,
-                                 env=dict(os.environ, HEAPREF_TEST_HOLD_STOPPED="30"))
+            h = self.start_holding(pid, core, 30)
             end = time.monotonic() + 20
             while time.monotonic() < end and not leftovers(self.dir):
                 time.sleep(0.02)
@@ -487,9 +491,7 @@ class Processes(unittest.TestCase):
         got = {}
 
         def take(pid):
-            h = subprocess.Popen([HEAPREF, "analyze", "--pid", str(pid), "--save-core", core,
-                                  "-o", self.path("p.pb.gz")], stderr=subprocess.PIPE,
-                                 env=dict(os.environ, HEAPREF_TEST_HOLD_STOPPED="5"))
+            h = self.start_holding(pid, core, 5)
             stopped = _wait_stopped(pid, 20)
             os.kill(pid, signal.SIGKILL)
             got["err"] = h.communicate(timeout=60)[1].decode()
