@@ -116,10 +116,44 @@ def core_of(binary, key, tmp):
     return core if st == 0 else None
 
 
+LEGACY_PROGRAMS = ("cache", "iface", "list", "goroutine", "finalizer")
+
+
+def legacy(tmp):
+    """The go1.3 and go1.4 layouts: test_legacy.py's hand-made dumps, read alone, and real
+    dumps rewritten in those layouts, read with their binary and alone."""
+    import dumpfmt
+    import test_legacy
+    out = {}
+    heaps = [("fixture", None, test_legacy.fixture13(), 3),
+             ("fixture", None, test_legacy.fixture14(), 4)]
+    for prog in LEGACY_PROGRAMS:
+        binary, dump, _ = progs.prepare(prog, progs.WORK)
+        with open(dump, "rb") as f:
+            buf = f.read()
+        for minor in (3, 4):
+            heaps.append((prog, binary, dumpfmt.convert(buf, minor), minor))
+    for name, binary, data, minor in heaps:
+        path = os.path.join(tmp, "heap")
+        with open(path, "wb") as f:
+            f.write(data)
+        for with_binary in ((False, True) if binary else (False,)):
+            key = "legacy/go1.%d/%s/%s" % (minor, name, "binary" if with_binary else "alone")
+            args = [binary, "heap"] if with_binary else ["heap"]
+            for view, argv, writes in VIEWS:
+                if view in ("hprof", "allocs") and not with_binary:
+                    continue
+                full = argv + (["-o", "out"] if writes else []) + args
+                out["%s/%s" % (key, view)] = run(full, "out" if writes else None, cwd=tmp)
+            out["%s/info" % key] = run(["info", "heap"], cwd=tmp)
+    return out
+
+
 def record(entries, cores):
     out = {}
     tmp = tempfile.mkdtemp(prefix="heapref-golden-")
     try:
+        out.update(legacy(tmp))
         for name in entries:
             e = toolchains.entry(name)
             for prog in progs.PROGRAMS:
