@@ -45,13 +45,16 @@ enum hr_input_kind hr_input_kind_of(const char *path);
  * or corrupt), HR_ENOMEM.
  */
 struct hr_dump *hr_core_open(const char *path, struct hr_binary *bin, struct hr_error *err);
-/*
- * The same, naming the core `name` in messages and in the model (a core in a memfd).
- * A core whose Go build ID or entry point is not the binary's fails with HR_EMISMATCH,
- * or unless force is read anyway (as garbage, likely: --force).
- */
-struct hr_dump *hr_core_open_as(const char *path, const char *name, struct hr_binary *bin,
-				bool force, struct hr_error *err);
+/* How hr_core_open_as() reads a core. */
+struct hr_core_options {
+	const char *name; /* what to call the core in messages and in the model (NULL: path) */
+	bool force;       /* read a core whose Go build ID or entry point is not the binary's
+			   * (as garbage, likely: --force); else that fails with HR_EMISMATCH */
+	bool live;        /* the core heapref just took of a live process: its model's
+			   * provenance says process (hr_dump_provenance()) */
+};
+struct hr_dump *hr_core_open_as(const char *path, struct hr_binary *bin,
+				const struct hr_core_options *o, struct hr_error *err);
 
 /* The same on a core in memory (fuzzing, tests): bytes must outlive the model. */
 struct hr_dump *hr_core_open_bytes(const void *bytes, size_t len, const char *name,

@@ -383,17 +383,14 @@ static double pct(uint64_t part, uint64_t whole)
 static void print_summary(const struct hr_dump *dump, const struct hr_scan_summary *s,
 			  const struct hr_chains *tree, const char *output, double seconds)
 {
-	const struct hr_dump_params *p = hr_dump_params(dump);
 	uint64_t objs = s->typed_objects + s->fallback_objects;
 	uint64_t bytes = s->typed_bytes + s->fallback_bytes;
 	bool first = true;
+	char what[128];
 
-	if (hr_dump_format_minor(dump) < 5) /* only Go 1.3 and 1.4 wrote those formats */
-		fprintf(stderr, "heapref: go1.%u", hr_dump_format_minor(dump));
-	else
-		fprintf(stderr, "heapref: %.*s", (int)p->go_version.len, (const char *)p->go_version.ptr);
-	fprintf(stderr, " %.*s dump: %" PRIu64 " objects, %" PRIu64 " bytes\n", (int)p->goarch.len,
-		(const char *)p->goarch.ptr, s->total_objects, s->total_bytes);
+	hr_dump_describe(dump, what, sizeof(what));
+	fprintf(stderr, "heapref: %s: %" PRIu64 " objects, %" PRIu64 " bytes\n", what,
+		s->total_objects, s->total_bytes);
 	fputs("heapref: roots:", stderr);
 	for (unsigned k = 0; k < HR_ROOT_KIND_COUNT; k++) {
 		if (!s->roots[k])
@@ -458,8 +455,8 @@ static void warn_unknown_version(const char *path, const char *version, size_t l
 static int check_inputs(const char *binary_path, const char *dump_path, bool force,
 			const struct hr_dump *dump, const struct hr_binary *bin)
 {
-	const struct hr_bytes *dv = &hr_dump_params(dump)->go_version;
-	const char *bv = hr_binary_go_version(bin);
+	const struct hr_provenance *prov = hr_dump_provenance(dump);
+	const char *dv = prov->go_version, *bv = hr_binary_go_version(bin);
 	char why[HR_ERROR_MAX];
 
 	if (!hr_binary_has_file(bin)) { /* a go1.3 or go1.4 dump alone */
@@ -475,13 +472,13 @@ static int check_inputs(const char *binary_path, const char *dump_path, bool for
 		fprintf(stderr, "heapref: warning: %s does not look written by %s: %s; analysing "
 			"anyway (--force), chains may be wrong\n", dump_path, binary_path, why);
 	}
-	warn_unknown_version(dump_path, (const char *)dv->ptr, dv->len);
-	if (strlen(bv) != dv->len || memcmp(bv, dv->ptr, dv->len))
+	warn_unknown_version(dump_path, dv, strlen(dv));
+	if (strcmp(bv, dv))
 		warn_unknown_version(binary_path, bv, strlen(bv));
 	if (hr_binary_limits(bin)[0])
 		fprintf(stderr, "heapref: warning: %s: %s\n", binary_path, hr_binary_limits(bin));
-	if (hr_dump_caveat(dump)[0])
-		fprintf(stderr, "heapref: warning: %s: %s\n", hr_dump_path(dump), hr_dump_caveat(dump));
+	if (prov->caveat[0])
+		fprintf(stderr, "heapref: warning: %s: %s\n", hr_dump_path(dump), prov->caveat);
 	return ST_OK;
 }
 
@@ -557,7 +554,7 @@ static int analysis_open(const char *binary, const char *dump,
 {
 	const struct heap_input in = { .binary = binary, .binary_name = o->binary_name,
 				       .input = dump, .input_name = o->input_name,
-				       .force = o->force };
+				       .force = o->force, .live = o->live };
 
 	if (open_heap_input(&in, &an->bin, &an->dump, err))
 		return err->code;
@@ -833,7 +830,7 @@ static int run(int argc, char **argv, enum mode mode)
 				       .keep_root_edges = mode == MODE_RETAINED || a.by_dominator ||
 							  (mode == MODE_WHY && a.paths > 1),
 				       .stats = a.stats ? stats_start() : NULL,
-				       .input_name = a.pid ? proc.name : NULL,
+				       .input_name = a.pid ? proc.name : NULL, .live = a.pid != 0,
 				       .binary_name = a.binary_name };
 	if ((st = analysis_run(a.binary, a.dump, &o, &an)) != ST_OK)
 		goto done;

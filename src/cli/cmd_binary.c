@@ -381,7 +381,7 @@ static int vars_in_dump(struct hr_binary *bin, const char *dump_path, const char
 
 	if (!dump)
 		return cli_report(&err);
-	if (hr_dump_source(dump) == HR_SOURCE_DUMP && hr_dump_data(dump)->present &&
+	if (hr_dump_provenance(dump)->source == HR_SOURCE_DUMP && hr_dump_data(dump)->present &&
 	    hr_binary_set_bias_from_data(bin, hr_dump_data(dump)->addr, &err)) {
 		hr_dump_free(dump);
 		return cli_report(&err);

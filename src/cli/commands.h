@@ -56,6 +56,7 @@ struct analysis_options {
 	struct stats *stats;  /* --stats, or NULL */
 	const char *input_name; /* what to call the heap input in messages, NULL: its path */
 	const char *binary_name; /* what to call the binary in messages, NULL: its path */
+	bool live;              /* the heap input is the core just taken of a process (--pid) */
 };
 
 /* One pair analysed: both passes have run and charged every reachable object to tree. */

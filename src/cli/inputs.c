@@ -45,23 +45,25 @@ static int open_go_binary(const char *path, const char *name, const struct hr_du
  * Reads the core at input with bin. One of another binary fails (HR_EMISMATCH) unless
  * force, which reads it anyway after a warning.
  */
-static struct hr_dump *open_core(struct hr_binary *bin, const char *input, const char *name,
-				 bool force, struct hr_error *err)
+static struct hr_dump *open_core(struct hr_binary *bin, const struct heap_input *in,
+				 const char *name, struct hr_error *err)
 {
-	struct hr_dump *dump = hr_core_open_as(input, name, bin, false, err);
+	struct hr_core_options o = { .name = name, .live = in->live };
+	struct hr_dump *dump = hr_core_open_as(in->input, bin, &o, err);
 	char why[HR_ERROR_MAX];
 
 	if (dump || err->code != HR_EMISMATCH)
 		return dump;
 	snprintf(why, sizeof(why), "%s", err->msg);
 	*err = (struct hr_error){ 0 };
-	if (!force) {
+	if (!in->force) {
 		hr_error_set(err, HR_EMISMATCH, "%s (--force analyses anyway)", why);
 		return NULL;
 	}
 	fprintf(stderr, "heapref: warning: %s; analysing anyway (--force), chains may be wrong\n",
 		why);
-	return hr_core_open_as(input, name, bin, true, err);
+	o.force = true;
+	return hr_core_open_as(in->input, bin, &o, err);
 }
 
 int open_heap_input(const struct heap_input *in, struct hr_binary **bin, struct hr_dump **dump,
@@ -82,7 +84,7 @@ int open_heap_input(const struct heap_input *in, struct hr_binary **bin, struct 
 				    "(BINARY CORE)", name);
 	if (open_go_binary(in->binary, binary_name, NULL, bin, err))
 		return err->code;
-	*dump = open_core(*bin, in->input, name, in->force, err);
+	*dump = open_core(*bin, in, name, err);
 	return *dump ? HR_OK : err->code;
 }
 

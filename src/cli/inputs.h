@@ -17,6 +17,7 @@ struct heap_input {
 	const char *input;       /* the dump or core */
 	const char *input_name;  /* what to call it in messages (NULL: its path) */
 	bool force;              /* read a core of another binary anyway, after a warning */
+	bool live;               /* the input is the core just taken of a process (--pid) */
 };
 
 /*

@@ -151,9 +151,13 @@ static int read_notes(struct core_image *img, const Elf64_Phdr *ph, size_t *thre
 		if (desc > end || descsz > end - desc)
 			return bad(img, err, pos, "note of %" PRIu64 " bytes runs past its segment",
 				   descsz);
-		if (namesz == sizeof(HR_CORE_NOTE_NAME) && type == HR_CORE_NOTE_CLOCK && descsz == 8 &&
-		    !memcmp(n + 12, HR_CORE_NOTE_NAME, namesz))
+		bool ours = namesz == sizeof(HR_CORE_NOTE_NAME) && descsz == 8 &&
+			    !memcmp(n + 12, HR_CORE_NOTE_NAME, namesz);
+
+		if (ours && type == HR_CORE_NOTE_CLOCK)
 			img->now_ns = le64(img->map + desc);
+		else if (ours && type == HR_CORE_NOTE_CPUS)
+			img->ncpu = le64(img->map + desc);
 		else if (type == NT_PRSTATUS)
 			rc = add_thread(img, img->map + desc, descsz, threads_cap);
 		else if (type == NT_AUXV)

@@ -84,6 +84,20 @@ static int bad_span(struct core_reader *r, const struct span *s, const char *wha
 			    s->base, s->npages, s->elemsize, what);
 }
 
+/*
+ * The span's memory copied into the model, when the core holds it in several pieces
+ * of the file; NULL when a page of it is not in the core (err set when out of memory).
+ * What is copied is bounded: the in-use spans together fit in the core (check_span()).
+ */
+static const uint8_t *span_copy(struct core_reader *r, const struct span *s, uint64_t bytes)
+{
+	uint8_t *copy;
+
+	if (!(copy = hr_dump_build_memory(r->model, bytes, r->err)))
+		return NULL;
+	return core_read(&r->img, s->base, copy, (size_t)bytes) ? NULL : copy;
+}
+
 static int check_span(struct heap_walk *w, struct span *s)
 {
 	struct core_reader *r = w->r;
@@ -94,16 +108,19 @@ static int check_span(struct heap_walk *w, struct span *s)
 		return bad_span(r, s, "not a span a Go runtime makes");
 	if (s->nelems > bytes / s->elemsize)
 		return bad_span(r, s, "more elements than fit");
-	s->mem = core_ptr(&r->img, s->base, bytes);
-	if (!s->mem)
-		return bad_span(r, s, "its memory is not in the core (a core written without "
-				"anonymous memory? see docs/cores.md)");
 	/* in-use spans do not overlap: together they fit in the core (else one is listed
-	 * many times, and its objects would be read as often) */
-	w->span_bytes += bytes; /* bytes <= img.len, at most 2^32 spans: no overflow */
+	 * many times, and its objects would be read, or copied, as often) */
+	w->span_bytes += bytes; /* bytes <= 2^40, at most 2^32 spans: no overflow */
 	if (w->span_bytes > r->img.held)
 		return bad_span(r, s, "the in-use spans up to this one take more than the memory "
 				"in the core (a corrupt core?)");
+	s->mem = core_ptr(&r->img, s->base, bytes);
+	if (!s->mem) /* in pieces of the file (mappings the kernel did not merge): copied */
+		s->mem = span_copy(r, s, bytes);
+	if (!s->mem)
+		return r->err->code ? r->err->code
+				    : bad_span(r, s, "its memory is not in the core (a core written "
+					       "without anonymous memory? see docs/cores.md)");
 	return HR_OK;
 }
 
@@ -371,8 +388,8 @@ static int span_objects(struct heap_walk *w, const struct span *s)
 
 		if (i >= s->free_scan && !(w->alloc[i / 8] >> (i % 8) & 1))
 			continue;
-		rc = hr_dump_build_object(r->model, addr, s->elemsize,
-					  (uint64_t)(s->mem + (addr - s->base) - r->img.map), r->err);
+		rc = hr_dump_build_object(r->model, addr, s->elemsize, s->mem + (addr - s->base),
+					  r->err);
 		if (!rc)
 			rc = object_bits(w, s, addr);
 	}

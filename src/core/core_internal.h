@@ -23,7 +23,8 @@ struct pcln;
 /* heapref's own note in the cores it writes: the runtime's clock when it stopped the
  * process (CLOCK_MONOTONIC, the clock of goroutines' wait_since), 8 bytes. */
 #define HR_CORE_NOTE_NAME "HEAPREF"
-#define HR_CORE_NOTE_CLOCK 1
+#define HR_CORE_NOTE_CLOCK 1   /* CLOCK_MONOTONIC when the process was stopped */
+#define HR_CORE_NOTE_CPUS 2    /* the processors the process could run on */
 
 /* A PT_LOAD segment of the core: memory [vaddr, vaddr + memsz), of which the first
  * filesz bytes are in the file at offset (the rest reads as zeros). */
@@ -55,6 +56,7 @@ struct core_image {
 	uint16_t machine;            /* EM_X86_64 or EM_AARCH64 */
 	uint64_t entry;              /* AT_ENTRY from the auxiliary vector, 0 if none */
 	uint64_t now_ns;             /* heapref's clock note, 0 if none */
+	uint64_t ncpu;               /* heapref's CPU note, 0 if none */
 	const struct hr_binary *bin; /* read-only memory the core left out is read from here */
 };
 
@@ -141,6 +143,7 @@ struct core_reader {
 	bool failed;
 	bool map_given;            /* the model owns img.map */
 	bool force;                /* read a core whose build ID or entry is not the binary's */
+	bool live;                 /* a core heapref took of a live process (--pid) */
 	uint64_t bad_addr;
 	const char *bad_what;
 	unsigned go_minor;         /* N of the binary's go1.N, 0 if unknown */

@@ -47,21 +47,19 @@ uint64_t cr_field(struct core_reader *r, uint64_t base, const struct rt_field *f
 struct hr_bytes cr_bytes(struct core_reader *r, uint64_t addr, uint64_t len, const char *what)
 {
 	const uint8_t *p = core_ptr(&r->img, addr, len);
-	struct hr_bytes copy = { NULL, 0 };
-	uint8_t *buf;
+	uint8_t *copy;
 
 	if (r->failed)
-		return copy;
+		return (struct hr_bytes){ NULL, 0 };
 	if (p || !len)
 		return (struct hr_bytes){ p ? p : r->img.map, len };
-	/* not in one piece of the core: copied (a stack is at most 1 GiB) */
-	buf = len <= (UINT64_C(1) << 30) ? malloc((size_t)len) : NULL;
-	if (buf && !core_read(&r->img, addr, buf, (size_t)len))
-		copy = hr_dump_build_string(r->model, (const char *)buf, (size_t)len);
-	if (!copy.ptr)
+	/* not in one piece of the core: copied into the model (a stack is at most 1 GiB) */
+	copy = len <= (UINT64_C(1) << 30) ? hr_dump_build_memory(r->model, len, r->err) : NULL;
+	if (!copy || core_read(&r->img, addr, copy, (size_t)len)) {
 		r->failed = true, r->bad_addr = addr, r->bad_what = what;
-	free(buf);
-	return copy;
+		return (struct hr_bytes){ NULL, 0 };
+	}
+	return (struct hr_bytes){ copy, len };
 }
 
 int cr_fail_report(struct core_reader *r)
@@ -160,20 +158,21 @@ static int check_go_process(struct core_reader *r)
 	return HR_OK;
 }
 
+/* The runtime's parameters: runtime.ncpu where the binary kept it, else heapref's note. */
 static struct hr_dump_params params_of(struct core_reader *r)
 {
 	static const char amd64[] = "amd64", arm64[] = "arm64";
-	const char *version = hr_binary_go_version(r->bin);
 	bool arm = r->img.machine == EM_AARCH64;
 	struct hr_dump_params p = {
 		.ptr_size = r->ps,
 		.goarch = { (const uint8_t *)(arm ? arm64 : amd64), 5 },
-		.go_version = { (const uint8_t *)version, strlen(version) },
 		.ncpu = r->L.ncpu ? (uint64_t)(int32_t)cr_uint(r, r->L.ncpu, 4, "runtime.ncpu") : 0,
 		.now_ns = r->img.now_ns,
 	};
 
 	r->failed = false; /* ncpu is for show */
+	if (!p.ncpu)
+		p.ncpu = r->img.ncpu;
 	return p;
 }
 
@@ -232,14 +231,13 @@ static int begin(struct core_reader *r, const char *path)
 					r->err);
 	if (!r->model)
 		return r->err->code;
-	params.go_version = hr_dump_build_string(r->model, version, strlen(version));
-	hr_dump_build_params(r->model, &params);
-	return params.go_version.ptr ? HR_OK : hr_error_set(r->err, HR_ENOMEM, "out of memory");
+	return hr_dump_build_provenance(r->model, r->live ? HR_SOURCE_PROCESS : HR_SOURCE_CORE,
+					version, r->err);
 }
 
 struct hr_dump *hr_core_open(const char *path, struct hr_binary *bin, struct hr_error *err)
 {
-	return hr_core_open_as(path, path, bin, false, err);
+	return hr_core_open_as(path, bin, &(struct hr_core_options){ .name = path }, err);
 }
 
 /* What could not be read exactly, said once by the commands. */
@@ -285,10 +283,12 @@ static struct hr_dump *read_core(struct core_reader *r, int rc, const char *name
 	return r->model;
 }
 
-struct hr_dump *hr_core_open_as(const char *path, const char *name, struct hr_binary *bin,
-				bool force, struct hr_error *err)
+struct hr_dump *hr_core_open_as(const char *path, struct hr_binary *bin,
+				const struct hr_core_options *o, struct hr_error *err)
 {
-	struct core_reader r = { .bin = bin, .err = err, .ps = 8, .force = force };
+	const char *name = o->name ? o->name : path;
+	struct core_reader r = { .bin = bin, .err = err, .ps = 8, .force = o->force,
+				 .live = o->live };
 
 	return read_core(&r, core_image_open(&r.img, path, name, err), name);
 }

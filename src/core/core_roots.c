@@ -117,8 +117,6 @@ static int add_frame(void *ctx, const struct pcln_frame *pf)
 		return cr_fail_report(r);
 	if (!f.func_name.ptr)
 		return hr_error_set(r->err, HR_ENOMEM, "out of memory");
-	f.file_offset = (uint64_t)(f.contents.ptr - r->img.map) < r->img.len
-				? (uint64_t)(f.contents.ptr - r->img.map) : 0;
 	return hr_dump_build_frame(r->model, &f, pf->bits, r->err);
 }
 
@@ -236,7 +234,6 @@ static int read_goroutine(struct core_reader *r, uint64_t gaddr)
 	g.thread = cr_field(r, gaddr, &L->g_m, "g.m");
 	g.top_defer = cr_field(r, gaddr, &L->g_defer, "g._defer");
 	g.top_panic = cr_field(r, gaddr, &L->g_panic, "g._panic");
-	g.file_offset = core_ptr(&r->img, gaddr, 1) ? (uint64_t)(core_ptr(&r->img, gaddr, 1) - r->img.map) : 0;
 	if (r->failed)
 		return cr_fail_report(r);
 	if (!g.wait_reason.ptr)

@@ -28,6 +28,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -73,6 +74,7 @@ struct writer {
 	uint8_t auxv[4096];
 	size_t auxv_len;
 	uint64_t stopped_at_ns;   /* CLOCK_MONOTONIC once stopped: the runtime's nanotime() */
+	uint64_t ncpu;            /* the processors it may run on: the runtime's ncpu */
 	uint8_t *buf;             /* COPY_CHUNK bytes */
 	uint8_t *out_map;         /* the core file, mapped while it is written; or NULL */
 	uint64_t out_len;
@@ -200,6 +202,16 @@ static int read_registers(struct writer *w)
 	return HR_OK;
 }
 
+/* The processors the process may run on, as the runtime counts them (getproccount()). */
+static void read_cpus(struct writer *w)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	if (sched_getaffinity(w->pid, sizeof(set), &set) == 0)
+		w->ncpu = (uint64_t)CPU_COUNT(&set);
+}
+
 static void read_auxv(struct writer *w)
 {
 	char path[64];
@@ -325,7 +337,7 @@ static size_t note(uint8_t *out, const char *name, uint32_t type, const void *de
 /* The notes: NT_PRSTATUS per thread (pid and registers), then NT_AUXV. */
 static uint8_t *build_notes(struct writer *w, size_t *len)
 {
-	size_t cap = w->nthreads * (20 + PRSTATUS_REGS_AT + REGS_MAX + 16) + 20 + w->auxv_len + 28;
+	size_t cap = w->nthreads * (20 + PRSTATUS_REGS_AT + REGS_MAX + 16) + 20 + w->auxv_len + 2 * 28;
 	uint8_t *notes = calloc(1, cap), *p = notes;
 
 	if (!notes)
@@ -345,6 +357,8 @@ static uint8_t *build_notes(struct writer *w, size_t *len)
 		p += note(p, "CORE", NT_AUXV, w->auxv, w->auxv_len);
 	if (w->stopped_at_ns)
 		p += note(p, HR_CORE_NOTE_NAME, HR_CORE_NOTE_CLOCK, &w->stopped_at_ns, 8);
+	if (w->ncpu)
+		p += note(p, HR_CORE_NOTE_NAME, HR_CORE_NOTE_CPUS, &w->ncpu, 8);
 	*len = (size_t)(p - notes);
 	return notes;
 }
@@ -706,6 +720,7 @@ static int stopped_copy(struct writer *w)
 	if (!rc) {
 		read_registers(w);
 		read_auxv(w);
+		read_cpus(w);
 	}
 	for (size_t i = 0; i < w->nmaps && !rc; i++)
 		rc = for_each_touched_run(w, &w->maps[i], copy_run);

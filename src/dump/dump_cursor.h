@@ -87,7 +87,7 @@ int cur_object_ptr(struct cursor *c, uint64_t addr);
 
 typedef int (*record_parser)(struct cursor *c);
 
-/* Prepares c->legacy for a dump of format go1.<c->d->minor> (3 or 4). */
+/* Prepares c->legacy for a dump of format go1.<c->d->dump.minor> (3 or 4). */
 int legacy_begin(struct cursor *c);
 /* The parser of a record kind whose layout in format go1.minor differs from go1.5's, or NULL. */
 record_parser legacy_parser(unsigned minor, unsigned kind);

@@ -58,10 +58,10 @@ struct type_note {
 };
 
 struct legacy {
-	struct addr_map types; /* type address -> index in d->types (the latest record) */
+	struct addr_map types; /* type address -> index in d->dump.types (the latest record) */
 	struct addr_map itabs; /* itab address -> index in d->itabs */
 	VEC(struct type_field, fields);        /* go1.3: type records' field lists */
-	VEC(struct field_range, type_fields);  /* go1.3: per d->types entry */
+	VEC(struct field_range, type_fields);  /* go1.3: per d->dump.types entry */
 	VEC(uint8_t, itab_ptr);                /* go1.3: per d->itabs entry: data is a pointer */
 	VEC(struct type_note, notes);          /* objects' types, to set once they are indexed */
 	uint64_t hchan_size;                   /* go1.3 */
@@ -173,7 +173,7 @@ static int note_type(struct cursor *c, uint64_t addr, uint32_t type, enum obj_ty
 	return HR_OK;
 }
 
-/* The type record (index in d->types) an interface's first word names, or -1. */
+/* The type record (index in d->dump.types) an interface's first word names, or -1. */
 static int64_t interface_type(const struct cursor *c, enum field_kind kind, uint64_t first)
 {
 	const struct legacy *l = c->legacy;
@@ -181,7 +181,7 @@ static int64_t interface_type(const struct cursor *c, enum field_kind kind, uint
 
 	if (kind == LF_EFACE)
 		return map_get(&l->types, first, &t) ? (int64_t)t : -1;
-	if (!map_get(&l->itabs, first, &i) || c->d->minor == 3) /* go1.3 itabs name no type */
+	if (!map_get(&l->itabs, first, &i) || c->d->dump.minor == 3) /* go1.3 itabs name no type */
 		return -1;
 	return map_get(&l->types, c->d->itabs[i].type_addr, &t) ? (int64_t)t : -1;
 }
@@ -197,8 +197,8 @@ static bool interface_data_is_ptr(const struct cursor *c, enum field_kind kind, 
 	uint32_t i;
 
 	if (type >= 0)
-		return c->d->types[type].data_is_ptr;
-	if (kind == LF_IFACE && c->d->minor == 3 && map_get(&c->legacy->itabs, first, &i))
+		return c->d->dump.types[type].data_is_ptr;
+	if (kind == LF_IFACE && c->d->dump.minor == 3 && map_get(&c->legacy->itabs, first, &i))
 		return c->legacy->itab_ptr[i];
 	return true;
 }
@@ -259,11 +259,11 @@ static int read_field(struct cursor *c, uint64_t region_len, const char *region,
 		return rc;
 	if (k == 0)
 		return 0;
-	*kind = field_kind_of(c->d->minor, k);
+	*kind = field_kind_of(c->d->dump.minor, k);
 	if (*kind == LF_COUNT)
 		return cur_fail(c, at, "field kind %" PRIu64 " in the %s's field list (go1.%u: %s)", k,
-			        region, c->d->minor,
-			        c->d->minor == 3 ? "want 1 pointer, 2 string, 3 slice, 4 iface, 5 eface, 0 end"
+			        region, c->d->dump.minor,
+			        c->d->dump.minor == 3 ? "want 1 pointer, 2 string, 3 slice, 4 iface, 5 eface, 0 end"
 			                         : "want 1 pointer, 2 iface, 3 eface, 0 end");
 	at = c->pos;
 	if ((rc = cur_uvarint(c, off, "field offset")))
@@ -305,7 +305,7 @@ int legacy_next_field(struct cursor *c, const uint8_t *contents, uint64_t region
 
 /* --- records -------------------------------------------------------------------------- */
 
-/* Adds a type record: to d->types, and as the one its address names from now on. */
+/* Adds a type record: to d->dump.types, and as the one its address names from now on. */
 static int add_type(struct cursor *c, const struct hr_type_record *t, const uint8_t *at)
 {
 	struct hr_dump *d = c->d;
@@ -313,9 +313,9 @@ static int add_type(struct cursor *c, const struct hr_type_record *t, const uint
 
 	if (!t->addr)
 		return cur_fail(c, at, "type record at address 0");
-	if (d->types_n >= UINT32_MAX >> 3)
+	if (d->dump.types_n >= UINT32_MAX >> 3)
 		return cur_fail(c, c->rec, "too many type records");
-	if (!(slot = VEC_PUSH(d, types)) || map_put(&c->legacy->types, t->addr, (uint32_t)(d->types_n - 1)))
+	if (!(slot = VEC_PUSH(&d->dump, types)) || map_put(&c->legacy->types, t->addr, (uint32_t)(d->dump.types_n - 1)))
 		return cur_nomem(c);
 	*slot = *t;
 	return HR_OK;
@@ -453,9 +453,9 @@ static int parse_params_legacy(struct cursor *c)
 	int rc;
 
 	if ((rc = cur_params_begin(c)) ||
-	    (c->d->minor == 3 && (rc = cur_uvarint(c, &c->legacy->hchan_size, "channel header size"))) ||
+	    (c->d->dump.minor == 3 && (rc = cur_uvarint(c, &c->legacy->hchan_size, "channel header size"))) ||
 	    (rc = cur_params_heap(c)) || (rc = cur_uvarint(c, &letter, "architecture letter")) ||
-	    (rc = cur_bytes(c, &pp->go_version, "GOEXPERIMENT")) ||
+	    (rc = cur_bytes(c, &c->d->dump.goexperiment, "GOEXPERIMENT")) ||
 	    (rc = cur_uvarint(c, &pp->ncpu, "CPU count")))
 		return rc;
 	pp->goarch = goarch_of(letter);
@@ -505,7 +505,7 @@ static int untyped_object(struct cursor *c, uint64_t addr, uint64_t size, uint64
 static int typed_object(struct cursor *c, uint64_t addr, struct hr_bytes contents, uint32_t type,
 			uint64_t kind)
 {
-	const struct hr_type_record *t = &c->d->types[type];
+	const struct hr_type_record *t = &c->d->dump.types[type];
 	const struct field_range *r = &c->legacy->type_fields[type];
 	uint64_t base = kind == KIND13_CHAN ? c->legacy->hchan_size : 0;
 	int rc;
@@ -585,10 +585,10 @@ static void apply_notes(struct hr_dump *d, const struct legacy *l, bool pointee)
 		if (((n->value & 3) == OBJ_TYPE_POINTEE) != pointee)
 			continue;
 		obj = heap_index_find(&d->heap, n->addr);
-		if (obj < 0 || d->obj_types[obj] != OBJ_TYPE_NONE ||
+		if (obj < 0 || d->dump.obj_types[obj] != OBJ_TYPE_NONE ||
 		    hr_dump_object(d, (size_t)obj).addr != n->addr)
 			continue; /* an interior pointer says nothing of the object's type */
-		d->obj_types[obj] = n->value;
+		d->dump.obj_types[obj] = n->value;
 	}
 }
 
@@ -596,8 +596,8 @@ int legacy_finish(struct cursor *c)
 {
 	struct hr_dump *d = c->d;
 
-	d->obj_types = calloc(d->heap.nobj + 1, sizeof(*d->obj_types));
-	if (!d->obj_types)
+	d->dump.obj_types = calloc(d->heap.nobj + 1, sizeof(*d->dump.obj_types));
+	if (!d->dump.obj_types)
 		return hr_error_set(c->err, HR_ENOMEM, "%s: out of memory", d->path);
 	apply_notes(d, c->legacy, false);
 	apply_notes(d, c->legacy, true);
@@ -606,18 +606,18 @@ int legacy_finish(struct cursor *c)
 
 bool hr_dump_has_object_types(const struct hr_dump *d)
 {
-	return d->obj_types != NULL;
+	return d->dump.obj_types != NULL;
 }
 
 bool hr_dump_object_type(const struct hr_dump *d, size_t index, struct hr_object_type *out)
 {
 	static const char *const prefixes[] = { "", "[]", "chan ", "" };
-	uint32_t v = d->obj_types && index < d->heap.nobj ? d->obj_types[index] : OBJ_TYPE_NONE;
+	uint32_t v = d->dump.obj_types && index < d->heap.nobj ? d->dump.obj_types[index] : OBJ_TYPE_NONE;
 	const struct hr_type_record *t;
 
 	if (v == OBJ_TYPE_NONE)
 		return false;
-	t = &d->types[(v >> 2) - 1];
+	t = &d->dump.types[(v >> 2) - 1];
 	out->prefix = prefixes[v & 3];
 	out->name = t->name;
 	if ((v & 3) == OBJ_TYPE_POINTEE && t->name.len > 1 && t->name.ptr[0] == '*') {

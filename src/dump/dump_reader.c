@@ -23,31 +23,6 @@
 
 
 /* ---------------------------------------------------------------------------------- */
-/* Names                                                                               */
-
-const char *hr_record_kind_name(unsigned kind)
-{
-	static const char *const names[HR_REC_KIND_COUNT] = {
-		"EOF", "object", "other root", "type", "goroutine", "stack frame",
-		"params", "finalizer", "itab", "OS thread", "memstats", "queued finalizer",
-		"data segment", "bss segment", "defer", "panic", "memory profile",
-		"alloc sample",
-	};
-
-	return kind < HR_REC_KIND_COUNT ? names[kind] : "unknown";
-}
-
-const char *hr_goroutine_status_name(uint64_t status)
-{
-	static const char *const names[] = {
-		"idle", "runnable", "running", "syscall", "waiting", "moribund",
-		"dead", "enqueue", "copystack", "preempted", "leaked", "deadextra",
-	};
-
-	return status < sizeof(names) / sizeof(names[0]) ? names[status] : "unknown";
-}
-
-/* ---------------------------------------------------------------------------------- */
 /* Field lists                                                                         */
 
 /*
@@ -115,7 +90,7 @@ int cur_add_object(struct cursor *c, uint64_t addr, struct hr_bytes contents, co
 			        "object 0x%" PRIx64 " (%" PRIu64 " bytes) lies outside the heap range "
 			        "0x%" PRIx64 "-0x%" PRIx64 " of the params record",
 			        addr, contents.len, pp->heap_start, pp->heap_end);
-	rc = heap_index_add(c->heap, addr, contents.len, cur_offset(c, contents.ptr));
+	rc = heap_index_add(c->heap, addr, contents.len, contents.ptr);
 	if (rc == HR_ENOMEM)
 		return cur_nomem(c);
 	if (rc) /* the range checked above is the page table's */
@@ -184,7 +159,7 @@ static int parse_type(struct cursor *c)
 	    (rc = cur_bytes(c, &t.name, "type name")) ||
 	    (rc = cur_bool(c, &t.data_is_ptr, "indirect flag")))
 		return rc;
-	struct hr_type_record *slot = VEC_PUSH(c->d, types);
+	struct hr_type_record *slot = VEC_PUSH(&c->d->dump, types);
 	if (!slot)
 		return cur_nomem(c);
 	*slot = t;
@@ -193,7 +168,7 @@ static int parse_type(struct cursor *c)
 
 static int parse_goroutine(struct cursor *c)
 {
-	struct hr_goroutine g = { .file_offset = cur_offset(c, c->rec) };
+	struct hr_goroutine g = { 0 };
 	uint64_t head[5], tail[4];
 	int rc;
 
@@ -226,7 +201,7 @@ static int parse_goroutine(struct cursor *c)
 static int parse_stack_frame(struct cursor *c)
 {
 	struct hr_dump *d = c->d;
-	struct hr_frame f = { .file_offset = cur_offset(c, c->rec) };
+	struct hr_frame f = { 0 };
 	uint64_t words, first_word;
 	struct hr_goroutine *g;
 	int rc;
@@ -277,7 +252,7 @@ int cur_params_begin(struct cursor *c)
 
 	if (d->have_params)
 		return cur_fail(c, c->rec, "second params record");
-	pp->file_offset = cur_offset(c, c->rec);
+	d->dump.params_offset = cur_offset(c, c->rec);
 	if ((rc = cur_bool(c, &pp->big_endian, "big-endian flag")))
 		return rc;
 	at = c->pos;
@@ -308,7 +283,7 @@ int cur_params_end(struct cursor *c)
 {
 	struct hr_dump *d = c->d;
 
-	if (heap_index_init(&d->heap, d->map, d->params.ptr_size))
+	if (heap_index_init(&d->heap, d->params.ptr_size))
 		return cur_nomem(c);
 	heap_index_plan_pages(&d->heap, d->params.heap_start, d->params.heap_end, d->map_len);
 	d->have_params = true;
@@ -318,13 +293,16 @@ int cur_params_end(struct cursor *c)
 static int parse_params(struct cursor *c)
 {
 	struct hr_dump_params *pp = &c->d->params;
+	struct hr_bytes version;
 	int rc;
 
 	if ((rc = cur_params_begin(c)) || (rc = cur_params_heap(c)) ||
 	    (rc = cur_bytes(c, &pp->goarch, "architecture")) ||
-	    (rc = cur_bytes(c, &pp->go_version, "Go version")) ||
+	    (rc = cur_bytes(c, &version, "Go version")) ||
 	    (rc = cur_uvarint(c, &pp->ncpu, "CPU count")))
 		return rc;
+	if (!(c->d->prov.go_version = model_copy_string(c->d, version)))
+		return cur_nomem(c);
 	return cur_params_end(c);
 }
 
@@ -373,11 +351,11 @@ static int parse_os_thread(struct cursor *c)
 
 static int parse_memstats(struct cursor *c)
 {
-	struct hr_memstats *m = &c->d->memstats;
+	struct hr_memstats *m = &c->d->dump.memstats;
 	uint64_t v[24];
 	int rc;
 
-	if (c->d->have_memstats)
+	if (c->d->dump.have_memstats)
 		return cur_fail(c, c->rec, "second memstats record");
 	if ((rc = cur_uvarints(c, v, 24, "memstats field")) ||
 	    (rc = cur_uvarints(c, m->pause_ns, 256, "PauseNs entry")) ||
@@ -407,7 +385,7 @@ static int parse_memstats(struct cursor *c)
 	m->next_gc = v[21];
 	m->last_gc = v[22];
 	m->pause_total_ns = v[23];
-	c->d->have_memstats = true;
+	c->d->dump.have_memstats = true;
 	return HR_OK;
 }
 
@@ -434,7 +412,6 @@ static int parse_segment(struct cursor *c)
 	else
 		c->d->bss_bits = bits;
 	seg->ptr_bits = bits;
-	seg->file_offset = cur_offset(c, c->rec);
 	seg->present = true;
 	return read_field_bitmap(c, seg->contents, name, bits);
 }
@@ -446,7 +423,7 @@ static int parse_defer(struct cursor *c)
 
 	if (rc)
 		return rc;
-	struct hr_defer *slot = VEC_PUSH(c->d, defers);
+	struct hr_defer *slot = VEC_PUSH(&c->d->dump, defers);
 	if (!slot)
 		return cur_nomem(c);
 	*slot = (struct hr_defer){ v[0], v[1], v[2], v[3], v[4], v[5], v[6] };
@@ -460,7 +437,7 @@ static int parse_panic(struct cursor *c)
 
 	if (rc)
 		return rc;
-	struct hr_panic *slot = VEC_PUSH(c->d, panics);
+	struct hr_panic *slot = VEC_PUSH(&c->d->dump, panics);
 	if (!slot)
 		return cur_nomem(c);
 	*slot = (struct hr_panic){ v[0], v[1], v[2], v[3], v[4], v[5] };
@@ -714,15 +691,15 @@ static void start_half(struct cursor *c)
 	const uint8_t *start;
 	struct half *h;
 
-	if (left < d->split_min || hr_cpus_usable() < 2)
+	if (left < d->dump.split_min || hr_cpus_usable() < 2)
 		return;
-	if (d->split_at > (size_t)(c->pos - d->map) && d->split_at < d->map_len)
-		start = find_split(d, d->map + d->split_at, c->end);
+	if (d->dump.split_at > (size_t)(c->pos - d->map) && d->dump.split_at < d->map_len)
+		start = find_split(d, d->map + d->dump.split_at, c->end);
 	else
 		start = find_split(d, balanced_middle(d, c->pos, c->end), c->end);
 	if (!start || !(h = calloc(1, sizeof(*h))))
 		return;
-	if (heap_index_init(&h->heap, d->map, d->params.ptr_size)) {
+	if (heap_index_init(&h->heap, d->params.ptr_size)) {
 		free(h);
 		return;
 	}
@@ -738,7 +715,7 @@ static void start_half(struct cursor *c)
 	}
 	c->half = h;
 	c->half_start = start;
-	d->split_start = (size_t)(start - d->map);
+	d->dump.split_start = (size_t)(start - d->map);
 }
 
 /* Waits for the other thread and drops its work. */
@@ -766,7 +743,7 @@ static int join_half(struct cursor *c)
 
 	if (c->pos != h->start) {
 		drop_half(c);
-		c->d->split = DUMP_SPLIT_DROPPED;
+		c->d->dump.split = DUMP_SPLIT_DROPPED;
 		return HR_OK;
 	}
 	pthread_join(h->thread, NULL);
@@ -780,7 +757,7 @@ static int join_half(struct cursor *c)
 		c->d->counts[HR_REC_OBJECT] += h->c.nrecords;
 		c->nrecords += h->c.nrecords;
 		c->pos = h->c.pos;
-		c->d->split = DUMP_SPLIT_KEPT;
+		c->d->dump.split = DUMP_SPLIT_KEPT;
 	}
 	heap_index_release(&h->heap);
 	free(h);
@@ -814,7 +791,8 @@ static int parse_header(struct cursor *c)
 		return cur_fail(c, c->pos,
 			        "bad header: dump format go1.%c is newer than heapref reads (go1.3 to go1.7)",
 			        h[4]);
-	c->d->minor = (unsigned)(h[4] - '0');
+	c->d->dump.minor = (unsigned)(h[4] - '0');
+	c->d->prov.dump_format = c->d->dump.minor;
 	c->pos += HEADER_LEN;
 	return HR_OK;
 }
@@ -823,7 +801,7 @@ static int parse_header(struct cursor *c)
 /* The parser of a record kind in the dump's format. */
 static record_parser parser_of(const struct cursor *c, unsigned kind)
 {
-	record_parser p = c->legacy ? legacy_parser(c->d->minor, kind) : NULL;
+	record_parser p = c->legacy ? legacy_parser(c->d->dump.minor, kind) : NULL;
 
 	return p ? p : parsers[kind];
 }
@@ -869,7 +847,8 @@ static int cmp_frame_depth(const void *a, const void *b)
 
 	if (x->depth != y->depth)
 		return x->depth < y->depth ? -1 : 1;
-	return (x->file_offset > y->file_offset) - (x->file_offset < y->file_offset);
+	/* frames' bits are laid out as they are read: of equal depths, the one read first */
+	return (x->bits_index > y->bits_index) - (x->bits_index < y->bits_index);
 }
 
 /* Go writes frames top (depth 0) first; put any other order right. */
@@ -898,7 +877,7 @@ static int parse_dump(struct hr_dump *d, struct hr_error *err)
 	int rc;
 
 	rc = parse_header(&c);
-	if (!rc && d->minor < 5)
+	if (!rc && d->dump.minor < 5)
 		rc = legacy_begin(&c);
 	if (!rc)
 		rc = parse_records(&c);
@@ -907,7 +886,7 @@ static int parse_dump(struct hr_dump *d, struct hr_error *err)
 		rc = hr_error_set(err, HR_EINPUT, "%s: byte %zu: no params record in the dump",
 				  d->path, d->map_len);
 	if (!rc)
-		rc = heap_index_finish(&d->heap, d->path, err);
+		rc = heap_index_finish(&d->heap, d->path, d->map, d->map_len, err);
 	if (!rc && c.legacy)
 		rc = legacy_finish(&c);
 	legacy_end(&c);
@@ -928,7 +907,8 @@ static struct hr_dump *dump_new(const char *name, struct hr_error *err)
 		hr_error_set(err, HR_ENOMEM, "%s: out of memory", name);
 		return NULL;
 	}
-	d->split_min = SPLIT_MIN_BYTES;
+	d->dump.split_min = SPLIT_MIN_BYTES;
+	d->prov = (struct hr_provenance){ .source = HR_SOURCE_DUMP, .go_version = "", .caveat = "" };
 	return d;
 }
 
@@ -946,8 +926,8 @@ static struct hr_dump *open_bytes(const void *bytes, size_t len, const char *nam
 
 	if (!d)
 		return NULL;
-	d->split_min = split_min;
-	d->split_at = split_at;
+	d->dump.split_min = split_min;
+	d->dump.split_at = split_at;
 	d->map = bytes;
 	d->map_len = len;
 	if (parse_dump(d, err)) {
@@ -1018,216 +998,42 @@ struct hr_dump *hr_dump_open(const char *path, struct hr_error *err)
 	return d;
 }
 
-void hr_dump_free(struct hr_dump *d)
+/* --- what only a dump has ----------------------------------------------------------- */
+
+unsigned hr_dump_format_minor(const struct hr_dump *d) { return d->dump.minor; }
+uint64_t hr_dump_params_offset(const struct hr_dump *d) { return d->dump.params_offset; }
+struct hr_bytes hr_dump_goexperiment(const struct hr_dump *d) { return d->dump.goexperiment; }
+
+const struct hr_type_record *hr_dump_types(const struct hr_dump *d, size_t *count)
 {
-	if (!d)
-		return;
-	if (d->owns_map)
-		munmap((void *)d->map, d->map_len);
-	heap_index_release(&d->heap);
-	free(d->data_bits);
-	free(d->obj_types);
-	free(d->bss_bits);
-	free(d->goroutines);
-	free(d->frames);
-	free(d->frame_bits);
-	free(d->finalizers);
-	free(d->queued);
-	free(d->types);
-	free(d->itabs);
-	free(d->threads);
-	free(d->other_roots);
-	free(d->defers);
-	free(d->panics);
-	free(d->buckets);
-	free(d->bucket_frames);
-	free(d->samples);
-	dump_build_release(d);
-	free(d->path);
-	free(d);
+	*count = d->dump.types_n;
+	return d->dump.types;
 }
 
-/* ---------------------------------------------------------------------------------- */
-/* Accessors                                                                           */
-
-uint64_t hr_goroutine_waited_ns(const struct hr_dump_params *p, const struct hr_goroutine *g)
+const struct hr_defer *hr_dump_defers(const struct hr_dump *d, size_t *count)
 {
-	return p->now_ns && g->wait_since && g->wait_since <= p->now_ns ? p->now_ns - g->wait_since
-									 : 0;
+	*count = d->dump.defers_n;
+	return d->dump.defers;
 }
 
-const char *hr_dump_path(const struct hr_dump *d) { return d->path; }
-uint64_t hr_dump_file_size(const struct hr_dump *d) { return d->map_len; }
-unsigned hr_dump_format_minor(const struct hr_dump *d) { return d->minor; }
-const struct hr_dump_params *hr_dump_params(const struct hr_dump *d) { return &d->params; }
-
-uint64_t hr_dump_record_count(const struct hr_dump *d, unsigned kind)
+const struct hr_panic *hr_dump_panics(const struct hr_dump *d, size_t *count)
 {
-	return kind < HR_REC_KIND_COUNT ? d->counts[kind] : 0;
-}
-
-uint64_t hr_dump_word(const struct hr_dump *d, const uint8_t *p)
-{
-	uint64_t v = 0;
-	uint32_t i, n = d->params.ptr_size;
-
-	if (n == 8 && !d->params.big_endian) /* the usual dump: compilers make this one load */
-		return (uint64_t)p[0] | (uint64_t)p[1] << 8 | (uint64_t)p[2] << 16 |
-		       (uint64_t)p[3] << 24 | (uint64_t)p[4] << 32 | (uint64_t)p[5] << 40 |
-		       (uint64_t)p[6] << 48 | (uint64_t)p[7] << 56;
-	for (i = 0; i < n; i++) {
-		unsigned shift = d->params.big_endian ? 8 * (n - 1 - i) : 8 * i;
-
-		v |= (uint64_t)p[i] << shift;
-	}
-	return v;
-}
-
-size_t hr_dump_object_count(const struct hr_dump *d) { return d->heap.nobj; }
-uint64_t hr_dump_object_bytes(const struct hr_dump *d) { return d->heap.total_bytes; }
-
-struct hr_object hr_dump_object(const struct hr_dump *d, size_t i)
-{
-	struct heap_span span;
-	uint64_t off = heap_index_object(&d->heap, i, &span);
-
-	return (struct hr_object){ .addr = span.addr, .size = span.size, .data = d->map + off };
-}
-
-int64_t hr_dump_object_at(const struct hr_dump *d, uint64_t addr)
-{
-	return heap_index_find(&d->heap, addr);
-}
-
-int64_t hr_dump_object_span_at(const struct hr_dump *d, uint64_t addr, uint64_t *start,
-			       uint64_t *size)
-{
-	struct heap_span span;
-	int64_t i = heap_index_locate(&d->heap, addr, &span);
-
-	if (i >= 0) {
-		*start = span.addr;
-		*size = span.size;
-	}
-	return i;
-}
-
-bool hr_dump_span_pointer_free(const struct hr_dump *d, uint64_t start, uint64_t size)
-{
-	return heap_index_span_pointer_free(&d->heap, start, size);
-}
-
-void hr_dump_prefetch_object(const struct hr_dump *d, size_t i, uint64_t offset,
-			     enum hr_prefetch_stage stage)
-{
-	heap_index_prefetch(&d->heap, i, offset, stage);
-}
-
-bool hr_dump_heap_ptr_bit(const struct hr_dump *d, uint64_t addr)
-{
-	return heap_index_ptr_bit(&d->heap, addr);
-}
-
-uint64_t hr_dump_heap_ptr_words(const struct hr_dump *d)
-{
-	uint64_t n = 0, i, words = (uint64_t)d->heap.bit_blocks * d->heap.block_words;
-
-	for (i = 0; i < words; i++)
-		n += (uint64_t)__builtin_popcountll(d->heap.bit_pool[i]);
-	return n;
-}
-
-void hr_dump_object_ptr_bits(const struct hr_dump *d, size_t i, uint64_t *out)
-{
-	struct hr_object o = hr_dump_object(d, i);
-
-	heap_index_copy_bits(&d->heap, o.addr, o.size / d->params.ptr_size, out);
-}
-
-void hr_dump_ptr_bits_at(const struct hr_dump *d, uint64_t addr, uint64_t nwords, uint64_t *out)
-{
-	heap_index_copy_bits(&d->heap, addr, nwords, out);
-}
-
-uint64_t hr_dump_object_ptr_count(const struct hr_dump *d, size_t i)
-{
-	struct hr_object o = hr_dump_object(d, i);
-
-	return heap_index_count_bits(&d->heap, o.addr, o.size / d->params.ptr_size);
-}
-
-const struct hr_segment *hr_dump_data(const struct hr_dump *d) { return &d->data; }
-const struct hr_segment *hr_dump_bss(const struct hr_dump *d) { return &d->bss; }
-
-#define ARRAY_ACCESSOR(fn, type, field)                                   \
-	const type *fn(const struct hr_dump *d, size_t *count)            \
-	{                                                                 \
-		*count = d->field##_n;                                    \
-		return d->field;                                          \
-	}
-
-ARRAY_ACCESSOR(hr_dump_goroutines, struct hr_goroutine, goroutines)
-ARRAY_ACCESSOR(hr_dump_frames, struct hr_frame, frames)
-ARRAY_ACCESSOR(hr_dump_finalizers, struct hr_finalizer, finalizers)
-ARRAY_ACCESSOR(hr_dump_queued_finalizers, struct hr_finalizer, queued)
-ARRAY_ACCESSOR(hr_dump_types, struct hr_type_record, types)
-ARRAY_ACCESSOR(hr_dump_itabs, struct hr_itab, itabs)
-ARRAY_ACCESSOR(hr_dump_os_threads, struct hr_os_thread, threads)
-ARRAY_ACCESSOR(hr_dump_other_roots, struct hr_other_root, other_roots)
-ARRAY_ACCESSOR(hr_dump_defers, struct hr_defer, defers)
-ARRAY_ACCESSOR(hr_dump_panics, struct hr_panic, panics)
-ARRAY_ACCESSOR(hr_dump_memprof_buckets, struct hr_memprof_bucket, buckets)
-ARRAY_ACCESSOR(hr_dump_memprof_frames, struct hr_memprof_frame, bucket_frames)
-
-/* A frame of the runtime's own: "runtime." or "internal/runtime/" functions. */
-static bool runtime_frame(const struct hr_memprof_frame *f)
-{
-	return (f->func.len >= 8 && !memcmp(f->func.ptr, "runtime.", 8)) ||
-	       (f->func.len >= 17 && !memcmp(f->func.ptr, "internal/runtime/", 17));
-}
-
-void hr_dump_memprof_shown(const struct hr_dump *d, const struct hr_memprof_bucket *b,
-			   uint32_t *first, uint32_t *count)
-{
-	size_t nf;
-	const struct hr_memprof_frame *f = hr_dump_memprof_frames(d, &nf) + b->first_frame;
-	uint32_t skip = 0, n = b->frame_count;
-
-	while (skip < n && runtime_frame(&f[skip]))
-		skip++;
-	if (skip == n)
-		skip = 0;
-	if (n - skip > 1 && f[n - 1].func.len == 14 && !memcmp(f[n - 1].func.ptr, "runtime.goexit", 14))
-		n--;
-	*first = b->first_frame + skip;
-	*count = n - skip;
-}
-ARRAY_ACCESSOR(hr_dump_alloc_samples, struct hr_alloc_sample, samples)
-
-bool hr_dump_frame_ptr_bit(const struct hr_dump *d, const struct hr_frame *f, uint64_t word)
-{
-	if (word >= f->contents.len / d->params.ptr_size)
-		return false;
-	return hr_bit_get(d->frame_bits, f->bits_index + word);
+	*count = d->dump.panics_n;
+	return d->dump.panics;
 }
 
 const struct hr_memstats *hr_dump_memstats(const struct hr_dump *d)
 {
-	return d->have_memstats ? &d->memstats : NULL;
+	return d->dump.have_memstats ? &d->dump.memstats : NULL;
 }
 
 enum dump_split dump_split_outcome(const struct hr_dump *d)
 {
-	return d->split;
+	return (enum dump_split)d->dump.split;
 }
 
 size_t dump_split_start(const struct hr_dump *d)
 {
-	return d->split_start;
+	return d->dump.split_start;
 }
 
-uint64_t hr_dump_index_bytes(const struct hr_dump *d)
-{
-	return heap_index_bytes(&d->heap) + d->frame_bits_cap * sizeof(uint64_t) +
-	       d->frames_cap * sizeof(*d->frames) + d->goroutines_cap * sizeof(*d->goroutines);
-}

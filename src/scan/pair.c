@@ -39,14 +39,14 @@ static void add_difference(char *why, size_t len, const char *fmt, ...)
 static void compare_versions(const struct hr_dump *dump, const struct hr_binary *bin, char *why,
 			     size_t len)
 {
-	const struct hr_bytes *dv = &hr_dump_params(dump)->go_version;
+	const char *dv = hr_dump_provenance(dump)->go_version;
 	const char *bv = hr_binary_go_version(bin);
 
-	if (!bv[0] || !dv->len)
+	if (!bv[0] || !dv[0])
 		return; /* one side does not say: nothing to compare */
-	if (strlen(bv) != dv->len || memcmp(bv, dv->ptr, dv->len))
-		add_difference(why, len, "the dump was written by %.*s, the binary built by %s",
-			       (int)dv->len, (const char *)dv->ptr, bv);
+	if (strcmp(bv, dv))
+		add_difference(why, len, "the dump was written by %s, the binary built by %s", dv,
+			       bv);
 }
 
 static void compare_segment(const struct hr_segment *seg, const struct hr_binary *bin,

@@ -221,6 +221,12 @@ void scan_progress(struct hr_scan *s, const char *phase, uint64_t uncounted)
 
 /* --- lifecycle ---------------------------------------------------------------------- */
 
+/* The N of a "go1.N..." version, 0 if it has none. */
+static unsigned scan_go_minor(const char *version)
+{
+	return layout_go_minor(&(struct hr_bytes){ (const uint8_t *)version, strlen(version) });
+}
+
 static int check_pair(const struct hr_dump *dump, struct hr_binary *bin, struct hr_error *err)
 {
 	const struct hr_dump_params *p = hr_dump_params(dump);
@@ -229,7 +235,7 @@ static int check_pair(const struct hr_dump *dump, struct hr_binary *bin, struct 
 		return hr_error_set(err, HR_EINPUT,
 				    "%s: byte %" PRIu64 ": the params record says %u-byte pointers, "
 				    "%s-endian: heapref analyses 8-byte little-endian dumps only",
-				    hr_dump_path(dump), p->file_offset, p->ptr_size,
+				    hr_dump_path(dump), hr_dump_params_offset(dump), p->ptr_size,
 				    p->big_endian ? "big" : "little");
 	if (hr_binary_ptr_size(bin) && hr_binary_ptr_size(bin) != p->ptr_size)
 		return hr_error_set(err, HR_EINPUT, "%s: %u-byte pointers, but the dump has %u",
@@ -402,12 +408,9 @@ struct hr_scan *hr_scan_new(const struct hr_dump *dump, struct hr_binary *bin,
 	s->nobj = hr_dump_object_count(dump);
 	s->sum.total_objects = s->nobj;
 	s->sum.total_bytes = hr_dump_object_bytes(dump);
-	s->sum.go_minor = layout_go_minor(&hr_dump_params(dump)->go_version);
-	if (!s->sum.go_minor) { /* dumps before go1.7's format record no version */
-		const char *v = hr_binary_go_version(bin);
-
-		s->sum.go_minor = layout_go_minor(&(struct hr_bytes){ (const uint8_t *)v, strlen(v) });
-	}
+	s->sum.go_minor = scan_go_minor(hr_dump_provenance(dump)->go_version);
+	if (!s->sum.go_minor) /* dumps before go1.5's format record no version */
+		s->sum.go_minor = scan_go_minor(hr_binary_go_version(bin));
 	s->holder = HR_SCAN_BY_ROOT;
 	s->cpus = hr_cpus_usable();
 	s->record_types = hr_dump_has_object_types(dump);

@@ -35,32 +35,43 @@ static size_t typed_objects(const struct hr_dump *d)
 	return n;
 }
 
+/* What the heap came from: a dump's format, a core, or a core of a live process. */
+static void print_format(FILE *out, const struct hr_provenance *prov)
+{
+	if (prov->source == HR_SOURCE_DUMP)
+		fprintf(out, "format:        go1.%u heap dump\n", prov->dump_format);
+	else if (prov->source == HR_SOURCE_PROCESS)
+		fprintf(out, "format:        core of a live process (records: what a dump of it "
+			"would hold)\n");
+	else
+		fprintf(out, "format:        core file (records: what a dump of it would hold)\n");
+}
+
 static void print_header(FILE *out, const struct hr_dump *d)
 {
 	const struct hr_dump_params *p = hr_dump_params(d);
+	const struct hr_provenance *prov = hr_dump_provenance(d);
 
 	fprintf(out, "file:          %s\n", hr_dump_path(d));
 	fprintf(out, "size:          %" PRIu64 " bytes\n", hr_dump_file_size(d));
-	if (hr_dump_source(d) == HR_SOURCE_CORE)
-		fprintf(out, "format:        core file (records: what a dump of it would hold)\n");
-	else
-		fprintf(out, "format:        go1.%u heap dump\n", hr_dump_format_minor(d));
-	if (hr_dump_format_minor(d) < 5) { /* the field holds GOEXPERIMENT; the format says the release */
+	print_format(out, prov);
+	if (prov->source == HR_SOURCE_DUMP && prov->dump_format < 5) {
+		/* the release is the format's; the params record holds GOEXPERIMENT */
 		fprintf(out, "go version:    go1.%u (the format's)\nGOEXPERIMENT:  ",
-			hr_dump_format_minor(d));
-		print_str(out, p->go_version);
+			prov->dump_format);
+		print_str(out, hr_dump_goexperiment(d));
 		fprintf(out, "\ntyped objects: %zu of %zu, by the dump's type records\n",
 			typed_objects(d), hr_dump_object_count(d));
 	} else {
-		fprintf(out, "go version:    ");
-		print_str(out, p->go_version);
-		fputc('\n', out);
+		fprintf(out, "go version:    %s\n", prov->go_version[0] ? prov->go_version : "unknown");
 	}
 	fprintf(out, "arch:          ");
 	print_str(out, p->goarch);
-	fprintf(out, " (%" PRIu32 "-byte pointers, %s-endian), %" PRIu64 " CPUs\n", p->ptr_size,
-		p->big_endian ? "big" : "little", p->ncpu);
-	fprintf(out, "heap range:    0x%" PRIx64 "-0x%" PRIx64 " (%" PRIu64 " bytes)\n",
+	fprintf(out, " (%" PRIu32 "-byte pointers, %s-endian)", p->ptr_size,
+		p->big_endian ? "big" : "little");
+	if (p->ncpu)
+		fprintf(out, ", %" PRIu64 " CPUs", p->ncpu);
+	fprintf(out, "\nheap range:    0x%" PRIx64 "-0x%" PRIx64 " (%" PRIu64 " bytes)\n",
 		p->heap_start, p->heap_end, p->heap_end - p->heap_start);
 }
 

@@ -32,6 +32,7 @@ import os
 import re
 import shutil
 import signal
+import struct
 import subprocess
 import sys
 import tempfile
@@ -226,6 +227,108 @@ class OtherCommandsOnAProcess(unittest.TestCase):
         if m:
             st, out, err = progs.heapref("object", binary, core, m.group(1))
             self.assertEqual(st, 0, err)
+
+
+class Provenance(unittest.TestCase):
+    """A core and a process are named as what they are, with the Go release that ran
+    (the binary's, from the program's own runtime.Version()), never a dump format: the
+    summary said "go1.0 amd64 dump" and info "go1.0 (the format's)", a GOEXPERIMENT and
+    0 CPUs for every core and --pid run."""
+
+    def test_core_and_process(self):
+        work, binary = _program(self, "cache", "heapref-prov-")
+        core = os.path.join(work, "cache.core")
+
+        def while_held(pid):
+            cpus = len(os.sched_getaffinity(pid))
+            return cpus, progs.heapref("analyze", "--pid", pid, "--save-core", core, binary,
+                                       "-o", os.path.join(work, "p.pb.gz"))
+
+        facts, (cpus, (st, _, err)) = progs.run_held(binary, os.path.join(work, "c.dump"),
+                                                     while_held)
+        self.assertEqual(st, 0, err)
+        arch = facts["goarch"]
+        version = facts["go_version"]
+        self.assertIn("heapref: %s %s process: " % (version, arch), err)
+        st, _, err = progs.heapref("analyze", binary, core, "-o", os.path.join(work, "c.pb.gz"))
+        self.assertEqual(st, 0, err)
+        self.assertIn("heapref: %s %s core: " % (version, arch), err)
+        self.assertNotIn("go1.0", err)
+        st, out, err = progs.heapref("info", binary, core)
+        self.assertEqual(st, 0, err)
+        self.assertIn("go version:    %s\n" % version, out)
+        self.assertNotIn("GOEXPERIMENT", out)
+        self.assertNotIn("the format's", out)
+        self.assertNotIn("by the dump's type records", out)
+        # the processors the process could run on, as its runtime counts them (a note of
+        # heapref's core: runtime.ncpu is not always in the binary)
+        self.assertIn("(8-byte pointers, little-endian), %d CPUs\n" % cpus, out)
+
+
+PIECE = 3 * 4096  # not a multiple of the runtime's 8 KiB pages: spans are cut
+
+
+def _split_segments(core, out):
+    """A copy of core whose memory segments of the heap's size are cut into pieces of
+    PIECE bytes, laid out in the file in the reverse order: the same memory, in pieces of
+    the file that do not follow one another, as a core of mappings the kernel kept apart
+    holds it. Returns how many pieces there are."""
+    with open(core, "rb") as f:
+        data = bytearray(f.read())
+    phoff, = struct.unpack_from("<Q", data, 32)
+    phentsize, phnum = struct.unpack_from("<HH", data, 54)
+    headers, pieces = [], 0
+    for i in range(phnum):
+        ph = list(struct.unpack_from("<IIQQQQQQ", data, phoff + i * phentsize))
+        ptype, flags, offset, vaddr, _, filesz, memsz, align = ph
+        if ptype != 1 or filesz != memsz or filesz < 64 * PIECE:
+            headers.append(ph)
+            continue
+        cuts = list(range(0, filesz, PIECE))
+        placed = {}
+        for at in reversed(cuts):   # file order reversed
+            n = min(PIECE, filesz - at)
+            placed[at] = len(data)
+            data.extend(data[offset + at:offset + at + n])
+            data.extend(b"\0" * ((-len(data)) % 4096))
+        for at in cuts:             # program headers in address order
+            n = min(PIECE, filesz - at)
+            headers.append([1, flags, placed[at], vaddr + at, vaddr + at, n, n, align])
+        pieces += len(cuts)
+    table = len(data)
+    for ph in headers:
+        data.extend(struct.pack("<IIQQQQQQ", *ph))
+    struct.pack_into("<Q", data, 32, table)
+    struct.pack_into("<H", data, 56, len(headers))
+    with open(out, "wb") as f:
+        f.write(data)
+    return pieces
+
+
+class SegmentsInPieces(unittest.TestCase):
+    """A span whose memory the core holds in two pieces of the file is copied into the
+    model (memory it owns), not refused: the profile of the core cut into pieces is the
+    profile of the core."""
+
+    def test_same_profile(self):
+        work, binary = _program(self, "list", "heapref-pieces-")
+        core = os.path.join(work, "list.core")
+
+        def while_held(pid):
+            return progs.heapref("analyze", "--pid", pid, "--save-core", core, binary,
+                                 "-o", os.path.join(work, "p.pb.gz"))
+
+        _, (st, _, err) = progs.run_held(binary, os.path.join(work, "l.dump"), while_held)
+        self.assertEqual(st, 0, err)
+        pieces = os.path.join(work, "pieces.core")
+        self.assertGreater(_split_segments(core, pieces), 0)
+        profiles = []
+        for c in (core, pieces):
+            out = os.path.join(work, os.path.basename(c) + ".pb.gz")
+            st, _, err = progs.heapref("analyze", binary, c, "-o", out)
+            self.assertEqual(st, 0, err)
+            profiles.append(profile.load(out))
+        self.assertEqual(profiles[1], profiles[0])
 
 
 class AllocsFromACore(unittest.TestCase):

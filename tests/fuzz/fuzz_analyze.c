@@ -227,8 +227,8 @@ static void analyze(const struct hr_dump *dump)
 	FUZZ_CHECK(hr_scan_keep_paths(scan, &err) == 0 && hr_scan_keep_root_edges(scan, &err) == 0,
 		   "keeping paths: %s", err.msg);
 	(void)hr_scan_pair_matches(dump, fixed_binary, why, sizeof(why)); /* --force */
-	(void)hr_scan_go_version_known((const char *)hr_dump_params(dump)->go_version.ptr,
-				       hr_dump_params(dump)->go_version.len, why, sizeof(why));
+	(void)hr_scan_go_version_known(hr_dump_provenance(dump)->go_version,
+				       strlen(hr_dump_provenance(dump)->go_version), why, sizeof(why));
 	FUZZ_CHECK(hr_scan_pass1(scan, &err) == 0, "pass 1: %s", err.msg);
 	FUZZ_CHECK(hr_scan_pass2(scan, &err) == 0, "pass 2: %s", err.msg);
 	check_accounting(hr_scan_summary(scan), tree);

@@ -13,9 +13,16 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "dump_internal.h" /* the index itself, for the lookup fast paths */
+#include "model_internal.h" /* the index itself, for the lookup fast paths */
 #include "dumpbuf.h"
 #include "dumpcheck.h"
+
+/* Contents "at" off: the index keeps where contents are as an integer; the tests give
+ * small numbers and get them back. */
+static const uint8_t *at(uint64_t off)
+{
+	return (const uint8_t *)(uintptr_t)off;
+}
 #include "heapref/dump.h"
 
 #define HEAP_START UINT64_C(0xc000000000)
@@ -298,10 +305,10 @@ static void test_grid_lookups(void **state)
 
 	assert_non_null(m);
 	n = build_layouts(m, HEAP_START);
-	assert_int_equal(heap_index_init(&idx, NULL, 8), HR_OK);
+	assert_int_equal(heap_index_init(&idx, 8), HR_OK);
 	for (size_t i = n; i-- > 0;) /* backwards: the index sorts them */
-		assert_int_equal(heap_index_add(&idx, m[i].addr, m[i].size, 0), HR_OK);
-	assert_int_equal(heap_index_finish(&idx, "t", &err), HR_OK);
+		assert_int_equal(heap_index_add(&idx, m[i].addr, m[i].size, NULL), HR_OK);
+	assert_int_equal(heap_index_finish(&idx, "t", NULL, 0, &err), HR_OK);
 	assert_true(idx.page_direct);
 	check_layouts(&idx, m, n, HEAP_START);
 	heap_index_release(&idx);
@@ -309,10 +316,10 @@ static void test_grid_lookups(void **state)
 	/* the same layouts twice, 1 TiB apart: too sparse for the direct table */
 	n = build_layouts(m, HEAP_START);
 	n2 = n + build_layouts(m + n, HEAP_START + far);
-	assert_int_equal(heap_index_init(&idx, NULL, 8), HR_OK);
+	assert_int_equal(heap_index_init(&idx, 8), HR_OK);
 	for (size_t i = 0; i < n2; i++)
-		assert_int_equal(heap_index_add(&idx, m[i].addr, m[i].size, 0), HR_OK);
-	assert_int_equal(heap_index_finish(&idx, "t", &err), HR_OK);
+		assert_int_equal(heap_index_add(&idx, m[i].addr, m[i].size, NULL), HR_OK);
+	assert_int_equal(heap_index_finish(&idx, "t", NULL, 0, &err), HR_OK);
 	assert_false(idx.page_direct);
 	check_layouts(&idx, m, n2, HEAP_START);
 	check_layouts(&idx, m, n2, HEAP_START + far);
@@ -333,11 +340,11 @@ static void test_overlap_found(void **state)
 		struct hr_error err = { 0 };
 		struct heap_index idx;
 
-		assert_int_equal(heap_index_init(&idx, NULL, 8), HR_OK);
+		assert_int_equal(heap_index_init(&idx, 8), HR_OK);
 		for (size_t i = 0; i < 3; i++)
-			assert_int_equal(heap_index_add(&idx, cases[c][i].addr, cases[c][i].size, 0),
+			assert_int_equal(heap_index_add(&idx, cases[c][i].addr, cases[c][i].size, NULL),
 					 HR_OK);
-		assert_int_equal(heap_index_finish(&idx, "t", &err), HR_EINPUT);
+		assert_int_equal(heap_index_finish(&idx, "t", NULL, 0, &err), HR_EINPUT);
 		assert_non_null(strstr(err.msg, "overlaps"));
 		heap_index_release(&idx);
 	}
@@ -376,13 +383,13 @@ static int index_split(struct heap_index *idx, const struct model_obj *extra, si
 {
 	struct model_obj m[3];
 
-	assert_int_equal(heap_index_init(idx, NULL, 8), HR_OK);
+	assert_int_equal(heap_index_init(idx, 8), HR_OK);
 	for (uint64_t pg = 0; pg < SPLIT_PAGES; pg++)
 		for (size_t k = 0, n = split_layout(m, pg); k < n; k++)
-			assert_int_equal(heap_index_add(idx, m[k].addr, m[k].size, 0), HR_OK);
+			assert_int_equal(heap_index_add(idx, m[k].addr, m[k].size, at(0)), HR_OK);
 	for (size_t k = 0; k < nextra; k++)
-		assert_int_equal(heap_index_add(idx, extra[k].addr, extra[k].size, 0), HR_OK);
-	return heap_index_finish(idx, "t", err);
+		assert_int_equal(heap_index_add(idx, extra[k].addr, extra[k].size, at(0)), HR_OK);
+	return heap_index_finish(idx, "t", NULL, 0, err);
 }
 
 static void test_scan_split(void **state)
@@ -451,19 +458,19 @@ static void test_place_by_rank(void **state)
 	const uint64_t whole = rank_page(1000); /* page 23000, in the first half */
 
 	(void)state;
-	assert_int_equal(heap_index_init(&idx, NULL, 8), HR_OK);
+	assert_int_equal(heap_index_init(&idx, 8), HR_OK);
 	for (uint64_t k = 0; k < RANK_PAGES; k++) {
-		uint64_t pg = rank_page(k), at = HEAP_START + pg * 8192;
+		uint64_t pg = rank_page(k), base = HEAP_START + pg * 8192;
 
 		for (uint64_t j = 0; j < RANK_PER_PAGE; j++, off += RANK_SIZE + 8) {
 			/* the whole page: its objects in reverse, so they fit no run */
 			uint64_t slot = pg == whole ? RANK_PER_PAGE - 1 - j : j;
 
-			assert_int_equal(heap_index_add(&idx, at + slot * RANK_SIZE, RANK_SIZE, off),
-					 HR_OK);
+			assert_int_equal(heap_index_add(&idx, base + slot * RANK_SIZE, RANK_SIZE,
+							at(off)), HR_OK);
 		}
 	}
-	assert_int_equal(heap_index_finish(&idx, "t", &err), HR_OK);
+	assert_int_equal(heap_index_finish(&idx, "t", NULL, 0, &err), HR_OK);
 	assert_int_equal(idx.nobj, (size_t)RANK_PAGES * RANK_PER_PAGE);
 	assert_int_equal(idx.nwhole, RANK_PER_PAGE); /* the one page whole */
 	for (uint64_t k = 0; k < RANK_PAGES; k++) {
@@ -552,14 +559,13 @@ static void index_packed(struct heap_index *idx, const struct packed_obj *m, siz
 			 bool planned)
 {
 	struct hr_error err = { 0 };
-	static const uint8_t file[64];
 
-	assert_int_equal(heap_index_init(idx, file, 8), HR_OK);
+	assert_int_equal(heap_index_init(idx, 8), HR_OK);
 	if (planned)
 		plan_pages(idx, m, n);
 	for (size_t i = 0; i < n; i++)
-		assert_int_equal(heap_index_add(idx, m[i].addr, m[i].size, m[i].off), HR_OK);
-	assert_int_equal(heap_index_finish(idx, "t", &err), HR_OK);
+		assert_int_equal(heap_index_add(idx, m[i].addr, m[i].size, at(m[i].off)), HR_OK);
+	assert_int_equal(heap_index_finish(idx, "t", NULL, 0, &err), HR_OK);
 }
 
 /*
@@ -639,18 +645,17 @@ static void test_absorb_packing(void **state)
 	for (uint64_t k = 0; k < 300; k++)
 		m[n++] = (struct packed_obj){ page + 9 * 8192 + 16 * k, 16, 50000 + 30 * k };
 	for (int planned = 0; planned < 2; planned++) { /* both tables hashed, or both direct */
-		assert_int_equal(heap_index_init(&a, (const uint8_t *)"", 8), HR_OK);
-		assert_int_equal(heap_index_init(&b, (const uint8_t *)"", 8), HR_OK);
+		assert_int_equal(heap_index_init(&a, 8), HR_OK);
+		assert_int_equal(heap_index_init(&b, 8), HR_OK);
 		if (planned) {
 			plan_pages(&a, m, n);
 			plan_pages(&b, m, n);
 		}
 		for (size_t i = 0; i < n; i++)
-			assert_int_equal(heap_index_add(i < half ? &a : &b, m[i].addr, m[i].size,
-							m[i].off),
+			assert_int_equal(heap_index_add(i < half ? &a : &b, m[i].addr, m[i].size, at(m[i].off)),
 					 HR_OK);
 		assert_int_equal(heap_index_absorb(&a, &b), HR_OK);
-		assert_int_equal(heap_index_finish(&a, "t", &err), HR_OK);
+		assert_int_equal(heap_index_finish(&a, "t", NULL, 0, &err), HR_OK);
 		memcpy(w, m, n * sizeof(*m)); /* check_packed() sorts */
 		check_packed(&a, w, n);
 		assert_int_equal(a.nwhole, 100); /* page 0's, from both */
@@ -669,22 +674,22 @@ static void test_plan_pages_bounded(void **state)
 	const uint64_t gib = UINT64_C(1) << 30;
 	struct heap_index idx;
 
-	assert_int_equal(heap_index_init(&idx, (const uint8_t *)"", 8), HR_OK);
+	assert_int_equal(heap_index_init(&idx, 8), HR_OK);
 	heap_index_plan_pages(&idx, HEAP_START, HEAP_START + 1024 * gib, 64 << 20);
 	assert_false(idx.page_direct); /* 2^27 pages for a 64 MiB file */
 	heap_index_plan_pages(&idx, HEAP_START, HEAP_START, UINT64_MAX);
 	assert_false(idx.page_direct);
-	assert_int_equal(heap_index_add(&idx, HEAP_START + 64, 16, 0), HR_OK);
+	assert_int_equal(heap_index_add(&idx, HEAP_START + 64, 16, at(0)), HR_OK);
 	heap_index_plan_pages(&idx, HEAP_START, HEAP_START + gib, UINT64_MAX);
 	assert_false(idx.page_direct);
 	heap_index_release(&idx);
 
-	assert_int_equal(heap_index_init(&idx, (const uint8_t *)"", 8), HR_OK);
+	assert_int_equal(heap_index_init(&idx, 8), HR_OK);
 	heap_index_plan_pages(&idx, HEAP_START, HEAP_START + gib, 4 * gib);
 	assert_true(idx.page_direct); /* 2^17 pages (4 MiB of table) for a 4 GiB file */
 	assert_int_equal(idx.page_slots, (size_t)1 << 17);
-	assert_int_equal(heap_index_add(&idx, HEAP_START + gib - 16, 16, 0), HR_OK);
-	assert_int_equal(heap_index_add(&idx, HEAP_START + gib, 16, 0), HR_EINPUT);
+	assert_int_equal(heap_index_add(&idx, HEAP_START + gib - 16, 16, at(0)), HR_OK);
+	assert_int_equal(heap_index_add(&idx, HEAP_START + gib, 16, at(0)), HR_EINPUT);
 	heap_index_release(&idx);
 }
 
@@ -699,17 +704,17 @@ static void test_span_pointer_free(void **state)
 	struct hr_error err = { 0 };
 	struct heap_index idx;
 
-	assert_int_equal(heap_index_init(&idx, (const uint8_t *)"", 8), HR_OK);
+	assert_int_equal(heap_index_init(&idx, 8), HR_OK);
 	for (uint64_t k = 0; k < 4; k++) /* page 0: strings */
-		assert_int_equal(heap_index_add(&idx, page + 32 * k, 32, 100 + 40 * k), HR_OK);
+		assert_int_equal(heap_index_add(&idx, page + 32 * k, 32, at(100 + 40 * k)), HR_OK);
 	for (uint64_t k = 0; k < 4; k++) { /* page 1: the second of each pair has a pointer */
-		assert_int_equal(heap_index_add(&idx, page + 8192 + 16 * k, 16, 300 + 24 * k),
+		assert_int_equal(heap_index_add(&idx, page + 8192 + 16 * k, 16, at(300 + 24 * k)),
 				 HR_OK);
 		if (k % 2)
 			assert_int_equal(heap_index_set_ptr(&idx, page + 8192 + 16 * k + 8), HR_OK);
 	}
-	assert_int_equal(heap_index_add(&idx, page + 3 * 8192 - 64, 128, 500), HR_OK);
-	assert_int_equal(heap_index_finish(&idx, "t", &err), HR_OK);
+	assert_int_equal(heap_index_add(&idx, page + 3 * 8192 - 64, 128, at(500)), HR_OK);
+	assert_int_equal(heap_index_finish(&idx, "t", NULL, 0, &err), HR_OK);
 	assert_true(heap_index_span_pointer_free(&idx, page + 32, 32));
 	assert_false(heap_index_span_pointer_free(&idx, page + 8192, 16)); /* its page has some */
 	assert_false(heap_index_span_pointer_free(&idx, page + 8192 + 16, 16));

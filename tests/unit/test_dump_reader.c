@@ -143,8 +143,10 @@ static void test_every_record_kind(void **state)
 	assert_int_equal(p->heap_start, HEAP_START);
 	assert_int_equal(p->heap_end, HEAP_END);
 	assert_true(bytes_eq(p->goarch, "amd64"));
-	assert_true(bytes_eq(p->go_version, "go1.26.8"));
 	assert_int_equal(p->ncpu, 2);
+	assert_string_equal(hr_dump_provenance(d)->go_version, "go1.26.8");
+	assert_int_equal(hr_dump_provenance(d)->source, HR_SOURCE_DUMP);
+	assert_int_equal(hr_dump_provenance(d)->dump_format, 7);
 
 	const struct hr_type_record *t = hr_dump_types(d, &n);
 	assert_int_equal(n, 1);

@@ -1,7 +1,7 @@
 /*
- * dump_index.c - the heap object index: objects sorted by address, a sparse page table
+ * heap_index.c - the heap object index: objects sorted by address, a sparse page table
  * for address -> object lookups, and one pointer bit per heap word.
- * See dump_internal.h for the layout and why it is shaped this way.
+ * See model_internal.h for the layout and why it is shaped this way.
  */
 #define _DEFAULT_SOURCE /* MAP_ANONYMOUS */
 #include <inttypes.h>
@@ -10,7 +10,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "dump_internal.h"
+#include "model_internal.h"
 
 #define PAGE_HASH_MULT UINT64_C(0x9E3779B97F4A7C15)
 
@@ -127,7 +127,7 @@ void heap_index_plan_pages(struct heap_index *idx, uint64_t start, uint64_t end,
 	use_direct_table(idx, pages, (size_t)slots, lo);
 }
 
-/* Lays the page table out as a direct array if that is no larger (dump_internal.h). */
+/* Lays the page table out as a direct array if that is no larger (model_internal.h). */
 static void page_table_direct(struct heap_index *idx)
 {
 	uint64_t lo = UINT64_MAX, hi = 0;
@@ -190,10 +190,9 @@ static int page_get(struct heap_index *idx, uint64_t page_no, struct heap_page *
 	return HR_OK;
 }
 
-int heap_index_init(struct heap_index *idx, const uint8_t *file, uint32_t ptr_size)
+int heap_index_init(struct heap_index *idx, uint32_t ptr_size)
 {
 	memset(idx, 0, sizeof(*idx));
-	idx->file = file;
 	idx->ptr_size = ptr_size;
 	idx->block_words = (uint32_t)hr_bit_words(HEAP_PAGE_SIZE / ptr_size);
 	idx->page_slots = 1024;
@@ -319,7 +318,8 @@ static int add_to_page(struct heap_index *idx, struct heap_page *p, uint64_t add
 	return rc;
 }
 
-int heap_index_add(struct heap_index *idx, uint64_t addr, uint64_t size, uint64_t data_off)
+int heap_index_add(struct heap_index *idx, uint64_t addr, uint64_t size,
+		   const uint8_t *contents)
 {
 	uint64_t page = addr >> HEAP_PAGE_SHIFT, last = (addr + size - 1) >> HEAP_PAGE_SHIFT;
 	struct heap_page *p = idx->added;
@@ -338,7 +338,7 @@ int heap_index_add(struct heap_index *idx, uint64_t addr, uint64_t size, uint64_
 	if (idx->nobj > UINT32_MAX - 1) /* heap_index_finish() refuses so many: counted only */
 		return HR_OK;
 	p->count++; /* objects starting in it */
-	return add_to_page(idx, p, addr, size, data_off);
+	return add_to_page(idx, p, addr, size, (uint64_t)(uintptr_t)contents);
 }
 
 static uint64_t *page_bits(struct heap_index *idx, struct heap_page *p)
@@ -516,7 +516,7 @@ int heap_index_absorb(struct heap_index *dst, struct heap_index *src)
 	return HR_OK;
 }
 
-/* Object k of page p (k < p->count): its span; returns the offset of its contents. */
+/* Object k of page p (k < p->count): its span; returns where its contents are. */
 static uint64_t page_obj(const struct heap_index *idx, const struct heap_page *p, size_t k,
 			 struct heap_span *span)
 {
@@ -586,7 +586,7 @@ static int cmp_u64(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* By address, then by file offset: of two at one address, the one read first first. */
+/* By address, then by contents: of two at one address in a file, the one read first first. */
 static int cmp_whole(const void *a, const void *b)
 {
 	const struct heap_whole *x = a, *y = b;
@@ -837,7 +837,7 @@ static void dir_run(const struct heap_index *idx, struct heap_dir *d, unsigned k
 						   idx->runs[r].size };
 }
 
-/* The directory (see dump_internal.h); each page's run count gives way to its map. */
+/* The directory (see model_internal.h); each page's run count gives way to its map. */
 static int build_dir(struct heap_index *idx)
 {
 	size_t bytes = ((idx->nobj >> HEAP_DIR_SHIFT) + 1) * sizeof(*idx->dir);
@@ -1014,7 +1014,8 @@ static void map_grids(struct heap_index *idx)
 	}
 }
 
-int heap_index_finish(struct heap_index *idx, const char *name, struct hr_error *err)
+int heap_index_finish(struct heap_index *idx, const char *name, const uint8_t *file,
+		      size_t file_len, struct hr_error *err)
 {
 	struct heap_span a, b;
 	size_t bad;
@@ -1035,13 +1036,16 @@ int heap_index_finish(struct heap_index *idx, const char *name, struct hr_error 
 		return hr_error_set(err, rc, "%s: out of memory sorting %zu objects", name, idx->nobj);
 	bad = scan_pages(idx);
 	if (bad) {
-		uint64_t at = heap_index_object(idx, bad, &a);
+		uintptr_t at = (uintptr_t)heap_contents(heap_index_object(idx, bad, &a));
 
 		heap_index_object(idx, bad - 1, &b);
+		if (!file || at < (uintptr_t)file || at - (uintptr_t)file >= file_len)
+			return hr_error_set(err, HR_EINPUT, "%s: object at 0x%" PRIx64 " overlaps "
+					    "the object at 0x%" PRIx64, name, a.addr, b.addr);
 		return hr_error_set(err, HR_EINPUT,
 				    "%s: byte %" PRIu64 ": object at 0x%" PRIx64
 				    " overlaps the object at 0x%" PRIx64,
-				    name, at, a.addr, b.addr);
+				    name, (uint64_t)(at - (uintptr_t)file), a.addr, b.addr);
 	}
 	map_grids(idx);
 	return HR_OK;
@@ -1183,7 +1187,7 @@ void heap_index_prefetch(const struct heap_index *idx, size_t i, uint64_t offset
 			__builtin_prefetch(obj_run(idx, i));
 			break;
 		}
-		data = idx->file + heap_index_object(idx, i, &o) + offset;
+		data = heap_contents(heap_index_object(idx, i, &o)) + offset;
 		ahead = o.size > offset ? o.size - offset : 1;
 		/* the first and last line of up to 128 bytes: the whole of most objects */
 		__builtin_prefetch(data);
@@ -1192,7 +1196,7 @@ void heap_index_prefetch(const struct heap_index *idx, size_t i, uint64_t offset
 		break;
 	}
 	case HR_PREFETCH_BITS:
-		data = idx->file + heap_index_object(idx, i, &o) + offset;
+		data = heap_contents(heap_index_object(idx, i, &o)) + offset;
 		if (!heap_dir_run_of(idx, i)) { /* its contents now: too late to read them */
 			__builtin_prefetch(data);
 			__builtin_prefetch(page_probe(idx, o.addr >> HEAP_PAGE_SHIFT));

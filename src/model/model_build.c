@@ -1,15 +1,14 @@
 /*
- * dump_build.c - the model (struct hr_dump) built by another front end than the dump
- * parser: the core reader hands over what it found in a core file or a process, one
- * element at a time, and the same index and tables come out as from a heap dump. See
- * "the model built by another front end" in dump.h.
+ * model_build.c - the model built one element at a time (model.h's hr_dump_build_*):
+ * the core reader hands over what it found in a core file or a process, and the same
+ * index and tables come out as the dump reader makes from a heap dump.
  */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 
-#include "dump_internal.h"
+#include "model_internal.h"
 
 #define STR_BLOCK_MIN 4096
 
@@ -26,7 +25,7 @@ struct hr_dump *hr_dump_build_begin(const char *name, const uint8_t *map, size_t
 
 	if (d)
 		d->path = strdup(name);
-	if (!d || !d->path || heap_index_init(&d->heap, map, params->ptr_size)) {
+	if (!d || !d->path || heap_index_init(&d->heap, params->ptr_size)) {
 		if (d)
 			free(d->path);
 		free(d);
@@ -38,21 +37,50 @@ struct hr_dump *hr_dump_build_begin(const char *name, const uint8_t *map, size_t
 	d->map = map;
 	d->map_len = map_len;
 	d->owns_map = owns_map;
-	d->source = HR_SOURCE_CORE;
+	d->prov = (struct hr_provenance){ .source = HR_SOURCE_CORE, .go_version = "",
+					  .caveat = "" };
 	d->params = *params;
 	d->have_params = true;
 	d->counts[HR_REC_PARAMS] = 1;
 	return d;
 }
 
-int hr_dump_build_object(struct hr_dump *d, uint64_t addr, uint64_t size, uint64_t offset,
-			 struct hr_error *err)
+/* Whether [p, p + len) lies in one piece of the model's memory: its file, or a block. */
+static bool in_model_memory(const struct hr_dump *d, const uint8_t *p, uint64_t len)
 {
-	if (offset > d->map_len || size > d->map_len - offset || size == 0 ||
-	    offset >= OBJ_MAX_FILE_OFFSET)
-		return hr_error_set(err, HR_EINPUT, "%s: object 0x%" PRIx64 " (%" PRIu64
-				    " bytes) is not inside the file", d->path, addr, size);
-	if (heap_index_add(&d->heap, addr, size, offset))
+	uintptr_t at = (uintptr_t)p;
+
+	if (d->map && at >= (uintptr_t)d->map && at - (uintptr_t)d->map <= d->map_len &&
+	    len <= d->map_len - (at - (uintptr_t)d->map))
+		return true;
+	for (const struct mem_block *b = d->memory; b; b = b->next)
+		if (at >= (uintptr_t)b->bytes && at - (uintptr_t)b->bytes <= b->len &&
+		    len <= b->len - (at - (uintptr_t)b->bytes))
+			return true;
+	return false;
+}
+
+uint8_t *hr_dump_build_memory(struct hr_dump *d, uint64_t len, struct hr_error *err)
+{
+	struct mem_block *b = len <= SIZE_MAX - sizeof(*b) ? calloc(1, sizeof(*b) + len) : NULL;
+
+	if (!b) {
+		nomem(d, err);
+		return NULL;
+	}
+	b->len = len;
+	b->next = d->memory;
+	d->memory = b;
+	return b->bytes;
+}
+
+int hr_dump_build_object(struct hr_dump *d, uint64_t addr, uint64_t size,
+			 const uint8_t *contents, struct hr_error *err)
+{
+	if (size == 0 || !in_model_memory(d, contents, size))
+		return hr_error_set(err, HR_EUSAGE, "%s: object 0x%" PRIx64 " (%" PRIu64
+				    " bytes) is in no memory of the model", d->path, addr, size);
+	if (heap_index_add(&d->heap, addr, size, contents))
 		return nomem(d, err);
 	d->counts[HR_REC_OBJECT]++;
 	return HR_OK;
@@ -86,13 +114,13 @@ int hr_dump_build_segment(struct hr_dump *d, bool is_data, uint64_t addr, struct
 	else
 		d->bss_bits = bits;
 	*seg = (struct hr_segment){ .present = true, .addr = addr, .contents = contents,
-				    .ptr_bits = bits,
-				    .file_offset = contents.ptr ? (uint64_t)(contents.ptr - d->map) : 0 };
+				    .ptr_bits = bits };
 	d->counts[is_data ? HR_REC_DATA : HR_REC_BSS] = 1;
 	return HR_OK;
 }
 
-struct hr_bytes hr_dump_build_string(struct hr_dump *d, const char *s, size_t len)
+/* len bytes in the model's blocks of strings, to fill; NULL when out of memory. */
+static char *str_alloc(struct hr_dump *d, size_t len)
 {
 	struct str_block *b = d->strings;
 
@@ -101,15 +129,24 @@ struct hr_bytes hr_dump_build_string(struct hr_dump *d, const char *s, size_t le
 
 		b = malloc(sizeof(*b) + cap);
 		if (!b)
-			return (struct hr_bytes){ NULL, 0 };
+			return NULL;
 		b->used = 0;
 		b->cap = cap;
 		b->next = d->strings;
 		d->strings = b;
 	}
-	memcpy(b->bytes + b->used, s, len);
 	b->used += len;
-	return (struct hr_bytes){ (const uint8_t *)b->bytes + b->used - len, len };
+	return b->bytes + b->used - len;
+}
+
+struct hr_bytes hr_dump_build_string(struct hr_dump *d, const char *s, size_t len)
+{
+	char *copy = str_alloc(d, len);
+
+	if (!copy)
+		return (struct hr_bytes){ NULL, 0 };
+	memcpy(copy, s, len);
+	return (struct hr_bytes){ (const uint8_t *)copy, len };
 }
 
 int hr_dump_build_goroutine(struct hr_dump *d, const struct hr_goroutine *g, struct hr_error *err)
@@ -227,11 +264,17 @@ void hr_dump_build_params(struct hr_dump *d, const struct hr_dump_params *params
 
 int hr_dump_build_finish(struct hr_dump *d, struct hr_error *err)
 {
-	return heap_index_finish(&d->heap, d->path, err);
+	return heap_index_finish(&d->heap, d->path, d->map, d->map_len, err);
 }
 
 void dump_build_release(struct hr_dump *d)
 {
+	while (d->memory) {
+		struct mem_block *next = d->memory->next;
+
+		free(d->memory);
+		d->memory = next;
+	}
 	while (d->strings) {
 		struct str_block *next = d->strings->next;
 
@@ -240,19 +283,34 @@ void dump_build_release(struct hr_dump *d)
 	}
 }
 
-enum hr_source hr_dump_source(const struct hr_dump *d)
+const char *model_copy_string(struct hr_dump *d, struct hr_bytes s)
 {
-	return d->source;
+	char *copy = s.len < SIZE_MAX ? str_alloc(d, (size_t)s.len + 1) : NULL;
+
+	if (!copy)
+		return NULL;
+	memcpy(copy, s.ptr, (size_t)s.len);
+	copy[s.len] = 0;
+	return copy;
 }
 
 void hr_dump_build_caveat(struct hr_dump *d, const char *text)
 {
-	struct hr_bytes b = hr_dump_build_string(d, text, strlen(text) + 1);
+	const char *copy = model_copy_string(d, (struct hr_bytes){ (const uint8_t *)text,
+								   strlen(text) });
 
-	d->caveat = b.ptr ? (const char *)b.ptr : NULL;
+	d->prov.caveat = copy ? copy : "";
 }
 
-const char *hr_dump_caveat(const struct hr_dump *d)
+int hr_dump_build_provenance(struct hr_dump *d, enum hr_source source, const char *go_version,
+			     struct hr_error *err)
 {
-	return d->caveat ? d->caveat : "";
+	const char *copy = model_copy_string(d, (struct hr_bytes){ (const uint8_t *)go_version,
+								   strlen(go_version) });
+
+	if (!copy)
+		return nomem(d, err);
+	d->prov.source = source;
+	d->prov.go_version = copy;
+	return HR_OK;
 }
