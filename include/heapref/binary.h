@@ -320,4 +320,45 @@ int hr_binary_func_var_count(struct hr_binary *bin, size_t index, size_t *count,
 
 void hr_frame_vars_release(struct hr_frame_vars *vars);
 
+/* --- the Go function table (.gopclntab), and stacks unwound by it (pclntab.c, unwind.c) --- */
+
+struct hr_pclntab;
+/*
+ * Reads the function table of bin (section .gopclntab, funcdata base from the go:func.*
+ * or go.func.* symbol). bias: added to every address of the table (PIE); 0 otherwise.
+ * NULL with err set (HR_EINPUT naming the magic of a table format this code does not
+ * know; HR_ENOMEM). Free it with hr_pclntab_free(); it reads bin, which must outlive it.
+ */
+struct hr_pclntab *hr_pclntab_open(const struct hr_binary *bin, uint64_t bias,
+				   struct hr_error *err);
+void hr_pclntab_free(struct hr_pclntab *p);
+/* Entry PC and name of the function containing pc; false if none. name points into p. */
+bool hr_pclntab_func_at(const struct hr_pclntab *p, uint64_t pc, uint64_t *entry,
+			const char **name, size_t *name_len);
+/*
+ * What runtime.WriteHeapDump writes for a PC of a memory-profile bucket's stack: the
+ * function, and the file and line ("?" and 0 when the table has none; a caller's PC,
+ * a return address, is first backed up into its call). False when no function holds pc.
+ */
+bool hr_pclntab_source(const struct hr_pclntab *p, uint64_t pc, bool caller, const char **func,
+		       size_t *func_len, const char **file, size_t *file_len, uint64_t *line);
+/* Reads len bytes of the target's memory at addr; 0 on success, non-zero if not readable. */
+typedef int (*hr_pclntab_read_fn)(void *ctx, uint64_t addr, void *buf, size_t len);
+struct hr_pclntab_frame {
+	uint64_t sp, fp;          /* frame contents are [sp, fp) as the dump records them */
+	uint64_t pc, entry_pc, cont_pc;
+	uint64_t child_sp;        /* 0 for the top frame */
+	uint64_t depth;           /* 0 = top */
+	const char *name;         /* "unknown function" when the runtime would say so */
+	size_t name_len;
+	const uint64_t *bits;     /* one bit per word of [sp, fp), bit i = word at sp + i *
+				   * ptr_size; valid during the callback only */
+};
+typedef int (*hr_pclntab_frame_fn)(void *ctx, const struct hr_pclntab_frame *f);
+/* Unwinds a goroutine from (pc, sp, lr) as runtime.dumpgoroutine does, calling emit for
+ * every frame, top first. */
+int hr_pclntab_unwind(const struct hr_pclntab *p, hr_pclntab_read_fn read, void *read_ctx,
+		      uint64_t pc, uint64_t sp, uint64_t lr, uint64_t stack_hi,
+		      hr_pclntab_frame_fn emit, void *emit_ctx, struct hr_error *err);
+
 #endif

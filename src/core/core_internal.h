@@ -18,7 +18,7 @@
 
 #include "heapref/core.h"
 
-struct pcln;
+struct hr_pclntab;
 
 /* heapref's own note in the cores it writes: the runtime's clock when it stopped the
  * process (CLOCK_MONOTONIC, the clock of goroutines' wait_since), 8 bytes. */
@@ -150,7 +150,7 @@ struct core_reader {
 	uint64_t heap_lo, heap_hi; /* of the in-use spans, for the params */
 	uint64_t unbuilt_masks;    /* objects whose type's on-demand GC mask was never built */
 	uint64_t unwind_stops;     /* running goroutines whose stack did not unwind to its end */
-	struct pcln *pcln;         /* the binary's function table, for unwinding */
+	struct hr_pclntab *pcln;         /* the binary's function table, for unwinding */
 	uint64_t *bits;            /* scratch pointer bits */
 	size_t bits_cap;           /* in words */
 	uint64_t frame_bytes;      /* of the goroutines' frames so far: at most img.held */

@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "core_internal.h"
-#include "pcln.h"
+#include "heapref/binary.h"
 
 #define ARENA_ALIGN (UINT64_C(64) << 20)
 
@@ -223,8 +223,8 @@ static int begin(struct core_reader *r, const char *path)
 				    hr_binary_path(r->bin));
 	if ((rc = set_bias(r)) || (rc = check_same_binary(r)) ||
 	    (rc = rt_layout_load(&r->L, r->bin, path, r->err)) || (rc = check_go_process(r)) ||
-	    (rc = pcln_open(r->bin, hr_binary_bias(r->bin), &r->pcln, r->err)))
-		return rc;
+	    !(r->pcln = hr_pclntab_open(r->bin, hr_binary_bias(r->bin), r->err)))
+		return rc ? rc : r->err->code;
 	params = params_of(r);
 	r->map_given = true; /* hr_dump_build_begin() owns the mapping from now on, even failing */
 	r->model = hr_dump_build_begin(path, r->img.map, r->img.len, r->img.owns_map, &params,
@@ -278,7 +278,7 @@ static struct hr_dump *read_core(struct core_reader *r, int rc, const char *name
 		r->model = NULL;
 	}
 	core_image_release(&r->img, r->map_given);
-	pcln_free(r->pcln);
+	hr_pclntab_free(r->pcln);
 	free(r->bits);
 	return r->model;
 }

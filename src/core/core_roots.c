@@ -1,7 +1,7 @@
 /*
  * core_roots.c - the roots of a core, read from the runtime as runtime.WriteHeapDump
  * reads them: data and bss with the pointer masks of runtime.firstmoduledata, every
- * goroutine of runtime.allgs that is not dead with its frames (pcln.c unwinds them and
+ * goroutine of runtime.allgs that is not dead with its frames (the binary reader's pclntab.c unwinds them and
  * says which slots are live), the finalizers registered on objects (span specials) and
  * queued to run (runtime.allfin), the itabs (runtime.itabTable) and the Ms (runtime.allm).
  */
@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "core_internal.h"
-#include "pcln.h"
+#include "heapref/binary.h"
 
 #define G_SCAN 0x1000
 #define G_RUNNABLE 1
@@ -88,7 +88,7 @@ static int read_target(void *ctx, uint64_t addr, void *buf, size_t len)
  * stack: together they cannot take more than the core holds. Without this bound a
  * corrupt runtime.allgs naming one goroutine many times would unwind its stack as often.
  */
-static int charge_frame(struct core_reader *r, const struct pcln_frame *pf)
+static int charge_frame(struct core_reader *r, const struct hr_pclntab_frame *pf)
 {
 	uint64_t bytes = pf->fp - pf->sp > r->ps ? pf->fp - pf->sp : r->ps;
 
@@ -100,7 +100,7 @@ static int charge_frame(struct core_reader *r, const struct pcln_frame *pf)
 			    pf->name);
 }
 
-static int add_frame(void *ctx, const struct pcln_frame *pf)
+static int add_frame(void *ctx, const struct hr_pclntab_frame *pf)
 {
 	struct core_reader *r = ctx;
 	struct hr_frame f = {
@@ -141,7 +141,7 @@ static int unwind(struct core_reader *r, const struct hr_goroutine *g,
 				    "0x%" PRIx64 " is outside its stack 0x%" PRIx64 "-0x%" PRIx64,
 				    r->img.path, g->goid, g->sp, stack_lo, stack_hi);
 	}
-	rc = pcln_unwind(r->pcln, read_target, r, pc, g->sp, lr, stack_hi, add_frame, r, &why);
+	rc = hr_pclntab_unwind(r->pcln, read_target, r, pc, g->sp, lr, stack_hi, add_frame, r, &why);
 
 	if (!rc || !why.code)
 		return rc; /* done, or add_frame() failed and said why in r->err */
@@ -190,7 +190,7 @@ static bool system_goroutine(struct core_reader *r, uint64_t startpc)
 	const char *name;
 	size_t len;
 
-	if (!pcln_func_at(r->pcln, startpc, &entry, &name, &len))
+	if (!hr_pclntab_func_at(r->pcln, startpc, &entry, &name, &len))
 		return false;
 	if (len == 12 && !memcmp(name, "runtime.main", 12))
 		return false;
@@ -414,7 +414,7 @@ static int stack_frame(struct core_reader *r, uint64_t pc, bool caller,
 	size_t func_len, file_len;
 	char unknown[32];
 
-	if (pcln_source(r->pcln, pc, caller, &func, &func_len, &file, &file_len, &out->line)) {
+	if (hr_pclntab_source(r->pcln, pc, caller, &func, &func_len, &file, &file_len, &out->line)) {
 		out->func = hr_dump_build_string(r->model, func, func_len);
 		out->file = hr_dump_build_string(r->model, file, file_len);
 	} else {

@@ -5,7 +5,7 @@
  * pc, function name and pointer bitmap. One line per mismatch, then a summary; exit 1
  * on any mismatch or error.
  */
-#include "pcln.h"
+#include "heapref/binary.h"
 
 #include "heapref/binary.h"
 #include "heapref/dump.h"
@@ -75,7 +75,7 @@ static void mismatch(struct compare *c, uint64_t depth, const char *what, uint64
 	c->mismatches++;
 }
 
-static void compare_bits(struct compare *c, const struct hr_frame *d, const struct pcln_frame *f)
+static void compare_bits(struct compare *c, const struct hr_frame *d, const struct hr_pclntab_frame *f)
 {
 	uint64_t nwords = d->contents.len / c->ptr_size;
 	if (f->fp - f->sp != d->contents.len)
@@ -92,7 +92,7 @@ static void compare_bits(struct compare *c, const struct hr_frame *d, const stru
 	}
 }
 
-static int compare_frame(void *ctx, const struct pcln_frame *f)
+static int compare_frame(void *ctx, const struct hr_pclntab_frame *f)
 {
 	struct compare *c = ctx;
 	uint64_t i = c->seen++;
@@ -131,7 +131,7 @@ static uint64_t sched_lr(const struct hr_goroutine *g, const struct hr_frame *fi
 	return g->frame_count > 1 && first->contents.len == 0 ? first[1].pc : 0;
 }
 
-static void check_goroutine(const struct pcln *p, const struct hr_binary *bin, struct compare *c)
+static void check_goroutine(const struct hr_pclntab *p, const struct hr_binary *bin, struct compare *c)
 {
 	const struct hr_frame *first = &c->frames[c->g->first_frame];
 	const struct hr_frame *last = &c->frames[c->g->first_frame + c->g->frame_count - 1];
@@ -148,7 +148,7 @@ static void check_goroutine(const struct pcln *p, const struct hr_binary *bin, s
 			return;
 		}
 	}
-	int rc = pcln_unwind(p, read_stack, &mem, first->pc, c->g->sp, sched_lr(c->g, first), hi, compare_frame, c,
+	int rc = hr_pclntab_unwind(p, read_stack, &mem, first->pc, c->g->sp, sched_lr(c->g, first), hi, compare_frame, c,
 			     &err);
 	if (rc) {
 		printf("goroutine %" PRIu64 ": unwind failed: %s\n", c->g->goid, err.msg);
@@ -169,8 +169,8 @@ int main(int argc, char **argv)
 	struct hr_error err = { 0 };
 	struct hr_binary *bin = hr_binary_open(argv[1], &err);
 	struct hr_dump *dump = bin ? hr_dump_open(argv[2], &err) : NULL;
-	struct pcln *p = NULL;
-	if (!dump || pcln_open(bin, 0, &p, &err) != 0) {
+	struct hr_pclntab *p = NULL;
+	if (!dump || !(p = hr_pclntab_open(bin, 0, &err))) {
 		fprintf(stderr, "check_unwind: %s\n", err.msg);
 		hr_dump_free(dump);
 		hr_binary_free(bin);
@@ -190,7 +190,7 @@ int main(int argc, char **argv)
 	}
 	printf("goroutines %" PRIu64 ", frames %" PRIu64 ", mismatches %" PRIu64 "\n", checked,
 	       c.frames_checked, c.mismatches);
-	pcln_free(p);
+	hr_pclntab_free(p);
 	hr_dump_free(dump);
 	hr_binary_free(bin);
 	return c.mismatches ? 1 : 0;

@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pcln_internal.h"
+#include "pclntab_internal.h"
 
 #define MAX_FRAMES 1000000
 #define MAX_MAP_BITS (1u << 24)
@@ -39,8 +39,8 @@ struct child {
 };
 
 struct unwind {
-	const struct pcln *p;
-	pcln_read_fn read;
+	const struct hr_pclntab *p;
+	hr_pclntab_read_fn read;
 	void *read_ctx;
 	struct hr_error *err;
 	bool lr_arch;
@@ -147,11 +147,11 @@ static int frame_bits(struct unwind *u, const struct pcln_func *f, uint64_t pc, 
 }
 
 static int emit_frame(struct unwind *u, const struct pcln_func *f, uint64_t pc, uint64_t sp,
-		      uint64_t fp, uint64_t cont_pc, pcln_frame_fn emit, void *emit_ctx)
+		      uint64_t fp, uint64_t cont_pc, hr_pclntab_frame_fn emit, void *emit_ctx)
 {
 	static const char unknown[] = "unknown function";
 	uint64_t varp = fp - (u->lr_arch ? 0 : u->ps);
-	struct pcln_frame out;
+	struct hr_pclntab_frame out;
 	int32_t pcdata = 0;
 	int rc;
 
@@ -159,7 +159,7 @@ static int emit_frame(struct unwind *u, const struct pcln_func *f, uint64_t pc, 
 		varp -= u->ps; /* the saved frame pointer (frame pointers on amd64 and arm64) */
 	if ((rc = frame_bits(u, f, pc, sp, fp, varp, &pcdata)))
 		return rc;
-	out = (struct pcln_frame){ .sp = sp, .fp = fp, .pc = pc, .entry_pc = f->entry,
+	out = (struct hr_pclntab_frame){ .sp = sp, .fp = fp, .pc = pc, .entry_pc = f->entry,
 				   .cont_pc = cont_pc, .child_sp = u->child.sp,
 				   .depth = u->child.depth, .bits = u->bits };
 	out.name = pcln_name(u->p, f, &out.name_len);
@@ -202,7 +202,7 @@ static uint64_t caller_pc(struct unwind *u, const struct pcln_func *f, uint64_t 
 }
 
 static int walk(struct unwind *u, uint64_t pc, uint64_t sp, uint64_t lr, uint64_t stack_hi,
-		pcln_frame_fn emit, void *emit_ctx)
+		hr_pclntab_frame_fn emit, void *emit_ctx)
 {
 	bool innermost = true, after_sigpanic = false;
 
@@ -258,8 +258,8 @@ static int walk(struct unwind *u, uint64_t pc, uint64_t sp, uint64_t lr, uint64_
 	return stopped_at(u, "more than a million frames", pc, sp);
 }
 
-int pcln_unwind(const struct pcln *p, pcln_read_fn read, void *read_ctx, uint64_t pc,
-		uint64_t sp, uint64_t lr, uint64_t stack_hi, pcln_frame_fn emit, void *emit_ctx,
+int hr_pclntab_unwind(const struct hr_pclntab *p, hr_pclntab_read_fn read, void *read_ctx, uint64_t pc,
+		uint64_t sp, uint64_t lr, uint64_t stack_hi, hr_pclntab_frame_fn emit, void *emit_ctx,
 		struct hr_error *err)
 {
 	struct unwind u = { .p = p, .read = read, .read_ctx = read_ctx, .err = err,

@@ -1,13 +1,13 @@
 /*
- * pcln_internal.h - the function table's structures, shared by pcln.c (the table) and
- * unwind.c (frames as a heap dump records them).
+ * pclntab_internal.h - the function table's structures, shared by pclntab.c (the table)
+ * and unwind.c (frames as a heap dump records them).
  */
-#ifndef HEAPREF_CORE_PCLN_INTERNAL_H
-#define HEAPREF_CORE_PCLN_INTERNAL_H
+#ifndef HEAPREF_BINARY_PCLNTAB_INTERNAL_H
+#define HEAPREF_BINARY_PCLNTAB_INTERNAL_H
 
-#include "pcln.h"
+#include "heapref/binary.h"
 
-struct pcln {
+struct hr_pclntab {
 	const struct hr_binary *bin; /* for funcdata (stack maps), in its read-only data */
 	uint8_t *tab;                /* a copy of .gopclntab */
 	uint64_t len;
@@ -43,15 +43,15 @@ struct pcln_func {
 #define PCLN_FUNCDATA_LOCALS 1
 #define PCLN_ARGS_UNKNOWN INT32_MIN
 
-bool pcln_find(const struct pcln *p, uint64_t pc, struct pcln_func *f);
-const char *pcln_name(const struct pcln *p, const struct pcln_func *f, size_t *len);
+bool pcln_find(const struct hr_pclntab *p, uint64_t pc, struct pcln_func *f);
+const char *pcln_name(const struct hr_pclntab *p, const struct pcln_func *f, size_t *len);
 /* The value of the PC-value table at offset table of pctab at pc; -1 if none. */
-int32_t pcln_value(const struct pcln *p, const struct pcln_func *f, uint32_t table, uint64_t pc);
-int32_t pcln_pcdata(const struct pcln *p, const struct pcln_func *f, uint32_t index, uint64_t pc);
+int32_t pcln_value(const struct hr_pclntab *p, const struct pcln_func *f, uint32_t table, uint64_t pc);
+int32_t pcln_pcdata(const struct hr_pclntab *p, const struct pcln_func *f, uint32_t index, uint64_t pc);
 /* The source file and line of pc in f, as runtime.funcline gives them; false: "?", 0. */
-bool pcln_file_line(const struct pcln *p, const struct pcln_func *f, uint64_t pc,
+bool pcln_file_line(const struct hr_pclntab *p, const struct pcln_func *f, uint64_t pc,
 		    const char **file, size_t *file_len, int32_t *line);
 /* Run-time address of funcdata index, 0 if none. */
-uint64_t pcln_funcdata(const struct pcln *p, const struct pcln_func *f, uint32_t index);
+uint64_t pcln_funcdata(const struct hr_pclntab *p, const struct pcln_func *f, uint32_t index);
 
 #endif

@@ -1,5 +1,5 @@
 /*
- * pcln.c - the Go function table of a binary (.gopclntab), read from the binary file:
+ * pclntab.c - the Go function table of a binary (.gopclntab), read from the binary file:
  * which function holds a PC, its name, and the values of its PC-value tables (frame
  * size, stack map index) and its funcdata (stack maps) at a PC.
  *
@@ -25,12 +25,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pcln_internal.h"
+#include "pclntab_internal.h"
 
 #define MAGIC_118 0xfffffff0u
 #define MAGIC_120 0xfffffff1u
 
-static uint32_t u32_at(const struct pcln *p, uint64_t off)
+static uint32_t u32_at(const struct hr_pclntab *p, uint64_t off)
 {
 	uint32_t v;
 
@@ -40,7 +40,7 @@ static uint32_t u32_at(const struct pcln *p, uint64_t off)
 	return v;
 }
 
-static uint64_t word_at(const struct pcln *p, uint64_t off)
+static uint64_t word_at(const struct hr_pclntab *p, uint64_t off)
 {
 	uint64_t v = 0;
 
@@ -74,7 +74,7 @@ static bool table_range(const struct hr_binary *bin, uint64_t *addr, uint64_t *s
 	return true;
 }
 
-static int read_section(struct pcln *p, const struct hr_binary *bin, struct hr_error *err)
+static int read_section(struct hr_pclntab *p, const struct hr_binary *bin, struct hr_error *err)
 {
 	uint64_t addr, size;
 
@@ -92,7 +92,7 @@ static int read_section(struct pcln *p, const struct hr_binary *bin, struct hr_e
 }
 
 /* runtime.text, and the funcdata base go:func.* (go.func.* before Go 1.20). */
-static int read_bases(struct pcln *p, const struct hr_binary *bin, uint64_t bias,
+static int read_bases(struct hr_pclntab *p, const struct hr_binary *bin, uint64_t bias,
 		      struct hr_error *err)
 {
 	const struct hr_symbol *text = hr_binary_find_symbol(bin, "runtime.text");
@@ -111,7 +111,7 @@ static int read_bases(struct pcln *p, const struct hr_binary *bin, uint64_t bias
 	return HR_OK;
 }
 
-static int read_header(struct pcln *p, const struct hr_binary *bin, struct hr_error *err)
+static int read_header(struct hr_pclntab *p, const struct hr_binary *bin, struct hr_error *err)
 {
 	uint32_t magic = u32_at(p, 0);
 	uint64_t ps, fields;
@@ -141,27 +141,26 @@ static int read_header(struct pcln *p, const struct hr_binary *bin, struct hr_er
 	return HR_OK;
 }
 
-int pcln_open(const struct hr_binary *bin, uint64_t bias, struct pcln **out,
-	      struct hr_error *err)
+struct hr_pclntab *hr_pclntab_open(const struct hr_binary *bin, uint64_t bias,
+				   struct hr_error *err)
 {
-	struct pcln *p = calloc(1, sizeof(*p));
-	int rc;
+	struct hr_pclntab *p = calloc(1, sizeof(*p));
 
-	*out = NULL;
-	if (!p)
-		return hr_error_set(err, HR_ENOMEM, "out of memory");
+	if (!p) {
+		hr_error_set(err, HR_ENOMEM, "out of memory");
+		return NULL;
+	}
 	p->bias = bias;
 	p->bin = bin;
-	if ((rc = read_section(p, bin, err)) || (rc = read_header(p, bin, err)) ||
-	    (rc = read_bases(p, bin, bias, err))) {
-		pcln_free(p);
-		return rc;
+	if (read_section(p, bin, err) || read_header(p, bin, err) ||
+	    read_bases(p, bin, bias, err)) {
+		hr_pclntab_free(p);
+		return NULL;
 	}
-	*out = p;
-	return HR_OK;
+	return p;
 }
 
-void pcln_free(struct pcln *p)
+void hr_pclntab_free(struct hr_pclntab *p)
 {
 	if (!p)
 		return;
@@ -170,12 +169,12 @@ void pcln_free(struct pcln *p)
 }
 
 /* functab entry i: {entry offset, _func offset}. */
-static uint32_t ftab_entry(const struct pcln *p, uint64_t i)
+static uint32_t ftab_entry(const struct hr_pclntab *p, uint64_t i)
 {
 	return u32_at(p, p->pclntab + i * 8);
 }
 
-bool pcln_find(const struct pcln *p, uint64_t pc, struct pcln_func *f)
+bool pcln_find(const struct hr_pclntab *p, uint64_t pc, struct pcln_func *f)
 {
 	uint64_t lo = 0, hi = p->nfunc, off, fo;
 
@@ -213,7 +212,7 @@ bool pcln_find(const struct pcln *p, uint64_t pc, struct pcln_func *f)
 	return true;
 }
 
-const char *pcln_name(const struct pcln *p, const struct pcln_func *f, size_t *len)
+const char *pcln_name(const struct hr_pclntab *p, const struct pcln_func *f, size_t *len)
 {
 	uint64_t at = p->funcnametab + (uint64_t)(uint32_t)f->name_off;
 	const char *s, *end;
@@ -227,7 +226,7 @@ const char *pcln_name(const struct pcln *p, const struct pcln_func *f, size_t *l
 	return end ? s : "";
 }
 
-bool pcln_func_at(const struct pcln *p, uint64_t pc, uint64_t *entry, const char **name,
+bool hr_pclntab_func_at(const struct hr_pclntab *p, uint64_t pc, uint64_t *entry, const char **name,
 		  size_t *name_len)
 {
 	struct pcln_func f;
@@ -239,7 +238,7 @@ bool pcln_func_at(const struct pcln *p, uint64_t pc, uint64_t *entry, const char
 	return true;
 }
 
-static bool uvarint(const struct pcln *p, uint64_t *at, uint32_t *v)
+static bool uvarint(const struct hr_pclntab *p, uint64_t *at, uint32_t *v)
 {
 	uint32_t x = 0;
 
@@ -258,7 +257,7 @@ static bool uvarint(const struct pcln *p, uint64_t *at, uint32_t *v)
 	return false;
 }
 
-int32_t pcln_value(const struct pcln *p, const struct pcln_func *f, uint32_t table, uint64_t pc)
+int32_t pcln_value(const struct hr_pclntab *p, const struct pcln_func *f, uint32_t table, uint64_t pc)
 {
 	uint64_t at = p->pctab + table, cur = f->entry;
 	int32_t val = -1;
@@ -279,14 +278,14 @@ int32_t pcln_value(const struct pcln *p, const struct pcln_func *f, uint32_t tab
 	}
 }
 
-int32_t pcln_pcdata(const struct pcln *p, const struct pcln_func *f, uint32_t index, uint64_t pc)
+int32_t pcln_pcdata(const struct hr_pclntab *p, const struct pcln_func *f, uint32_t index, uint64_t pc)
 {
 	if (index >= f->npcdata)
 		return -1;
 	return pcln_value(p, f, u32_at(p, f->off + p->func_fields + 4 + index * 4), pc);
 }
 
-uint64_t pcln_funcdata(const struct pcln *p, const struct pcln_func *f, uint32_t index)
+uint64_t pcln_funcdata(const struct hr_pclntab *p, const struct pcln_func *f, uint32_t index)
 {
 	uint32_t off;
 
@@ -297,7 +296,7 @@ uint64_t pcln_funcdata(const struct pcln *p, const struct pcln_func *f, uint32_t
 }
 
 /* A NUL-terminated string at offset at of the table; "" when there is none. */
-static const char *string_at(const struct pcln *p, uint64_t at, size_t *len)
+static const char *string_at(const struct hr_pclntab *p, uint64_t at, size_t *len)
 {
 	const char *s, *end;
 
@@ -310,7 +309,7 @@ static const char *string_at(const struct pcln *p, uint64_t at, size_t *len)
 	return end ? s : "";
 }
 
-bool pcln_file_line(const struct pcln *p, const struct pcln_func *f, uint64_t pc,
+bool pcln_file_line(const struct hr_pclntab *p, const struct pcln_func *f, uint64_t pc,
 		    const char **file, size_t *file_len, int32_t *line)
 {
 	int32_t fileno = pcln_value(p, f, f->pcfile, pc);
@@ -326,7 +325,7 @@ bool pcln_file_line(const struct pcln *p, const struct pcln_func *f, uint64_t pc
 	return *file_len > 0;
 }
 
-bool pcln_source(const struct pcln *p, uint64_t pc, bool caller, const char **func,
+bool hr_pclntab_source(const struct hr_pclntab *p, uint64_t pc, bool caller, const char **func,
 		 size_t *func_len, const char **file, size_t *file_len, uint64_t *line)
 {
 	struct pcln_func f;
