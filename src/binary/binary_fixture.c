@@ -18,6 +18,7 @@
 struct binary_fixture {
 	struct hr_binary *bin;
 	struct hr_error err;               /* the first failure of an adder */
+	VEC(uint32_t, owners);             /* the struct of each of bin->members, as added */
 	VEC(struct func_vars *, fvs);      /* one per function, moved into bin at the end */
 };
 
@@ -85,26 +86,56 @@ void binary_fixture_member(struct binary_fixture *fx, uint32_t struct_id, const 
 			   uint64_t offset, uint32_t type)
 {
 	struct hr_binary *bin = fx->bin;
-	struct hr_type *t = struct_id < bin->types_n ? &bin->types[struct_id] : NULL;
 	const char *copied;
 	struct hr_member *m;
+	uint32_t *owner;
 
-	if (!t || t->shape != HR_SHAPE_STRUCT) {
+	if (struct_id >= bin->types_n || bin->types[struct_id].shape != HR_SHAPE_STRUCT) {
 		fail(fx, HR_EUSAGE, "a member of a type that is no struct");
 		return;
 	}
-	if (t->member_count && t->first_member + t->member_count != bin->members_n) {
-		fail(fx, HR_EUSAGE, "members of a struct added after another struct's");
-		return;
-	}
-	if (!(copied = copy(fx, name)) || !(m = VEC_PUSH(bin, members))) {
+	/* an owner for every member: members_n never exceeds owners_n */
+	if (!(copied = copy(fx, name)) || !(owner = VEC_PUSH(fx, owners)) ||
+	    !(m = VEC_PUSH(bin, members))) {
 		fail(fx, HR_ENOMEM, "out of memory");
 		return;
 	}
-	if (!t->member_count)
-		t->first_member = (uint32_t)(bin->members_n - 1);
-	t->member_count++;
+	*owner = struct_id;
+	bin->types[struct_id].member_count++;
 	*m = (struct hr_member){ .name = copied, .offset = offset, .type = type };
+}
+
+/*
+ * Puts each struct's members together, in the order added (as the loader has them,
+ * from the struct's DIE children), and points the struct at them.
+ */
+static int group_members(struct binary_fixture *fx)
+{
+	struct hr_binary *bin = fx->bin;
+	size_t n = bin->members_n;
+	struct hr_member *grouped = calloc(n ? n : 1, sizeof(*grouped));
+	uint32_t next = 0;
+
+	if (!grouped)
+		return HR_ENOMEM;
+	for (size_t id = 1; id < bin->types_n; id++) {
+		struct hr_type *t = &bin->types[id];
+
+		if (t->shape != HR_SHAPE_STRUCT)
+			continue;
+		t->first_member = next;
+		next += t->member_count;
+		t->member_count = 0;
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct hr_type *t = &bin->types[fx->owners[i]];
+
+		grouped[t->first_member + t->member_count++] = bin->members[i];
+	}
+	free(bin->members);
+	bin->members = grouped;
+	bin->members_cap = n ? n : 1;
+	return HR_OK;
 }
 
 void binary_fixture_global(struct binary_fixture *fx, const char *name, uint64_t addr,
@@ -221,8 +252,13 @@ struct hr_binary *binary_fixture_finish(struct binary_fixture *fx, struct hr_err
 	bin->func_vars = fx->fvs;
 	if (fx->fvs_n > bin->funcs_n) /* the last function failed after its variables */
 		free(fx->fvs[--fx->fvs_n]);
+	if (!failed && group_members(fx)) {
+		fail(fx, HR_ENOMEM, "out of memory");
+		failed = true;
+	}
 	if (failed)
 		hr_error_set(err, fx->err.code, "%s", fx->err.msg);
+	free(fx->owners);
 	free(fx);
 	if (failed || !ids_in_range(bin, err))
 		goto fail;

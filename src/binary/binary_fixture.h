@@ -55,8 +55,9 @@ uint32_t binary_fixture_type(struct binary_fixture *fx, const struct hr_type *t)
 
 /*
  * Appends a member (name copied) at offset to struct struct_id (shape
- * HR_SHAPE_STRUCT). A struct's members are added one after another: once another
- * struct has members, this one cannot get more.
+ * HR_SHAPE_STRUCT). Structs may get their members in any order, between other
+ * structs' and types: binary_fixture_finish() puts each struct's together, in the
+ * order they were added.
  */
 void binary_fixture_member(struct binary_fixture *fx, uint32_t struct_id, const char *name,
 			   uint64_t offset, uint32_t type);
