@@ -59,7 +59,10 @@ static void set_word(struct heapmodel *m, uint64_t at, uint64_t value, bool ptr)
 		if (at % 8)
 			fail_msg("heapmodel: word at 0x%llx is not aligned", (unsigned long long)at);
 		r->words[w] = value;
-		r->ptrs = ptr ? r->ptrs | UINT64_C(1) << w : r->ptrs & ~(UINT64_C(1) << w);
+		if (ptr)
+			hr_bit_set(r->ptrs, w);
+		else
+			hr_bit_clear(r->ptrs, w);
 		return;
 	}
 	fail_msg("heapmodel: no region holds 0x%llx", (unsigned long long)at);
@@ -91,7 +94,7 @@ static size_t region_bytes(const struct hm_region *r, uint8_t *mem, uint64_t *of
 	for (uint64_t w = 0; w < r->size / 8; w++) {
 		for (unsigned b = 0; b < 8; b++)
 			mem[8 * w + b] = (uint8_t)(r->words[w] >> (8 * b));
-		if (r->ptrs >> w & 1)
+		if (hr_bit_get(r->ptrs, w))
 			offsets[nptrs++] = 8 * w;
 	}
 	return nptrs;
@@ -163,7 +166,7 @@ void hm_reach(const struct heapmodel *m, uint64_t *objects, uint64_t *bytes)
 		const struct hm_region *r = &m->regions[queue[head++]];
 
 		for (uint64_t w = 0; w < r->size / 8; w++) {
-			int o = r->ptrs >> w & 1 ? object_at(m, r->words[w]) : -1;
+			int o = hr_bit_get(r->ptrs, w) ? object_at(m, r->words[w]) : -1;
 
 			if (o < 0 || seen[o])
 				continue;

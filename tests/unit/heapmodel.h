@@ -24,7 +24,7 @@
 
 #define HM_HEAP UINT64_C(0xc000000000)     /* heap objects live in [HM_HEAP, +64 MiB) */
 #define HM_MAX_REGIONS 64
-#define HM_MAX_WORDS 64                    /* a region holds at most 512 bytes */
+#define HM_MAX_WORDS 128                   /* a region holds at most 1 KiB */
 
 enum hm_kind { HM_OBJECT, HM_DATA, HM_BSS, HM_FRAME };
 
@@ -33,7 +33,7 @@ struct hm_region {
 	uint64_t addr;
 	uint64_t size;                     /* bytes, a multiple of 8 */
 	uint64_t words[HM_MAX_WORDS];
-	uint64_t ptrs;                     /* bit i: word i is a pointer */
+	uint64_t ptrs[HM_MAX_WORDS / 64];  /* bit i: word i is a pointer */
 	uint64_t entry_pc, pc;             /* a frame's function and where it is */
 	const char *func;
 };

@@ -15,6 +15,7 @@
  *   - a Go <= 1.23 bucket map (hash<K,V>, buckets, an overflow bucket): $mapkey, $mapval;
  *   - pass 2: unsafe.Pointer words (as Go's DWARF types them), a view from inside an
  *     object, data and bss words outside every global (named by symbol, or by offset);
+ *   - an unsafe.Pointer typed by the malloc header of the object it points into;
  *   - frames: a function's variables (parameter, local), words no variable covers.
  *
  * Every expected tree is worked out by hand from the heap each test builds (see the
@@ -527,6 +528,56 @@ static void test_pass2_untyped_words(void **state)
 	hr_binary_free(bin);
 }
 
+/* ---- malloc headers (Go >= 1.22) ----------------------------------------------------- */
+
+/*
+ * main.raw unsafe.Pointer at DATA points one word into O, a 640-byte object (more than
+ * 512 bytes, with pointers) whose first word, its malloc header, is main.Blob's type
+ * word; main.Blob{data *main.Leaf} (632 B) -> L (16 B). The pointer is walked as the
+ * header says: O is main.raw's, L is `data. (*main.Leaf)`.
+ *
+ * The unsafe.Pointer here has the kind HR_KIND_UNSAFE_POINTER, which is what this path
+ * of the walk looks for; a binary read by hr_binary_open() types unsafe.Pointer as Go's
+ * DWARF leaves it (gotypes.h: no DW_AT_go_kind, so HR_KIND_PTR without a target), and
+ * the same heap then goes to pass 2: main.raw -> $sub_objects$ (2 objects, 656 B).
+ */
+static void test_malloc_header(void **state)
+{
+	struct go_types g;
+	struct heapmodel m;
+	struct hr_binary *bin;
+	struct hm_run run;
+	uint32_t leaf, leaf_ptr, blob, unsafe_ptr;
+
+	(void)state;
+	gt_init(&g, "go1.26.8");
+	leaf = gt_struct(&g, "main.Leaf", 16, 0);
+	leaf_ptr = gt_ptr(&g, "*main.Leaf", leaf, 0);
+	binary_fixture_member(g.fx, leaf, "next", 0, leaf_ptr);
+	blob = gt_struct(&g, "main.Blob", 632, 0x300);
+	binary_fixture_member(g.fx, blob, "data", 0, leaf_ptr);
+	unsafe_ptr = binary_fixture_type(g.fx, &(struct hr_type){ .name = "unsafe.Pointer",
+		.kind = HR_KIND_UNSAFE_POINTER, .shape = HR_SHAPE_POINTER });
+	binary_fixture_global(g.fx, "main.raw", DATA, unsafe_ptr);
+	binary_fixture_symbol(g.fx, "runtime.types", RUNTIME_TYPES, 0x1000);
+	bin = finish(&g);
+
+	hm_init(&m, "go1.26.8");
+	hm_segment(&m, HM_DATA, DATA, 8);
+	hm_ptr(&m, DATA, H + 8);
+	hm_object(&m, H, 640);
+	hm_word(&m, H, RUNTIME_TYPES + 0x300); /* the header */
+	hm_ptr(&m, H + 8, H + 0x400);
+	hm_object(&m, H + 0x400, 16);
+
+	expect_tree(&m, bin, true,
+		    "main.raw -> data. (*main.Leaf): 1 16\n"
+		    "main.raw: 1 640\n", &run);
+	assert_int_equal(hr_scan_summary(run.scan)->header_typed, 1);
+	hm_run_release(&run);
+	hr_binary_free(bin);
+}
+
 /* ---- goroutine frames -------------------------------------------------------------------- */
 
 /*
@@ -600,6 +651,7 @@ int main(void)
 		cmocka_unit_test(test_interfaces),
 		cmocka_unit_test(test_bucket_map),
 		cmocka_unit_test(test_pass2_untyped_words),
+		cmocka_unit_test(test_malloc_header),
 		cmocka_unit_test(test_frames),
 	};
 
