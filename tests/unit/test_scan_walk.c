@@ -39,28 +39,49 @@
 #define H HM_HEAP
 #define RUNTIME_TYPES UINT64_C(0x480000)
 
-static struct hr_binary *finish(struct go_types *g)
-{
-	struct hr_error err = { 0 };
-	struct hr_binary *bin = binary_fixture_finish(g->fx, &err);
+/* One test's process: the binary's types (g) and memory (m), then the binary and a scan. */
+struct scene {
+	struct go_types g;
+	struct heapmodel m;
+	struct hr_binary *bin;
+	struct hm_run run;
+};
 
-	if (!bin)
-		fail_msg("binary_fixture_finish: %s", err.msg);
-	return bin;
+static void scene_begin(struct scene *sc, const char *go_version)
+{
+	gt_init(&sc->g, go_version);
+	hm_init(&sc->m, go_version);
+	sc->bin = NULL;
+	memset(&sc->run, 0, sizeof(sc->run));
 }
 
-/* Scans m with bin, checks the invariant and that the tree is expected (text as hm_tree_text()). */
-static void expect_tree(const struct heapmodel *m, struct hr_binary *bin, bool fold,
-			const char *expected, struct hm_run *run)
+/* The binary, finished the first time it is asked for. */
+static struct hr_binary *scene_binary(struct scene *sc)
+{
+	struct hr_error err = { 0 };
+
+	if (!sc->bin && !(sc->bin = binary_fixture_finish(sc->g.fx, &err)))
+		fail_msg("binary_fixture_finish: %s", err.msg);
+	return sc->bin;
+}
+
+/* Scans the scene, checks that the tree is expected (as hm_tree_text() writes it) and the invariant. */
+static void scene_expect(struct scene *sc, bool fold, const char *expected)
 {
 	char *text;
 
-	hm_run(run, m, bin, fold, NULL);
-	text = hm_tree_text(run->tree);
+	hm_run(&sc->run, &sc->m, scene_binary(sc), fold, NULL);
+	text = hm_tree_text(sc->run.tree);
 	if (strcmp(text, expected))
 		fail_msg("tree:\n%s\nwant:\n%s", text, expected);
 	free(text);
-	hm_check_reach(m, run);
+	hm_check_reach(&sc->m, &sc->run);
+}
+
+static void scene_end(struct scene *sc)
+{
+	hm_run_release(&sc->run);
+	hr_binary_free(sc->bin);
 }
 
 /* ---- a linked list ------------------------------------------------------------------- */
@@ -74,23 +95,23 @@ static void expect_tree(const struct heapmodel *m, struct hr_binary *bin, bool f
  *
  * and G (H+0x80), garbage pointing to N1. 7 objects of 256 bytes are reachable.
  */
-static struct hr_binary *list_heap(struct heapmodel *m, bool alias)
+static void list_heap(struct scene *sc, bool alias)
 {
-	struct go_types g;
+	struct go_types *g = &sc->g;
+	struct heapmodel *m = &sc->m;
 	uint32_t node, node_ptr;
 	static const uint64_t bufs[4][2] = { { H + 0x2000, 16 }, { 0, 0 }, { H + 0x2010, 48 },
 					     { H + 0x2040, 64 } };
 
-	gt_init(&g, "go1.26.8");
-	node = gt_struct(&g, "main.Node", 32, 0);
-	node_ptr = gt_ptr(&g, "*main.Node", node, 0);
-	binary_fixture_member(g.fx, node, "next", 0, node_ptr);
-	binary_fixture_member(g.fx, node, "buf", 8, g.bytes);
-	binary_fixture_global(g.fx, "main.head", DATA, node_ptr);
+	scene_begin(sc, "go1.26.8");
+	node = gt_struct(g, "main.Node", 32, 0);
+	node_ptr = gt_ptr(g, "*main.Node", node, 0);
+	binary_fixture_member(g->fx, node, "next", 0, node_ptr);
+	binary_fixture_member(g->fx, node, "buf", 8, g->bytes);
+	binary_fixture_global(g->fx, "main.head", DATA, node_ptr);
 	if (alias)
-		binary_fixture_global(g.fx, "main.alias", DATA + 8, node_ptr);
+		binary_fixture_global(g->fx, "main.alias", DATA + 8, node_ptr);
 
-	hm_init(m, "go1.26.8");
 	hm_segment(m, HM_DATA, DATA, 16);
 	hm_ptr(m, DATA, H);
 	if (alias)
@@ -108,7 +129,6 @@ static struct hr_binary *list_heap(struct heapmodel *m, bool alias)
 	}
 	hm_object(m, H + 0x80, 32);
 	hm_ptr(m, H + 0x80, H);
-	return finish(&g);
 }
 
 /*
@@ -117,47 +137,43 @@ static struct hr_binary *list_heap(struct heapmodel *m, bool alias)
  */
 static void test_list_folded(void **state)
 {
-	struct heapmodel m;
-	struct hr_binary *bin = list_heap(&m, false);
-	struct hm_run run;
+	struct scene sc;
 	const struct hr_scan_summary *s;
 
 	(void)state;
-	expect_tree(&m, bin, true,
-		    "main.head -> buf. ([]uint8): 1 16\n"
-		    "main.head -> next. (*main.Node) -> buf. ([]uint8): 2 112\n"
-		    "main.head -> next. (*main.Node): 3 96\n"
-		    "main.head: 1 32\n", &run);
-	s = hr_scan_summary(run.scan);
+	list_heap(&sc, false);
+	scene_expect(&sc, true,
+		     "main.head -> buf. ([]uint8): 1 16\n"
+		     "main.head -> next. (*main.Node) -> buf. ([]uint8): 2 112\n"
+		     "main.head -> next. (*main.Node): 3 96\n"
+		     "main.head: 1 32\n");
+	s = hr_scan_summary(sc.run.scan);
 	assert_int_equal(s->roots[HR_ROOT_GLOBAL], 1);
 	assert_int_equal(s->typed_objects, 7);
 	assert_int_equal(s->typed_bytes, 256);
 	assert_int_equal(s->fallback_objects, 0);
 	assert_int_equal(s->unreachable_objects, 1); /* G */
 	assert_int_equal(s->unreachable_bytes, 32);
-	hm_run_release(&run);
-	hr_binary_free(bin);
+	scene_end(&sc);
 }
 
 /* --full-chains: a node per link, N2's nil buf making none. */
 static void test_list_full_chains(void **state)
 {
-	struct heapmodel m;
-	struct hr_binary *bin = list_heap(&m, false);
-	struct hm_run run;
+	struct scene sc;
 
 	(void)state;
-	expect_tree(&m, bin, false,
-		    "main.head -> buf. ([]uint8): 1 16\n"
-		    "main.head -> next. (*main.Node) -> next. (*main.Node) -> buf. ([]uint8): 1 48\n"
-		    "main.head -> next. (*main.Node) -> next. (*main.Node) -> next. (*main.Node) "
-		    "-> buf. ([]uint8): 1 64\n"
-		    "main.head -> next. (*main.Node) -> next. (*main.Node) -> next. (*main.Node): 1 32\n"
-		    "main.head -> next. (*main.Node) -> next. (*main.Node): 1 32\n"
-		    "main.head -> next. (*main.Node): 1 32\n"
-		    "main.head: 1 32\n", &run);
-	hm_run_release(&run);
-	hr_binary_free(bin);
+	list_heap(&sc, false);
+	scene_expect(&sc, false,
+		     "main.head -> buf. ([]uint8): 1 16\n"
+		     "main.head -> next. (*main.Node) -> next. (*main.Node) -> buf. ([]uint8): 1 48\n"
+		     "main.head -> next. (*main.Node) -> next. (*main.Node) -> next. (*main.Node) "
+		     "-> buf. ([]uint8): 1 64\n"
+		     "main.head -> next. (*main.Node) -> next. (*main.Node) -> next. (*main.Node): 1 32\n"
+		     "main.head -> next. (*main.Node) -> next. (*main.Node): 1 32\n"
+		     "main.head -> next. (*main.Node): 1 32\n"
+		     "main.head: 1 32\n");
+	scene_end(&sc);
 }
 
 /*
@@ -167,44 +183,41 @@ static void test_list_full_chains(void **state)
  */
 static void test_list_node_reached_twice(void **state)
 {
-	struct heapmodel m;
-	struct hr_binary *bin = list_heap(&m, true);
-	struct hm_run run;
+	struct scene sc;
 
 	(void)state;
-	expect_tree(&m, bin, true,
-		    "main.alias -> buf. ([]uint8): 1 48\n"
-		    "main.alias -> next. (*main.Node) -> buf. ([]uint8): 1 64\n"
-		    "main.alias -> next. (*main.Node): 1 32\n"
-		    "main.alias: 1 32\n"
-		    "main.head -> buf. ([]uint8): 1 16\n"
-		    "main.head -> next. (*main.Node): 1 32\n"
-		    "main.head: 1 32\n", &run);
-	assert_int_equal(hr_scan_summary(run.scan)->roots[HR_ROOT_GLOBAL], 2);
-	hm_run_release(&run);
-	hr_binary_free(bin);
+	list_heap(&sc, true);
+	scene_expect(&sc, true,
+		     "main.alias -> buf. ([]uint8): 1 48\n"
+		     "main.alias -> next. (*main.Node) -> buf. ([]uint8): 1 64\n"
+		     "main.alias -> next. (*main.Node): 1 32\n"
+		     "main.alias: 1 32\n"
+		     "main.head -> buf. ([]uint8): 1 16\n"
+		     "main.head -> next. (*main.Node): 1 32\n"
+		     "main.head: 1 32\n");
+	assert_int_equal(hr_scan_summary(sc.run.scan)->roots[HR_ROOT_GLOBAL], 2);
+	scene_end(&sc);
 }
 
 /* The tree is the same with pass 1's work shared out to two threads object by object. */
 static void test_list_same_with_threads(void **state)
 {
-	struct heapmodel m;
-	struct hr_binary *bin = list_heap(&m, true);
+	struct scene sc;
 	struct hr_scan_options alone = { .threads = 1 }, shared = { .threads = 2, .chunk_objects = 1 };
-	struct hm_run one, two;
+	struct hm_run two;
 	char *a, *b;
 
 	(void)state;
-	hm_run(&one, &m, bin, true, &alone);
-	hm_run(&two, &m, bin, true, &shared);
-	a = hm_tree_text(one.tree);
+	list_heap(&sc, true);
+	hm_run(&sc.run, &sc.m, scene_binary(&sc), true, &alone);
+	hm_run(&two, &sc.m, scene_binary(&sc), true, &shared);
+	a = hm_tree_text(sc.run.tree);
 	b = hm_tree_text(two.tree);
 	assert_string_equal(a, b);
 	free(a);
 	free(b);
-	hm_run_release(&one);
 	hm_run_release(&two);
-	hr_binary_free(bin);
+	scene_end(&sc);
 }
 
 /* ---- structs, arrays, slices, strings ------------------------------------------------- */
@@ -220,79 +233,75 @@ static void test_list_same_with_threads(void **state)
  */
 static void test_fields_arrays_slices_strings(void **state)
 {
-	struct go_types g;
-	struct heapmodel m;
-	struct hr_binary *bin;
-	struct hm_run run;
+	struct scene sc;
 	uint32_t item, item_ptr, box;
 	uint64_t item_at[5] = { H + 0x100, H + 0x118, H + 0x130, H + 0x148, H + 0x160 };
 
 	(void)state;
-	gt_init(&g, "go1.26.8");
-	item = gt_struct(&g, "main.Item", 24, 0);
-	binary_fixture_member(g.fx, item, "name", 0, g.string);
-	binary_fixture_member(g.fx, item, "n", 16, g.i64);
-	item_ptr = gt_ptr(&g, "*main.Item", item, 0);
-	box = gt_struct(&g, "main.Box", 80, 0);
-	binary_fixture_member(g.fx, box, "label", 0, g.string);
-	binary_fixture_member(g.fx, box, "first", 16, gt_array(&g, "[2]*main.Item", item_ptr, 2, 8));
-	binary_fixture_member(g.fx, box, "items", 32, gt_slice(&g, "[]*main.Item", item_ptr,
-									   gt_ptr(&g, "**main.Item", item_ptr, 0)));
-	binary_fixture_member(g.fx, box, "inl", 56, item);
-	binary_fixture_global(g.fx, "main.box", DATA, box);
-	bin = finish(&g);
+	scene_begin(&sc, "go1.26.8");
+	item = gt_struct(&sc.g, "main.Item", 24, 0);
+	binary_fixture_member(sc.g.fx, item, "name", 0, sc.g.string);
+	binary_fixture_member(sc.g.fx, item, "n", 16, sc.g.i64);
+	item_ptr = gt_ptr(&sc.g, "*main.Item", item, 0);
+	box = gt_struct(&sc.g, "main.Box", 80, 0);
+	binary_fixture_member(sc.g.fx, box, "label", 0, sc.g.string);
+	binary_fixture_member(sc.g.fx, box, "first", 16,
+			      gt_array(&sc.g, "[2]*main.Item", item_ptr, 2, 8));
+	binary_fixture_member(sc.g.fx, box, "items", 32,
+			      gt_slice(&sc.g, "[]*main.Item", item_ptr,
+				       gt_ptr(&sc.g, "**main.Item", item_ptr, 0)));
+	binary_fixture_member(sc.g.fx, box, "inl", 56, item);
+	binary_fixture_global(sc.g.fx, "main.box", DATA, box);
 
-	hm_init(&m, "go1.26.8");
-	hm_segment(&m, HM_DATA, DATA, 80);
-	hm_ptr(&m, DATA, H);               /* label: S0 */
-	hm_word(&m, DATA + 8, 5);
-	hm_ptr(&m, DATA + 16, item_at[0]); /* first[0]: I1 */
-	hm_ptr(&m, DATA + 24, 0);          /* first[1] */
-	hm_ptr(&m, DATA + 32, H + 0x400);  /* items: A */
-	hm_word(&m, DATA + 40, 12);
-	hm_word(&m, DATA + 48, 12);
-	hm_ptr(&m, DATA + 56, H + 0x1040); /* inl.name: S3 */
-	hm_word(&m, DATA + 64, 20);
-	hm_object(&m, H, 8);               /* S0 */
-	hm_object(&m, H + 0x1000, 8);      /* S4 */
-	hm_object(&m, H + 0x1010, 16);     /* S1 */
-	hm_object(&m, H + 0x1020, 16);     /* S2 */
-	hm_object(&m, H + 0x1040, 32);     /* S3 */
+	hm_segment(&sc.m, HM_DATA, DATA, 80);
+	hm_ptr(&sc.m, DATA, H);               /* label: S0 */
+	hm_word(&sc.m, DATA + 8, 5);
+	hm_ptr(&sc.m, DATA + 16, item_at[0]); /* first[0]: I1 */
+	hm_ptr(&sc.m, DATA + 24, 0);          /* first[1] */
+	hm_ptr(&sc.m, DATA + 32, H + 0x400);  /* items: A */
+	hm_word(&sc.m, DATA + 40, 12);
+	hm_word(&sc.m, DATA + 48, 12);
+	hm_ptr(&sc.m, DATA + 56, H + 0x1040); /* inl.name: S3 */
+	hm_word(&sc.m, DATA + 64, 20);
+	hm_object(&sc.m, H, 8);               /* S0 */
+	hm_object(&sc.m, H + 0x1000, 8);      /* S4 */
+	hm_object(&sc.m, H + 0x1010, 16);     /* S1 */
+	hm_object(&sc.m, H + 0x1020, 16);     /* S2 */
+	hm_object(&sc.m, H + 0x1040, 32);     /* S3 */
 	for (int i = 0; i < 5; i++) {
-		hm_object(&m, item_at[i], 24);
-		hm_ptr(&m, item_at[i], 0);
+		hm_object(&sc.m, item_at[i], 24);
+		hm_ptr(&sc.m, item_at[i], 0);
 	}
-	hm_ptr(&m, item_at[0], H + 0x1010);
-	hm_word(&m, item_at[0] + 8, 10);
-	hm_ptr(&m, item_at[1], H + 0x1020);
-	hm_word(&m, item_at[1] + 8, 16);
-	hm_ptr(&m, item_at[3], H + 0x1000);
-	hm_word(&m, item_at[3] + 8, 3);
-	hm_object(&m, H + 0x400, 96);      /* A */
+	hm_ptr(&sc.m, item_at[0], H + 0x1010);
+	hm_word(&sc.m, item_at[0] + 8, 10);
+	hm_ptr(&sc.m, item_at[1], H + 0x1020);
+	hm_word(&sc.m, item_at[1] + 8, 16);
+	hm_ptr(&sc.m, item_at[3], H + 0x1000);
+	hm_word(&sc.m, item_at[3] + 8, 3);
+	hm_object(&sc.m, H + 0x400, 96);      /* A */
 	for (int k = 0; k < 12; k++)
-		hm_ptr(&m, H + 0x400 + 8 * (uint64_t)k, 0);
-	hm_ptr(&m, H + 0x400, item_at[1]);
-	hm_ptr(&m, H + 0x400 + 5 * 8, item_at[2]);
-	hm_ptr(&m, H + 0x400 + 10 * 8, item_at[3]);
-	hm_ptr(&m, H + 0x400 + 11 * 8, item_at[4]);
+		hm_ptr(&sc.m, H + 0x400 + 8 * (uint64_t)k, 0);
+	hm_ptr(&sc.m, H + 0x400, item_at[1]);
+	hm_ptr(&sc.m, H + 0x400 + 5 * 8, item_at[2]);
+	hm_ptr(&sc.m, H + 0x400 + 10 * 8, item_at[3]);
+	hm_ptr(&sc.m, H + 0x400 + 11 * 8, item_at[4]);
 
-	expect_tree(&m, bin, true,
-		    "main.box -> first. ([2]*main.Item) -> [0]. (*main.Item) -> name. (string): 1 16\n"
-		    "main.box -> first. ([2]*main.Item) -> [0]. (*main.Item): 1 24\n"
-		    "main.box -> first. ([2]*main.Item): 0 0\n"
-		    "main.box -> inl. (main.Item) -> name. (string): 1 32\n"
-		    "main.box -> inl. (main.Item): 0 0\n"
-		    "main.box -> items. ([]*main.Item) -> [0]. (*main.Item) -> name. (string): 1 16\n"
-		    "main.box -> items. ([]*main.Item) -> [0]. (*main.Item): 1 24\n"
-		    "main.box -> items. ([]*main.Item) -> [10+]. (*main.Item) -> name. (string): 1 8\n"
-		    "main.box -> items. ([]*main.Item) -> [10+]. (*main.Item): 2 48\n"
-		    "main.box -> items. ([]*main.Item) -> [5]. (*main.Item): 1 24\n"
-		    "main.box -> items. ([]*main.Item): 1 96\n"
-		    "main.box -> label. (string): 1 8\n"
-		    "main.box: 0 0\n", &run);
-	assert_int_equal(hr_scan_summary(run.scan)->typed_bytes, 296);
-	hm_run_release(&run);
-	hr_binary_free(bin);
+	scene_expect(&sc, true,
+		     "main.box -> first. ([2]*main.Item) -> [0]. (*main.Item) -> name. (string): 1 16\n"
+		     "main.box -> first. ([2]*main.Item) -> [0]. (*main.Item): 1 24\n"
+		     "main.box -> first. ([2]*main.Item): 0 0\n"
+		     "main.box -> inl. (main.Item) -> name. (string): 1 32\n"
+		     "main.box -> inl. (main.Item): 0 0\n"
+		     "main.box -> items. ([]*main.Item) -> [0]. (*main.Item) -> name. (string): 1 16\n"
+		     "main.box -> items. ([]*main.Item) -> [0]. (*main.Item): 1 24\n"
+		     "main.box -> items. ([]*main.Item) -> [10+]. (*main.Item) -> name. (string): 1 8\n"
+		     "main.box -> items. ([]*main.Item) -> [10+]. (*main.Item): 2 48\n"
+		     "main.box -> items. ([]*main.Item) -> [5]. (*main.Item): 1 24\n"
+		     "main.box -> items. ([]*main.Item): 1 96\n"
+		     "main.box -> label. (string): 1 8\n"
+		     "main.box: 0 0\n");
+	assert_int_equal(hr_scan_summary(sc.run.scan)->typed_bytes, 296);
+	scene_end(&sc);
 }
 
 /* ---- interfaces ----------------------------------------------------------------------- */
@@ -309,63 +318,57 @@ static void test_fields_arrays_slices_strings(void **state)
  */
 static void test_interfaces(void **state)
 {
-	struct go_types g;
-	struct heapmodel m;
-	struct hr_binary *bin;
-	struct hm_run run;
+	struct scene sc;
 	uint32_t big, holder;
 	const uint64_t big_rt = RUNTIME_TYPES + 0x200, big_ptr_rt = RUNTIME_TYPES + 0x100;
 
 	(void)state;
-	gt_init(&g, "go1.26.8");
-	big = gt_struct(&g, "main.Big", 24, 0x200);
-	binary_fixture_member(g.fx, big, "buf", 0, g.bytes);
-	gt_ptr(&g, "*main.Big", big, 0x100);
-	holder = gt_struct(&g, "main.Holder", 32, 0);
-	binary_fixture_member(g.fx, holder, "Payload", 0, g.eface);
-	binary_fixture_member(g.fx, holder, "Shape", 16, gt_iface(&g, "main.Sizer"));
-	binary_fixture_global(g.fx, "main.any", DATA, g.eface);
-	binary_fixture_global(g.fx, "main.holder", DATA + 16, holder);
-	binary_fixture_global(g.fx, "main.unknown", DATA + 48, g.eface);
-	binary_fixture_symbol(g.fx, "runtime.types", RUNTIME_TYPES, 0x1000);
-	bin = finish(&g);
+	scene_begin(&sc, "go1.26.8");
+	big = gt_struct(&sc.g, "main.Big", 24, 0x200);
+	binary_fixture_member(sc.g.fx, big, "buf", 0, sc.g.bytes);
+	gt_ptr(&sc.g, "*main.Big", big, 0x100);
+	holder = gt_struct(&sc.g, "main.Holder", 32, 0);
+	binary_fixture_member(sc.g.fx, holder, "Payload", 0, sc.g.eface);
+	binary_fixture_member(sc.g.fx, holder, "Shape", 16, gt_iface(&sc.g, "main.Sizer"));
+	binary_fixture_global(sc.g.fx, "main.any", DATA, sc.g.eface);
+	binary_fixture_global(sc.g.fx, "main.holder", DATA + 16, holder);
+	binary_fixture_global(sc.g.fx, "main.unknown", DATA + 48, sc.g.eface);
+	binary_fixture_symbol(sc.g.fx, "runtime.types", RUNTIME_TYPES, 0x1000);
 
-	hm_init(&m, "go1.26.8");
-	hm_itab(&m, 0x4c0000, big_ptr_rt);
-	hm_segment(&m, HM_DATA, DATA, 64);
-	hm_ptr(&m, DATA, big_ptr_rt);
-	hm_ptr(&m, DATA + 8, H);              /* B1 */
-	hm_ptr(&m, DATA + 16, big_rt);
-	hm_ptr(&m, DATA + 24, H + 0x18);      /* B2 */
-	hm_ptr(&m, DATA + 32, 0x4c0000);
-	hm_ptr(&m, DATA + 40, H + 0x30);      /* B3 */
-	hm_ptr(&m, DATA + 48, RUNTIME_TYPES + 0x900);
-	hm_ptr(&m, DATA + 56, H + 0x1000);    /* X4 */
+	hm_itab(&sc.m, 0x4c0000, big_ptr_rt);
+	hm_segment(&sc.m, HM_DATA, DATA, 64);
+	hm_ptr(&sc.m, DATA, big_ptr_rt);
+	hm_ptr(&sc.m, DATA + 8, H);              /* B1 */
+	hm_ptr(&sc.m, DATA + 16, big_rt);
+	hm_ptr(&sc.m, DATA + 24, H + 0x18);      /* B2 */
+	hm_ptr(&sc.m, DATA + 32, 0x4c0000);
+	hm_ptr(&sc.m, DATA + 40, H + 0x30);      /* B3 */
+	hm_ptr(&sc.m, DATA + 48, RUNTIME_TYPES + 0x900);
+	hm_ptr(&sc.m, DATA + 56, H + 0x1000);    /* X4 */
 	for (uint64_t i = 0; i < 3; i++) {   /* B1, B2, B3 and their buffers */
 		static const uint64_t sizes[3] = { 64, 16, 32 };
 		uint64_t b = H + 0x18 * i, x = H + 0x800 + 0x40 * i;
 
-		hm_object(&m, b, 24);
-		hm_ptr(&m, b, x);
-		hm_word(&m, b + 8, sizes[i]);
-		hm_word(&m, b + 16, sizes[i]);
-		hm_object(&m, x, sizes[i]);
+		hm_object(&sc.m, b, 24);
+		hm_ptr(&sc.m, b, x);
+		hm_word(&sc.m, b + 8, sizes[i]);
+		hm_word(&sc.m, b + 16, sizes[i]);
+		hm_object(&sc.m, x, sizes[i]);
 	}
-	hm_object(&m, H + 0x1000, 48);
+	hm_object(&sc.m, H + 0x1000, 48);
 
-	expect_tree(&m, bin, true,
-		    "main.any -> buf. ([]uint8): 1 64\n"
-		    "main.any: 1 24\n"
-		    "main.holder -> Payload. (main.Big) -> buf. ([]uint8): 1 16\n"
-		    "main.holder -> Payload. (main.Big): 1 24\n"
-		    "main.holder -> Shape. (*main.Big) -> buf. ([]uint8): 1 32\n"
-		    "main.holder -> Shape. (*main.Big): 1 24\n"
-		    "main.holder: 0 0\n"
-		    "main.unknown -> $sub_objects$: 1 48\n"
-		    "main.unknown: 0 0\n", &run);
-	assert_int_equal(hr_scan_summary(run.scan)->fallback_objects, 1);
-	hm_run_release(&run);
-	hr_binary_free(bin);
+	scene_expect(&sc, true,
+		     "main.any -> buf. ([]uint8): 1 64\n"
+		     "main.any: 1 24\n"
+		     "main.holder -> Payload. (main.Big) -> buf. ([]uint8): 1 16\n"
+		     "main.holder -> Payload. (main.Big): 1 24\n"
+		     "main.holder -> Shape. (*main.Big) -> buf. ([]uint8): 1 32\n"
+		     "main.holder -> Shape. (*main.Big): 1 24\n"
+		     "main.holder: 0 0\n"
+		     "main.unknown -> $sub_objects$: 1 48\n"
+		     "main.unknown: 0 0\n");
+	assert_int_equal(hr_scan_summary(sc.run.scan)->fallback_objects, 1);
+	scene_end(&sc);
 }
 
 /* ---- a bucket map (Go <= 1.23) ------------------------------------------------------- */
@@ -379,66 +382,60 @@ static void test_interfaces(void **state)
  */
 static void test_bucket_map(void **state)
 {
-	struct go_types g;
-	struct heapmodel m;
-	struct hr_binary *bin;
-	struct hm_run run;
+	struct scene sc;
 	uint32_t entry, entry_ptr;
 	const uint64_t hdr = H, bucket[2] = { H + 0x100, H + 0x200 }, buf[3] = { 16, 0, 64 };
 
 	(void)state;
-	gt_init(&g, "go1.23.12");
-	entry = gt_struct(&g, "main.Entry", 32, 0);
-	binary_fixture_member(g.fx, entry, "id", 0, g.i64);
-	binary_fixture_member(g.fx, entry, "buf", 8, g.bytes);
-	entry_ptr = gt_ptr(&g, "*main.Entry", entry, 0);
-	binary_fixture_global(g.fx, "main.cache", DATA,
-			      gt_bucket_map(&g, "map[string]*main.Entry", "string", g.string, 16,
+	scene_begin(&sc, "go1.23.12");
+	entry = gt_struct(&sc.g, "main.Entry", 32, 0);
+	binary_fixture_member(sc.g.fx, entry, "id", 0, sc.g.i64);
+	binary_fixture_member(sc.g.fx, entry, "buf", 8, sc.g.bytes);
+	entry_ptr = gt_ptr(&sc.g, "*main.Entry", entry, 0);
+	binary_fixture_global(sc.g.fx, "main.cache", DATA,
+			      gt_bucket_map(&sc.g, "map[string]*main.Entry", "string", sc.g.string, 16,
 					    "*main.Entry", entry_ptr, 8));
-	bin = finish(&g);
 
-	hm_init(&m, "go1.23.12");
-	hm_segment(&m, HM_DATA, DATA, 8);
-	hm_ptr(&m, DATA, hdr);
-	hm_object(&m, hdr, 48);
-	hm_word(&m, hdr, 3);                 /* count */
-	hm_ptr(&m, hdr + 16, bucket[0]);     /* buckets */
-	hm_ptr(&m, hdr + 24, 0);             /* oldbuckets */
-	hm_ptr(&m, hdr + 40, 0);             /* extra */
+	hm_segment(&sc.m, HM_DATA, DATA, 8);
+	hm_ptr(&sc.m, DATA, hdr);
+	hm_object(&sc.m, hdr, 48);
+	hm_word(&sc.m, hdr, 3);                 /* count */
+	hm_ptr(&sc.m, hdr + 16, bucket[0]);     /* buckets */
+	hm_ptr(&sc.m, hdr + 24, 0);             /* oldbuckets */
+	hm_ptr(&sc.m, hdr + 40, 0);             /* extra */
 	for (int b = 0; b < 2; b++) {        /* every key's str, every value and overflow */
-		hm_object(&m, bucket[b], 208);
+		hm_object(&sc.m, bucket[b], 208);
 		for (uint64_t k = 0; k < 8; k++) {
-			hm_ptr(&m, bucket[b] + 8 + 16 * k, 0);
-			hm_ptr(&m, bucket[b] + 136 + 8 * k, 0);
+			hm_ptr(&sc.m, bucket[b] + 8 + 16 * k, 0);
+			hm_ptr(&sc.m, bucket[b] + 136 + 8 * k, 0);
 		}
-		hm_ptr(&m, bucket[b] + 200, b == 0 ? bucket[1] : 0);
-		hm_word(&m, bucket[b], b == 0 ? 0xa1a0 : 0xa2); /* tophash */
+		hm_ptr(&sc.m, bucket[b] + 200, b == 0 ? bucket[1] : 0);
+		hm_word(&sc.m, bucket[b], b == 0 ? 0xa1a0 : 0xa2); /* tophash */
 	}
 	for (uint64_t e = 0; e < 3; e++) {   /* key e and entry e, in bucket e / 2 slot e % 2 */
 		uint64_t slot = bucket[e / 2] + 8 * (e % 2), key = H + 0x1000 + 8 * e;
 		uint64_t ent = H + 0x2000 + 0x20 * e;
 
-		hm_ptr(&m, bucket[e / 2] + 8 + 16 * (e % 2), key);
-		hm_word(&m, bucket[e / 2] + 16 + 16 * (e % 2), 2);
-		hm_ptr(&m, slot + 136, ent);
-		hm_object(&m, key, 8);
-		hm_object(&m, ent, 32);
-		hm_word(&m, ent, e);
-		hm_ptr(&m, ent + 8, buf[e] ? H + 0x3000 + 0x40 * e : 0);
-		hm_word(&m, ent + 16, buf[e]);
-		hm_word(&m, ent + 24, buf[e]);
+		hm_ptr(&sc.m, bucket[e / 2] + 8 + 16 * (e % 2), key);
+		hm_word(&sc.m, bucket[e / 2] + 16 + 16 * (e % 2), 2);
+		hm_ptr(&sc.m, slot + 136, ent);
+		hm_object(&sc.m, key, 8);
+		hm_object(&sc.m, ent, 32);
+		hm_word(&sc.m, ent, e);
+		hm_ptr(&sc.m, ent + 8, buf[e] ? H + 0x3000 + 0x40 * e : 0);
+		hm_word(&sc.m, ent + 16, buf[e]);
+		hm_word(&sc.m, ent + 24, buf[e]);
 	}
-	hm_object(&m, H + 0x3000, 16);       /* D0 */
-	hm_object(&m, H + 0x3080, 64);       /* D2 */
+	hm_object(&sc.m, H + 0x3000, 16);       /* D0 */
+	hm_object(&sc.m, H + 0x3080, 64);       /* D2 */
 
-	expect_tree(&m, bin, true,
-		    "main.cache -> $mapkey. (string): 3 24\n"
-		    "main.cache -> $mapval. (*main.Entry) -> buf. ([]uint8): 2 80\n"
-		    "main.cache -> $mapval. (*main.Entry): 3 96\n"
-		    "main.cache: 3 464\n", &run);
-	assert_int_equal(hr_scan_summary(run.scan)->go_minor, 23);
-	hm_run_release(&run);
-	hr_binary_free(bin);
+	scene_expect(&sc, true,
+		     "main.cache -> $mapkey. (string): 3 24\n"
+		     "main.cache -> $mapval. (*main.Entry) -> buf. ([]uint8): 2 80\n"
+		     "main.cache -> $mapval. (*main.Entry): 3 96\n"
+		     "main.cache: 3 464\n");
+	assert_int_equal(hr_scan_summary(sc.run.scan)->go_minor, 23);
+	scene_end(&sc);
 }
 
 /* ---- pass 2 ---------------------------------------------------------------------------- */
@@ -456,76 +453,70 @@ static void test_bucket_map(void **state)
  */
 static void test_pass2_untyped_words(void **state)
 {
-	struct go_types g;
-	struct heapmodel m;
-	struct hr_binary *bin;
-	struct hm_run run;
+	struct scene sc;
 	const struct hr_scan_summary *s;
 	uint32_t leaf, leaf_ptr, wrap, pair;
 
 	(void)state;
-	gt_init(&g, "go1.26.8");
-	leaf = gt_struct(&g, "main.Leaf", 16, 0);
-	leaf_ptr = gt_ptr(&g, "*main.Leaf", leaf, 0);
-	binary_fixture_member(g.fx, leaf, "next", 0, leaf_ptr);
-	wrap = gt_struct(&g, "main.Wrap", 16, 0);
-	binary_fixture_member(g.fx, wrap, "raw", 0, g.unsafe_ptr);
-	binary_fixture_member(g.fx, wrap, "next", 8, leaf_ptr);
-	pair = gt_struct(&g, "main.Pair", 16, 0);
-	binary_fixture_member(g.fx, pair, "A", 0, leaf_ptr);
-	binary_fixture_member(g.fx, pair, "B", 8, g.i64);
-	gt_ptr(&g, "*main.Pair", pair, 0);
-	binary_fixture_global(g.fx, "main.h", DATA, gt_ptr(&g, "*main.Wrap", wrap, 0));
-	binary_fixture_global(g.fx, "main.u", DATA + 8, g.unsafe_ptr);
-	binary_fixture_global(g.fx, "main.pb", DATA + 0x20, gt_ptr(&g, "*int", g.i64, 0));
-	binary_fixture_symbol(g.fx, "runtime.somevar", DATA + 0x10, 8);
-	bin = finish(&g);
+	scene_begin(&sc, "go1.26.8");
+	leaf = gt_struct(&sc.g, "main.Leaf", 16, 0);
+	leaf_ptr = gt_ptr(&sc.g, "*main.Leaf", leaf, 0);
+	binary_fixture_member(sc.g.fx, leaf, "next", 0, leaf_ptr);
+	wrap = gt_struct(&sc.g, "main.Wrap", 16, 0);
+	binary_fixture_member(sc.g.fx, wrap, "raw", 0, sc.g.unsafe_ptr);
+	binary_fixture_member(sc.g.fx, wrap, "next", 8, leaf_ptr);
+	pair = gt_struct(&sc.g, "main.Pair", 16, 0);
+	binary_fixture_member(sc.g.fx, pair, "A", 0, leaf_ptr);
+	binary_fixture_member(sc.g.fx, pair, "B", 8, sc.g.i64);
+	gt_ptr(&sc.g, "*main.Pair", pair, 0);
+	binary_fixture_global(sc.g.fx, "main.h", DATA, gt_ptr(&sc.g, "*main.Wrap", wrap, 0));
+	binary_fixture_global(sc.g.fx, "main.u", DATA + 8, sc.g.unsafe_ptr);
+	binary_fixture_global(sc.g.fx, "main.pb", DATA + 0x20, gt_ptr(&sc.g, "*int", sc.g.i64, 0));
+	binary_fixture_symbol(sc.g.fx, "runtime.somevar", DATA + 0x10, 8);
 
-	hm_init(&m, "go1.26.8");
-	hm_segment(&m, HM_DATA, DATA, 0x38);
-	hm_segment(&m, HM_BSS, BSS, 16);
-	hm_ptr(&m, DATA, H);               /* main.h: W */
-	hm_ptr(&m, DATA + 8, H + 0x400);   /* main.u: U1 */
-	hm_ptr(&m, DATA + 0x10, H + 0x200);/* runtime.somevar: T1 */
-	hm_ptr(&m, DATA + 0x20, H + 0x108);/* main.pb: &P.B */
-	hm_ptr(&m, DATA + 0x30, H + 0x300);/* V1 */
-	hm_ptr(&m, BSS + 8, H + 0x308);    /* V2 */
-	hm_object(&m, H, 16);              /* W */
-	hm_ptr(&m, H, H + 0x40);
-	hm_ptr(&m, H + 8, H + 0x10);
-	hm_object(&m, H + 0x10, 16);       /* L3 */
-	hm_object(&m, H + 0x20, 16);       /* L4 */
-	hm_object(&m, H + 0x40, 32);       /* L1 */
-	hm_ptr(&m, H + 0x48, H + 0x60);
-	hm_object(&m, H + 0x60, 16);       /* L2 */
-	hm_object(&m, H + 0x100, 16);      /* P */
-	hm_ptr(&m, H + 0x100, H + 0x20);
-	hm_word(&m, H + 0x108, 7);
-	hm_object(&m, H + 0x200, 24);      /* T1 */
-	hm_ptr(&m, H + 0x210, H + 0x220);
-	hm_object(&m, H + 0x220, 16);      /* T2 */
-	hm_object(&m, H + 0x300, 8);       /* V1 */
-	hm_object(&m, H + 0x308, 8);       /* V2 */
-	hm_object(&m, H + 0x400, 64);      /* U1 */
+	hm_segment(&sc.m, HM_DATA, DATA, 0x38);
+	hm_segment(&sc.m, HM_BSS, BSS, 16);
+	hm_ptr(&sc.m, DATA, H);               /* main.h: W */
+	hm_ptr(&sc.m, DATA + 8, H + 0x400);   /* main.u: U1 */
+	hm_ptr(&sc.m, DATA + 0x10, H + 0x200);/* runtime.somevar: T1 */
+	hm_ptr(&sc.m, DATA + 0x20, H + 0x108);/* main.pb: &P.B */
+	hm_ptr(&sc.m, DATA + 0x30, H + 0x300);/* V1 */
+	hm_ptr(&sc.m, BSS + 8, H + 0x308);    /* V2 */
+	hm_object(&sc.m, H, 16);              /* W */
+	hm_ptr(&sc.m, H, H + 0x40);
+	hm_ptr(&sc.m, H + 8, H + 0x10);
+	hm_object(&sc.m, H + 0x10, 16);       /* L3 */
+	hm_object(&sc.m, H + 0x20, 16);       /* L4 */
+	hm_object(&sc.m, H + 0x40, 32);       /* L1 */
+	hm_ptr(&sc.m, H + 0x48, H + 0x60);
+	hm_object(&sc.m, H + 0x60, 16);       /* L2 */
+	hm_object(&sc.m, H + 0x100, 16);      /* P */
+	hm_ptr(&sc.m, H + 0x100, H + 0x20);
+	hm_word(&sc.m, H + 0x108, 7);
+	hm_object(&sc.m, H + 0x200, 24);      /* T1 */
+	hm_ptr(&sc.m, H + 0x210, H + 0x220);
+	hm_object(&sc.m, H + 0x220, 16);      /* T2 */
+	hm_object(&sc.m, H + 0x300, 8);       /* V1 */
+	hm_object(&sc.m, H + 0x308, 8);       /* V2 */
+	hm_object(&sc.m, H + 0x400, 64);      /* U1 */
 
-	expect_tree(&m, bin, true,
-		    "$bss+0x8: 1 8\n"
-		    "$data+0x30: 1 8\n"
-		    "main.h -> $sub_objects$: 2 48\n"
-		    "main.h -> next. (*main.Leaf): 1 16\n"
-		    "main.h: 1 16\n"
-		    "main.pb -> $sub_objects$: 1 16\n"
-		    "main.pb: 1 16\n"
-		    "main.u -> $sub_objects$: 1 64\n"
-		    "main.u: 0 0\n"
-		    "runtime.somevar: 2 40\n", &run);
-	s = hr_scan_summary(run.scan);
+	scene_expect(&sc, true,
+		     "$bss+0x8: 1 8\n"
+		     "$data+0x30: 1 8\n"
+		     "main.h -> $sub_objects$: 2 48\n"
+		     "main.h -> next. (*main.Leaf): 1 16\n"
+		     "main.h: 1 16\n"
+		     "main.pb -> $sub_objects$: 1 16\n"
+		     "main.pb: 1 16\n"
+		     "main.u -> $sub_objects$: 1 64\n"
+		     "main.u: 0 0\n"
+		     "runtime.somevar: 2 40\n");
+	s = hr_scan_summary(sc.run.scan);
 	assert_int_equal(s->typed_objects, 3);    /* W, L3, P */
 	assert_int_equal(s->fallback_objects, 8);
 	assert_int_equal(s->roots[HR_ROOT_GLOBAL], 3);
 	assert_int_equal(s->roots[HR_ROOT_DATA_WORDS], 4);
-	hm_run_release(&run);
-	hr_binary_free(bin);
+	scene_end(&sc);
 }
 
 /* ---- malloc headers (Go >= 1.22) ----------------------------------------------------- */
@@ -543,39 +534,33 @@ static void test_pass2_untyped_words(void **state)
  */
 static void test_malloc_header(void **state)
 {
-	struct go_types g;
-	struct heapmodel m;
-	struct hr_binary *bin;
-	struct hm_run run;
+	struct scene sc;
 	uint32_t leaf, leaf_ptr, blob, unsafe_ptr;
 
 	(void)state;
-	gt_init(&g, "go1.26.8");
-	leaf = gt_struct(&g, "main.Leaf", 16, 0);
-	leaf_ptr = gt_ptr(&g, "*main.Leaf", leaf, 0);
-	binary_fixture_member(g.fx, leaf, "next", 0, leaf_ptr);
-	blob = gt_struct(&g, "main.Blob", 632, 0x300);
-	binary_fixture_member(g.fx, blob, "data", 0, leaf_ptr);
-	unsafe_ptr = binary_fixture_type(g.fx, &(struct hr_type){ .name = "unsafe.Pointer",
+	scene_begin(&sc, "go1.26.8");
+	leaf = gt_struct(&sc.g, "main.Leaf", 16, 0);
+	leaf_ptr = gt_ptr(&sc.g, "*main.Leaf", leaf, 0);
+	binary_fixture_member(sc.g.fx, leaf, "next", 0, leaf_ptr);
+	blob = gt_struct(&sc.g, "main.Blob", 632, 0x300);
+	binary_fixture_member(sc.g.fx, blob, "data", 0, leaf_ptr);
+	unsafe_ptr = binary_fixture_type(sc.g.fx, &(struct hr_type){ .name = "unsafe.Pointer",
 		.kind = HR_KIND_UNSAFE_POINTER, .shape = HR_SHAPE_POINTER });
-	binary_fixture_global(g.fx, "main.raw", DATA, unsafe_ptr);
-	binary_fixture_symbol(g.fx, "runtime.types", RUNTIME_TYPES, 0x1000);
-	bin = finish(&g);
+	binary_fixture_global(sc.g.fx, "main.raw", DATA, unsafe_ptr);
+	binary_fixture_symbol(sc.g.fx, "runtime.types", RUNTIME_TYPES, 0x1000);
 
-	hm_init(&m, "go1.26.8");
-	hm_segment(&m, HM_DATA, DATA, 8);
-	hm_ptr(&m, DATA, H + 8);
-	hm_object(&m, H, 640);
-	hm_word(&m, H, RUNTIME_TYPES + 0x300); /* the header */
-	hm_ptr(&m, H + 8, H + 0x400);
-	hm_object(&m, H + 0x400, 16);
+	hm_segment(&sc.m, HM_DATA, DATA, 8);
+	hm_ptr(&sc.m, DATA, H + 8);
+	hm_object(&sc.m, H, 640);
+	hm_word(&sc.m, H, RUNTIME_TYPES + 0x300); /* the header */
+	hm_ptr(&sc.m, H + 8, H + 0x400);
+	hm_object(&sc.m, H + 0x400, 16);
 
-	expect_tree(&m, bin, true,
-		    "main.raw -> data. (*main.Leaf): 1 16\n"
-		    "main.raw: 1 640\n", &run);
-	assert_int_equal(hr_scan_summary(run.scan)->header_typed, 1);
-	hm_run_release(&run);
-	hr_binary_free(bin);
+	scene_expect(&sc, true,
+		     "main.raw -> data. (*main.Leaf): 1 16\n"
+		     "main.raw: 1 640\n");
+	assert_int_equal(hr_scan_summary(sc.run.scan)->header_typed, 1);
+	scene_end(&sc);
 }
 
 /* ---- goroutine frames -------------------------------------------------------------------- */
@@ -589,55 +574,49 @@ static void test_malloc_header(void **state)
  */
 static void test_frames(void **state)
 {
-	struct go_types g;
-	struct heapmodel m;
-	struct hr_binary *bin;
-	struct hm_run run;
+	struct scene sc;
 	const struct hr_scan_summary *s;
 	const uint64_t sp = UINT64_C(0xc000080000);
 	uint32_t leaf, leaf_ptr;
 
 	(void)state;
-	gt_init(&g, "go1.26.8");
-	leaf = gt_struct(&g, "main.Leaf", 16, 0);
-	leaf_ptr = gt_ptr(&g, "*main.Leaf", leaf, 0);
-	binary_fixture_member(g.fx, leaf, "next", 0, leaf_ptr);
-	binary_fixture_func(g.fx, "main.worker", 0x401000, 0x401200);
-	binary_fixture_var(g.fx, "p", leaf_ptr, true, 0);
-	binary_fixture_var(g.fx, "buf", g.bytes, false, -24);
-	binary_fixture_func(g.fx, "main.main", 0x401200, 0x401300);
-	bin = finish(&g);
+	scene_begin(&sc, "go1.26.8");
+	leaf = gt_struct(&sc.g, "main.Leaf", 16, 0);
+	leaf_ptr = gt_ptr(&sc.g, "*main.Leaf", leaf, 0);
+	binary_fixture_member(sc.g.fx, leaf, "next", 0, leaf_ptr);
+	binary_fixture_func(sc.g.fx, "main.worker", 0x401000, 0x401200);
+	binary_fixture_var(sc.g.fx, "p", leaf_ptr, true, 0);
+	binary_fixture_var(sc.g.fx, "buf", sc.g.bytes, false, -24);
+	binary_fixture_func(sc.g.fx, "main.main", 0x401200, 0x401300);
 
-	hm_init(&m, "go1.26.8");
-	hm_frame(&m, sp, 32, 0x401000, 0x401050, "main.worker");
-	hm_frame(&m, sp + 32, 16, 0x401200, 0x401280, "main.main");
-	hm_ptr(&m, sp, H + 0x100);          /* Z1 */
-	hm_ptr(&m, sp + 8, H);              /* buf: D1 */
-	hm_word(&m, sp + 16, 32);
-	hm_word(&m, sp + 24, 32);
-	hm_ptr(&m, sp + 32, H + 0x40);      /* p: F1 */
-	hm_ptr(&m, sp + 40, H + 0x140);     /* Z2 */
-	hm_object(&m, H, 32);               /* D1 */
-	hm_object(&m, H + 0x40, 16);        /* F1 */
-	hm_ptr(&m, H + 0x40, H + 0x50);
-	hm_object(&m, H + 0x50, 16);        /* F2 */
-	hm_ptr(&m, H + 0x50, 0);
-	hm_object(&m, H + 0x100, 48);       /* Z1 */
-	hm_object(&m, H + 0x140, 16);       /* Z2 */
+	hm_frame(&sc.m, sp, 32, 0x401000, 0x401050, "main.worker");
+	hm_frame(&sc.m, sp + 32, 16, 0x401200, 0x401280, "main.main");
+	hm_ptr(&sc.m, sp, H + 0x100);          /* Z1 */
+	hm_ptr(&sc.m, sp + 8, H);              /* buf: D1 */
+	hm_word(&sc.m, sp + 16, 32);
+	hm_word(&sc.m, sp + 24, 32);
+	hm_ptr(&sc.m, sp + 32, H + 0x40);      /* p: F1 */
+	hm_ptr(&sc.m, sp + 40, H + 0x140);     /* Z2 */
+	hm_object(&sc.m, H, 32);               /* D1 */
+	hm_object(&sc.m, H + 0x40, 16);        /* F1 */
+	hm_ptr(&sc.m, H + 0x40, H + 0x50);
+	hm_object(&sc.m, H + 0x50, 16);        /* F2 */
+	hm_ptr(&sc.m, H + 0x50, 0);
+	hm_object(&sc.m, H + 0x100, 48);       /* Z1 */
+	hm_object(&sc.m, H + 0x140, 16);       /* Z2 */
 
-	expect_tree(&m, bin, true,
-		    "main.main: 1 16\n"
-		    "main.worker.buf: 1 32\n"
-		    "main.worker.p -> next. (*main.Leaf): 1 16\n"
-		    "main.worker.p: 1 16\n"
-		    "main.worker: 1 48\n", &run);
-	s = hr_scan_summary(run.scan);
+	scene_expect(&sc, true,
+		     "main.main: 1 16\n"
+		     "main.worker.buf: 1 32\n"
+		     "main.worker.p -> next. (*main.Leaf): 1 16\n"
+		     "main.worker.p: 1 16\n"
+		     "main.worker: 1 48\n");
+	s = hr_scan_summary(sc.run.scan);
 	assert_int_equal(s->roots[HR_ROOT_FRAME_VAR], 2);
 	assert_int_equal(s->roots[HR_ROOT_FRAME_WORDS], 2);
 	assert_int_equal(s->typed_objects, 3);    /* D1, F1, F2 */
 	assert_int_equal(s->fallback_objects, 2); /* Z1, Z2 */
-	hm_run_release(&run);
-	hr_binary_free(bin);
+	scene_end(&sc);
 }
 
 int main(void)
