@@ -213,18 +213,25 @@ static int cmp_line(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* Writes node's chain, root first, into buf (len bytes). */
-static void chain_of(const struct hr_chains *t, uint32_t node, char *buf, size_t len)
+/* Node's chain, root first: "a -> b -> c" (the tree keeps at most 256 levels); caller frees. */
+static char *chain_of(const struct hr_chains *t, uint32_t node)
 {
-	const struct hr_chain_node *n = hr_chains_node(t, node);
-	char rest[1024];
+	uint32_t path[256];
+	size_t n = 0, len = 1;
+	char *out;
 
-	if (n->parent == HR_CHAINS_TOP) {
-		snprintf(buf, len, "%s", hr_chains_name(t, n->name));
-		return;
+	for (uint32_t id = node; id != HR_CHAINS_TOP && n < 256; id = hr_chains_node(t, id)->parent) {
+		path[n++] = id;
+		len += strlen(hr_chains_name(t, hr_chains_node(t, id)->name)) + 4;
 	}
-	chain_of(t, n->parent, rest, sizeof(rest));
-	snprintf(buf, len, "%s -> %s", rest, hr_chains_name(t, n->name));
+	out = calloc(1, len);
+	assert_non_null(out);
+	while (n-- > 0) {
+		if (out[0])
+			strcat(out, " -> ");
+		strcat(out, hr_chains_name(t, hr_chains_node(t, path[n])->name));
+	}
+	return out;
 }
 
 char *hm_tree_text(const struct hr_chains *t)
@@ -236,14 +243,14 @@ char *hm_tree_text(const struct hr_chains *t)
 	assert_non_null(lines);
 	for (uint32_t id = 1; id < n; id++) {
 		const struct hr_chain_node *node = hr_chains_node(t, id);
-		char chain[1024];
+		char *chain = chain_of(t, id);
 
-		chain_of(t, id, chain, sizeof(chain));
 		lines[id - 1] = malloc(strlen(chain) + 64);
 		assert_non_null(lines[id - 1]);
 		sprintf(lines[id - 1], "%s: %llu %llu\n", chain, (unsigned long long)node->objects,
 			(unsigned long long)node->bytes);
 		len += strlen(lines[id - 1]);
+		free(chain);
 	}
 	qsort(lines, n - 1, sizeof(*lines), cmp_line);
 	text = calloc(1, len);
