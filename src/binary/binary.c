@@ -82,7 +82,7 @@ void strtab_release(struct strtab *st)
 
 /* ---- open and free ------------------------------------------------------------------------ */
 
-static void describe_limits(struct hr_binary *bin)
+void binary_describe_limits(struct hr_binary *bin)
 {
 	if (!bin->has_symtab && !hr_binary_has_dwarf(bin))
 		snprintf(bin->limits, sizeof(bin->limits),
@@ -131,7 +131,7 @@ static struct hr_binary *binary_open(const char *path, const char *name, bool wi
 		return NULL;
 	}
 	bin->has_file = true;
-	describe_limits(bin);
+	binary_describe_limits(bin);
 	return bin;
 }
 
@@ -357,7 +357,8 @@ static int cmp_name_key(const void *a, const void *b)
 	return x->id < y->id ? -1 : x->id > y->id;
 }
 
-int binary_build_name_index(struct hr_binary *bin, struct hr_error *err)
+/* Sorts type ids by name into bin->types_by_name (typedefs after other shapes). */
+static int build_name_index(struct hr_binary *bin, struct hr_error *err)
 {
 	size_t n = bin->types_n;
 	struct name_key *keys = calloc(n ? n : 1, sizeof(*keys));
@@ -377,6 +378,61 @@ int binary_build_name_index(struct hr_binary *bin, struct hr_error *err)
 		bin->types_by_name[i] = keys[i].id;
 	free(keys);
 	return HR_OK;
+}
+
+void binary_derive_typedefs(struct hr_binary *bin)
+{
+	/* typedefs: size and kind of what they name, when they have none of their own */
+	for (size_t id = 1; id < bin->types_n; id++) {
+		struct hr_type *t = &bin->types[id];
+		const struct hr_type *r = hr_binary_type(bin, hr_binary_resolve_typedef(bin, (uint32_t)id));
+
+		if (t->shape != HR_SHAPE_TYPEDEF)
+			continue;
+		if (!t->size)
+			t->size = r->size;
+		if (t->kind == HR_KIND_INVALID)
+			t->kind = r->kind;
+	}
+}
+
+static int cmp_global(const void *a, const void *b)
+{
+	const struct hr_global *x = a, *y = b;
+
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+static int cmp_rt(const void *a, const void *b)
+{
+	const struct rt_entry *x = a, *y = b;
+
+	if (x->offset != y->offset)
+		return x->offset < y->offset ? -1 : 1;
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+int binary_build_indexes(struct hr_binary *bin, struct hr_error *err)
+{
+	size_t n = 0;
+
+	hr_sort(bin->globals, bin->globals_n, sizeof(*bin->globals), cmp_global);
+	for (size_t id = 1; id < bin->types_n; id++)
+		n += (bin->types[id].flags & HR_TYPE_HAS_RUNTIME_TYPE) != 0;
+	if (bin_array_alloc((void **)&bin->rt_index, &bin->rt_index_cap, n, sizeof(*bin->rt_index)))
+		return hr_error_set(err, HR_ENOMEM, "%s: out of memory", bin->path);
+	for (size_t id = 1; id < bin->types_n; id++) {
+		const struct hr_type *t = &bin->types[id];
+		struct rt_entry *e;
+
+		if (!(t->flags & HR_TYPE_HAS_RUNTIME_TYPE))
+			continue;
+		e = VEC_PUSH(bin, rt_index);
+		e->offset = t->runtime_type;
+		e->id = (uint32_t)id;
+	}
+	hr_sort(bin->rt_index, bin->rt_index_n, sizeof(*bin->rt_index), cmp_rt);
+	return build_name_index(bin, err);
 }
 
 uint32_t hr_binary_find_type(const struct hr_binary *bin, const char *name)

@@ -707,18 +707,7 @@ static void resolve_types(struct load *ld)
 		bin->members[i].type = binary_type_id(bin, bin->members[i].type);
 	for (size_t i = 0; i < bin->globals_n; i++)
 		bin->globals[i].type = binary_type_id(bin, bin->globals[i].type);
-	/* typedefs: size and kind of what they name, when they have none of their own */
-	for (size_t id = 1; id < bin->types_n; id++) {
-		struct hr_type *t = &bin->types[id];
-		const struct hr_type *r = hr_binary_type(bin, hr_binary_resolve_typedef(bin, (uint32_t)id));
-
-		if (t->shape != HR_SHAPE_TYPEDEF)
-			continue;
-		if (!t->size)
-			t->size = r->size;
-		if (t->kind == HR_KIND_INVALID)
-			t->kind = r->kind;
-	}
+	binary_derive_typedefs(bin);
 }
 
 static int cmp_func(const void *a, const void *b)
@@ -728,13 +717,6 @@ static int cmp_func(const void *a, const void *b)
 	if (x->low_pc != y->low_pc)
 		return x->low_pc < y->low_pc ? -1 : 1;
 	return x->offset < y->offset ? -1 : x->offset > y->offset;
-}
-
-static int cmp_global(const void *a, const void *b)
-{
-	const struct hr_global *x = a, *y = b;
-
-	return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 
 static int finish_funcs(struct load *ld)
@@ -760,39 +742,6 @@ static int finish_funcs(struct load *ld)
 	ld->funcs = NULL;
 	ld->funcs_n = ld->funcs_cap = 0;
 	return HR_OK;
-}
-
-static int cmp_rt(const void *a, const void *b)
-{
-	const struct rt_entry *x = a, *y = b;
-
-	if (x->offset != y->offset)
-		return x->offset < y->offset ? -1 : 1;
-	return x->id < y->id ? -1 : x->id > y->id;
-}
-
-static int build_indexes(struct load *ld)
-{
-	struct hr_binary *bin = ld->bin;
-	size_t n = 0;
-
-	hr_sort(bin->globals, bin->globals_n, sizeof(*bin->globals), cmp_global);
-	for (size_t id = 1; id < bin->types_n; id++)
-		n += (bin->types[id].flags & HR_TYPE_HAS_RUNTIME_TYPE) != 0;
-	if (bin_array_alloc((void **)&bin->rt_index, &bin->rt_index_cap, n, sizeof(*bin->rt_index)))
-		return nomem(bin, ld->err);
-	for (size_t id = 1; id < bin->types_n; id++) {
-		const struct hr_type *t = &bin->types[id];
-		struct rt_entry *e;
-
-		if (!(t->flags & HR_TYPE_HAS_RUNTIME_TYPE))
-			continue;
-		e = VEC_PUSH(bin, rt_index);
-		e->offset = t->runtime_type;
-		e->id = (uint32_t)id;
-	}
-	hr_sort(bin->rt_index, bin->rt_index_n, sizeof(*bin->rt_index), cmp_rt);
-	return binary_build_name_index(bin, ld->err);
 }
 
 /* ---- entry points --------------------------------------------------------------------------- */
@@ -867,7 +816,7 @@ int binary_dwarf_load(struct hr_binary *bin, struct hr_error *err)
 		rc = finish_funcs(&ld);
 	}
 	if (!rc)
-		rc = build_indexes(&ld);
+		rc = binary_build_indexes(bin, err);
 	free(ld.funcs);
 	return rc;
 }

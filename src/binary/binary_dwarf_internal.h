@@ -62,7 +62,4 @@ int dw_children(struct hr_binary *bin, Dwarf_Die die, int (*fn)(void *, Dwarf_Di
 int dw_fail(struct hr_binary *bin, Dwarf_Error derr, uint64_t die_off, const char *what,
 	    struct hr_error *err);
 
-/* binary.c: sorts type ids by name into bin->types_by_name. */
-int binary_build_name_index(struct hr_binary *bin, struct hr_error *err);
-
 #endif

@@ -47,6 +47,11 @@ static int cmp_symbol(const void *a, const void *b)
 	return x->size > y->size ? -1 : x->size < y->size; /* bigger first at one address */
 }
 
+void binary_elf_sort_symbols(struct hr_binary *bin)
+{
+	hr_sort(bin->symbols, bin->symbols_n, sizeof(*bin->symbols), cmp_symbol);
+}
+
 static int add_section(struct hr_binary *bin, Elf_Scn *scn, const GElf_Shdr *sh,
 		       const char *name, struct hr_error *err)
 {
@@ -182,7 +187,7 @@ int binary_elf_read_symbols(struct hr_binary *bin, struct hr_error *err)
 		}
 	}
 	bin->has_symtab = true;
-	hr_sort(bin->symbols, bin->symbols_n, sizeof(*bin->symbols), cmp_symbol);
+	binary_elf_sort_symbols(bin);
 	if (sh.sh_type != SHT_NOBITS)
 		drop_pages(bin, sh.sh_offset, sh.sh_size);
 	return HR_OK;

@@ -92,7 +92,7 @@ struct rt_entry {
 };
 
 struct dwarf_state;  /* binary_dwarf.c: libdwarf handle, kept open for lazy loading */
-struct func_vars;    /* binary_vars.c: the cached variables of one function */
+struct func_vars;    /* below: the cached variables of one function */
 
 struct hr_binary {
 	char *path;
@@ -143,11 +143,22 @@ struct hr_binary {
 	struct func_vars **func_vars;    /* allocated and filled lazily, one per function */
 };
 
+/* binary.c: what is derived from the tables once they are read (binary_dwarf.c, or
+ * binary_fixture.c for a binary made by hand) */
+/* Gives each typedef without a size or kind of its own those of the type it names. */
+void binary_derive_typedefs(struct hr_binary *bin);
+/* Sorts the globals by address; builds the runtime-type and name indexes. */
+int binary_build_indexes(struct hr_binary *bin, struct hr_error *err);
+/* Says in bin->limits what is missing (no DWARF, no symbols, no runtime.types). */
+void binary_describe_limits(struct hr_binary *bin);
+
 /* binary_elf.c */
 /* Opens the ELF file: header and sections. */
 int binary_elf_open(struct hr_binary *bin, const char *path, struct hr_error *err);
 /* Reads .symtab (after the DWARF, so that the two are never in memory together). */
 int binary_elf_read_symbols(struct hr_binary *bin, struct hr_error *err);
+/* Sorts bin->symbols by address (the bigger first at one address), as they are kept. */
+void binary_elf_sort_symbols(struct hr_binary *bin);
 void binary_elf_close(struct hr_binary *bin);
 
 /* binary_dwarf.c */
@@ -158,7 +169,36 @@ void binary_dwarf_close(struct hr_binary *bin);
 /* Maps a DIE offset to a type id, 0 if it is not a type we know. */
 uint32_t binary_type_id(const struct hr_binary *bin, uint64_t die_offset);
 
-/* binary_vars.c */
+/* binary_vars.c: the variables of one function, cached in bin->func_vars[] when first
+ * asked for (a binary made by hand, binary_fixture.c, fills them in itself) */
+/* One entry of a variable's location list: where it is over [low, high), or everywhere. */
+struct var_entry {
+	uint64_t low, high;  /* ELF addresses, [low, high) */
+	bool all_pcs;
+	uint32_t first_op;
+	uint32_t op_count;
+};
+
+/* A parameter or local, its location list at entries[first_entry ..]. */
+struct raw_var {
+	const char *name;    /* in bin->strings */
+	uint32_t type;
+	bool is_param;
+	bool has_closure;
+	uint64_t closure_off;
+	bool scoped;         /* only in [scope_lo, scope_hi) */
+	uint64_t scope_lo, scope_hi;
+	uint32_t first_entry;
+	uint32_t entry_count;
+};
+
+/* Freed by binary_vars_free() with the binary. */
+struct func_vars {
+	VEC(struct raw_var, vars);
+	VEC(struct var_entry, entries);
+	VEC(struct hr_loc_op, ops);
+};
+
 void binary_vars_free(struct hr_binary *bin);
 
 #endif

@@ -19,31 +19,6 @@
 #define MAX_DEPTH 64         /* nesting of blocks and inlined calls */
 #define MAX_PIECES 64        /* pieces per variable location */
 
-struct var_entry {
-	uint64_t low, high;  /* ELF addresses, [low, high) */
-	bool all_pcs;
-	uint32_t first_op;
-	uint32_t op_count;
-};
-
-struct raw_var {
-	const char *name;    /* in bin->strings */
-	uint32_t type;
-	bool is_param;
-	bool has_closure;
-	uint64_t closure_off;
-	bool scoped;         /* only in [scope_lo, scope_hi) */
-	uint64_t scope_lo, scope_hi;
-	uint32_t first_entry;
-	uint32_t entry_count;
-};
-
-struct func_vars {
-	VEC(struct raw_var, vars);
-	VEC(struct var_entry, entries);
-	VEC(struct hr_loc_op, ops);
-};
-
 struct walk {
 	struct hr_binary *bin;
 	struct func_vars *fv;

@@ -74,13 +74,19 @@ void db_header(struct dumpbuf *b)
 
 void db_params(struct dumpbuf *b, uint64_t heap_start, uint64_t heap_end)
 {
+	db_params_version(b, heap_start, heap_end, "go1.26.8");
+}
+
+void db_params_version(struct dumpbuf *b, uint64_t heap_start, uint64_t heap_end,
+		       const char *go_version)
+{
 	db_uvarint(b, 6);
 	db_bool(b, 0);
 	db_uvarint(b, 8);
 	db_uvarint(b, heap_start);
 	db_uvarint(b, heap_end);
 	db_string(b, "amd64");
-	db_string(b, "go1.26.8");
+	db_string(b, go_version);
 	db_uvarint(b, 2);
 }
 
@@ -92,11 +98,66 @@ void db_object(struct dumpbuf *b, uint64_t addr, size_t size, uint8_t fill,
 	if (!mem)
 		abort();
 	memset(mem, fill, size);
+	db_object_mem(b, addr, mem, size, ptr_offsets, nptrs);
+	free(mem);
+}
+
+void db_object_mem(struct dumpbuf *b, uint64_t addr, const void *mem, size_t size,
+		   const uint64_t *ptr_offsets, size_t nptrs)
+{
 	db_uvarint(b, 1);
 	db_uvarint(b, addr);
 	db_mem(b, mem, size);
 	db_fields(b, ptr_offsets, nptrs);
-	free(mem);
+}
+
+void db_segment(struct dumpbuf *b, unsigned kind, uint64_t addr, const void *mem, size_t size,
+		const uint64_t *ptr_offsets, size_t nptrs)
+{
+	db_uvarint(b, kind);
+	db_uvarint(b, addr);
+	db_mem(b, mem, size);
+	db_fields(b, ptr_offsets, nptrs);
+}
+
+void db_itab(struct dumpbuf *b, uint64_t addr, uint64_t type_addr)
+{
+	db_uvarint(b, 8);
+	db_uvarint(b, addr);
+	db_uvarint(b, type_addr);
+}
+
+void db_goroutine(struct dumpbuf *b, uint64_t addr, uint64_t sp, uint64_t goid, uint64_t gopc,
+		  uint64_t status, const char *wait_reason)
+{
+	db_uvarint(b, 4);
+	db_uvarint(b, addr);
+	db_uvarint(b, sp);
+	db_uvarint(b, goid);
+	db_uvarint(b, gopc);
+	db_uvarint(b, status);
+	db_bool(b, 0); /* system */
+	db_bool(b, 0); /* background */
+	db_uvarint(b, 0); /* waiting since */
+	db_string(b, wait_reason);
+	for (int i = 0; i < 4; i++) /* context, thread, defer, panic */
+		db_uvarint(b, 0);
+}
+
+void db_frame(struct dumpbuf *b, uint64_t sp, uint64_t depth, uint64_t child_sp,
+	      const void *mem, size_t size, uint64_t entry_pc, uint64_t pc, const char *func,
+	      const uint64_t *ptr_offsets, size_t nptrs)
+{
+	db_uvarint(b, 5);
+	db_uvarint(b, sp);
+	db_uvarint(b, depth);
+	db_uvarint(b, child_sp);
+	db_mem(b, mem, size);
+	db_uvarint(b, entry_pc);
+	db_uvarint(b, pc);
+	db_uvarint(b, pc);
+	db_string(b, func);
+	db_fields(b, ptr_offsets, nptrs);
 }
 
 void db_eof(struct dumpbuf *b)
