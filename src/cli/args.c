@@ -4,8 +4,10 @@
  */
 #include "args.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 int cli_status_of(const struct hr_error *err)
@@ -27,6 +29,15 @@ int cli_report(const struct hr_error *err)
 {
 	fprintf(stderr, "heapref: %s\n", err->msg);
 	return cli_status_of(err);
+}
+
+bool cli_parse_address(const char *text, uint64_t *addr)
+{
+	char *end;
+
+	errno = 0;
+	*addr = strtoull(text, &end, 0);
+	return !errno && end != text && !*end && text[0] != '-';
 }
 
 int cli_usage_error(const char *cmd, const char *fmt, ...)

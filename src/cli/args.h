@@ -7,6 +7,7 @@
 #define HEAPREF_CLI_ARGS_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "heapref/base.h"
 
@@ -42,6 +43,9 @@ struct cli_opt {
  */
 int cli_parse(const char *cmd, int argc, char **argv, const struct cli_opt *opts, int nopts,
 	      int *noperands);
+
+/* An address: a number in C's notation (0xc000012340, or decimal); false if text is not one. */
+bool cli_parse_address(const char *text, uint64_t *addr);
 
 /* Prints "heapref: WHAT (see heapref CMD --help)" on stderr; returns CLI_USAGE. */
 int cli_usage_error(const char *cmd, const char *fmt, ...) HR_PRINTF(2, 3);

@@ -87,15 +87,6 @@ static bool parse_percent(const char *text, double *out)
 	return true;
 }
 
-static bool parse_address(const char *text, uint64_t *addr)
-{
-	char *end;
-
-	errno = 0;
-	*addr = strtoull(text, &end, 0);
-	return !errno && end != text && !*end && text[0] != '-';
-}
-
 static bool parse_number(const char *text, unsigned long max, unsigned long *out)
 {
 	char *end;
@@ -185,7 +176,7 @@ static int check_process_operands(struct analyze_args *a, int n, char **argv)
 			       : cli_usage_error(mode_names[a->mode], "with --pid, %s takes at "
 						 "most the binary", mode_names[a->mode]);
 	for (int i = first; i < n; i++)
-		if (isdigit((unsigned char)argv[i][0]) && !parse_address(argv[i], &addr))
+		if (isdigit((unsigned char)argv[i][0]) && !cli_parse_address(argv[i], &addr))
 			return cli_usage_error("why", "not an address: %s (addresses are numbers, "
 					       "like 0xc000012340)", argv[i]);
 	a->binary = first ? argv[0] : NULL;
@@ -213,7 +204,7 @@ static int check_operands(struct analyze_args *a, int n, char **argv)
 						 mode_names[a->mode]);
 	/* an address, or a type name (which never starts with a digit) */
 	for (int i = 2; i < n; i++)
-		if (isdigit((unsigned char)argv[i][0]) && !parse_address(argv[i], &addr))
+		if (isdigit((unsigned char)argv[i][0]) && !cli_parse_address(argv[i], &addr))
 			return cli_usage_error("why", "not an address: %s (addresses are numbers, "
 					       "like 0xc000012340)", argv[i]);
 	a->binary = argv[0];
@@ -525,7 +516,7 @@ static int write_paths(const struct analyze_args *a, const struct analysis *an,
 		uint64_t addr;
 		bool found;
 
-		if (isdigit((unsigned char)arg[0]) && parse_address(arg, &addr))
+		if (isdigit((unsigned char)arg[0]) && cli_parse_address(arg, &addr))
 			rc = hr_write_path(stdout, an->dump, an->tree, an->scan, &opt, addr, &found,
 					   err);
 		else

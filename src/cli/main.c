@@ -90,15 +90,6 @@ static int cmd_info(int argc, char **argv)
 	return ST_OK;
 }
 
-static int parse_address(const char *text, uint64_t *addr)
-{
-	char *end;
-
-	errno = 0;
-	*addr = strtoull(text, &end, 0);
-	return errno == 0 && end != text && *end == '\0' ? 0 : -1;
-}
-
 static int cmd_object(int argc, char **argv)
 {
 	struct hr_error err = { 0 };
@@ -114,7 +105,7 @@ static int cmd_object(int argc, char **argv)
 		return cli_usage_error("object", "object takes a heap dump (or a binary and its "
 				       "core) and one or more addresses");
 	for (i = first; i < argc; i++)
-		if (parse_address(argv[i], &addr))
+		if (!cli_parse_address(argv[i], &addr))
 			return cli_usage_error("object", "not an address: %s (addresses are numbers, "
 					       "like 0xc000012340)", argv[i]);
 	dump = open_dump(first == 2 ? argv[0] : NULL, argv[first - 1], NULL, &bin, &err);
@@ -123,7 +114,7 @@ static int cmd_object(int argc, char **argv)
 		return cli_report(&err);
 	}
 	for (i = first; i < argc && !rc; i++) {
-		parse_address(argv[i], &addr);
+		cli_parse_address(argv[i], &addr);
 		rc = hr_write_object_at(stdout, dump, addr, 64, &err);
 	}
 	hr_dump_free(dump);

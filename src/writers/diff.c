@@ -14,26 +14,13 @@
 #include <string.h>
 
 #include "heapref/writers.h"
+#include "writers_internal.h"
 
 #define INDENT_LEVELS 32 /* deeper lines stay at this indentation and say their depth */
 
-struct side {
-	uint64_t objects;
-	uint64_t bytes;
-};
-
-/* One union node: its own and cumulative values in each tree. */
+/* One union node's own value in each tree. */
 struct values {
-	struct side old_own, new_own;
-	struct side old_cum, new_cum;
-};
-
-/* One entry of a node's list of changed children, sorted biggest growth first. */
-struct child {
-	int64_t bytes; /* growth */
-	int64_t objects;
-	const char *name;
-	uint32_t id;
+	struct chain_value old_own, new_own;
 };
 
 enum line_kind { LINE_NODE, LINE_SELF };
@@ -49,9 +36,10 @@ struct diff {
 	struct hr_chains *u; /* the union of both trees' chains */
 	size_t n;            /* its nodes */
 	struct values *v;    /* per union node */
+	struct chain_value *old_cum, *new_cum; /* per union node: with all below it */
 	bool *changed;       /* per union node: its own value or a descendant's changed */
 	uint32_t *first_child; /* per node + 1: changed children of i at [first_child[i], first_child[i+1]) */
-	struct child *children;
+	struct chain_child *children;
 	struct pending_line *stack;
 	size_t nstack, stack_cap;
 	int failed_errno;
@@ -63,20 +51,14 @@ static int64_t growth(uint64_t a, uint64_t b)
 	return b >= a ? (int64_t)(b - a) : -(int64_t)(a - b);
 }
 
-static bool side_empty(const struct side *s)
+static bool side_empty(const struct chain_value *s)
 {
 	return !s->objects && !s->bytes;
 }
 
-static bool side_equal(const struct side *a, const struct side *b)
+static bool side_equal(const struct chain_value *a, const struct chain_value *b)
 {
 	return a->objects == b->objects && a->bytes == b->bytes;
-}
-
-static void side_add(struct side *to, const struct side *s)
-{
-	to->objects += s->objects;
-	to->bytes += s->bytes;
 }
 
 /* Makes in u the chain of every node of t; to[i] is node i's union node. */
@@ -114,12 +96,12 @@ static int merge_trees(struct diff *d, const struct hr_chains *old, const struct
 	for (size_t i = 0; i < nold; i++) {
 		const struct hr_chain_node *node = hr_chains_node(old, (uint32_t)i);
 
-		d->v[to_old[i]].old_own = (struct side){ node->objects, node->bytes };
+		d->v[to_old[i]].old_own = (struct chain_value){ node->objects, node->bytes };
 	}
 	for (size_t i = 0; i < nnew; i++) {
 		const struct hr_chain_node *node = hr_chains_node(new, (uint32_t)i);
 
-		d->v[to_new[i]].new_own = (struct side){ node->objects, node->bytes };
+		d->v[to_new[i]].new_own = (struct chain_value){ node->objects, node->bytes };
 	}
 	rc = HR_OK;
 out:
@@ -132,60 +114,26 @@ out:
 static void sum_up(struct diff *d)
 {
 	for (size_t i = 0; i < d->n; i++) {
-		d->v[i].old_cum = d->v[i].old_own;
-		d->v[i].new_cum = d->v[i].new_own;
+		d->old_cum[i] = d->v[i].old_own;
+		d->new_cum[i] = d->v[i].new_own;
 		d->changed[i] = !side_equal(&d->v[i].old_own, &d->v[i].new_own);
 	}
-	for (size_t i = d->n; i-- > 1;) {
-		uint32_t parent = hr_chains_node(d->u, (uint32_t)i)->parent;
-
-		side_add(&d->v[parent].old_cum, &d->v[i].old_cum);
-		side_add(&d->v[parent].new_cum, &d->v[i].new_cum);
-		d->changed[parent] |= d->changed[i];
-	}
+	chain_values_sum_up(d->u, d->n, d->old_cum);
+	chain_values_sum_up(d->u, d->n, d->new_cum);
+	for (size_t i = d->n; i-- > 1;)
+		d->changed[hr_chains_node(d->u, (uint32_t)i)->parent] |= d->changed[i];
 }
 
-static int by_growth_then_name(const void *pa, const void *pb)
+/* A changed child, by its growth. */
+static bool changed_child(void *ctx, uint32_t id, struct chain_child *c)
 {
-	const struct child *a = pa, *b = pb;
-	int by_name;
+	const struct diff *d = ctx;
 
-	if (a->bytes != b->bytes)
-		return a->bytes > b->bytes ? -1 : 1;
-	if (a->objects != b->objects)
-		return a->objects > b->objects ? -1 : 1;
-	by_name = strcmp(a->name, b->name);
-	if (by_name)
-		return by_name;
-	return a->id < b->id ? -1 : a->id > b->id;
-}
-
-/* Groups each node's changed children together (counting sort by parent), biggest growth first. */
-static void list_changed_children(struct diff *d)
-{
-	for (size_t i = 1; i < d->n; i++)
-		if (d->changed[i])
-			d->first_child[hr_chains_node(d->u, (uint32_t)i)->parent + 1]++;
-	for (size_t i = 0; i < d->n; i++)
-		d->first_child[i + 1] += d->first_child[i];
-	for (size_t i = 1; i < d->n; i++) {
-		const struct hr_chain_node *node = hr_chains_node(d->u, (uint32_t)i);
-		const struct values *v = &d->v[i];
-
-		if (!d->changed[i])
-			continue;
-		d->children[d->first_child[node->parent]++] = (struct child){
-			growth(v->old_cum.bytes, v->new_cum.bytes),
-			growth(v->old_cum.objects, v->new_cum.objects),
-			hr_chains_name(d->u, node->name), (uint32_t)i
-		};
-	}
-	for (size_t i = d->n; i > 0; i--) /* the fill moved each start to the next one's */
-		d->first_child[i] = d->first_child[i - 1];
-	d->first_child[0] = 0;
-	for (size_t i = 0; i < d->n; i++)
-		qsort(d->children + d->first_child[i], d->first_child[i + 1] - d->first_child[i],
-		      sizeof(*d->children), by_growth_then_name);
+	if (!d->changed[id])
+		return false;
+	c->bytes = growth(d->old_cum[id].bytes, d->new_cum[id].bytes);
+	c->objects = growth(d->old_cum[id].objects, d->new_cum[id].objects);
+	return true;
 }
 
 static int push_line(struct diff *d, enum line_kind kind, uint32_t id, uint32_t indent)
@@ -216,7 +164,7 @@ static int push_lines_below(struct diff *d, uint32_t id, uint32_t indent)
 }
 
 /* `new` for a chain that held nothing in the old dump, `gone` for one empty in the new. */
-static const char *mark(const struct side *old, const struct side *new)
+static const char *mark(const struct chain_value *old, const struct chain_value *new)
 {
 	if (side_empty(old) && !side_empty(new))
 		return "new";
@@ -225,7 +173,7 @@ static const char *mark(const struct side *old, const struct side *new)
 	return "";
 }
 
-static void print_row(struct diff *d, const struct side *old, const struct side *new,
+static void print_row(struct diff *d, const struct chain_value *old, const struct chain_value *new,
 		      uint32_t indent, const char *mark_text, const char *label)
 {
 	uint32_t shown_indent = indent > INDENT_LEVELS ? INDENT_LEVELS : indent;
@@ -243,13 +191,14 @@ static void print_row(struct diff *d, const struct side *old, const struct side 
 static void print_line(struct diff *d, const struct pending_line *l)
 {
 	const struct values *v = &d->v[l->id];
+	const struct chain_value *old = &d->old_cum[l->id], *new = &d->new_cum[l->id];
 
 	if (l->kind == LINE_SELF)
 		print_row(d, &v->old_own, &v->new_own, l->indent, "", "<self>");
 	else if (l->id == HR_CHAINS_TOP)
-		print_row(d, &v->old_cum, &v->new_cum, 0, "", "(everything reachable from the roots)");
+		print_row(d, old, new, 0, "", "(everything reachable from the roots)");
 	else
-		print_row(d, &v->old_cum, &v->new_cum, l->indent, mark(&v->old_cum, &v->new_cum),
+		print_row(d, old, new, l->indent, mark(old, new),
 			  hr_chains_name(d->u, hr_chains_node(d->u, l->id)->name));
 }
 
@@ -269,22 +218,21 @@ static int print_tree(struct diff *d)
 
 static void print_header(struct diff *d)
 {
-	const struct values *top = &d->v[HR_CHAINS_TOP];
+	const struct chain_value *old = &d->old_cum[HR_CHAINS_TOP], *new = &d->new_cum[HR_CHAINS_TOP];
 	size_t nchanged = 0, nsame = 0;
 
 	for (size_t i = 1; i < d->n; i++) {
 		if (d->changed[i])
 			nchanged++;
-		else if (!side_empty(&d->v[i].old_cum))
+		else if (!side_empty(&d->old_cum[i]))
 			nsame++;
 	}
 	if (fprintf(d->out, "# heapref diff: reachable bytes %" PRIu64 " -> %" PRIu64 " (%+" PRId64
 		    "), objects %" PRIu64 " -> %" PRIu64 " (%+" PRId64 "); figures are cumulative; "
 		    "%zu chains changed, %zu unchanged chains not shown\n"
 		    "%14s %11s %14s %14s %11s %11s %-4s  %s\n",
-		    top->old_cum.bytes, top->new_cum.bytes,
-		    growth(top->old_cum.bytes, top->new_cum.bytes), top->old_cum.objects,
-		    top->new_cum.objects, growth(top->old_cum.objects, top->new_cum.objects),
+		    old->bytes, new->bytes, growth(old->bytes, new->bytes), old->objects,
+		    new->objects, growth(old->objects, new->objects),
 		    nchanged, nsame, "+bytes", "+objects", "old bytes", "new bytes", "old objs",
 		    "new objs", "", "chain") < 0)
 		d->failed_errno = errno ? errno : EIO;
@@ -294,6 +242,8 @@ static void diff_release(struct diff *d)
 {
 	hr_chains_free(d->u);
 	free(d->v);
+	free(d->old_cum);
+	free(d->new_cum);
 	free(d->changed);
 	free(d->first_child);
 	free(d->children);
@@ -308,14 +258,16 @@ int hr_write_chain_diff(FILE *out, const struct hr_chains *old, const struct hr_
 
 	if (!rc) {
 		d.changed = calloc(d.n, sizeof(*d.changed));
+		d.old_cum = calloc(d.n, sizeof(*d.old_cum));
+		d.new_cum = calloc(d.n, sizeof(*d.new_cum));
 		d.first_child = calloc(d.n + 1, sizeof(*d.first_child));
 		d.children = calloc(d.n, sizeof(*d.children));
-		if (!d.changed || !d.first_child || !d.children)
+		if (!d.changed || !d.old_cum || !d.new_cum || !d.first_child || !d.children)
 			rc = HR_ENOMEM;
 	}
 	if (!rc) {
 		sum_up(&d);
-		list_changed_children(&d);
+		chain_children_list(d.u, d.n, d.first_child, d.children, changed_child, &d);
 		print_header(&d);
 		if (!d.failed_errno)
 			rc = print_tree(&d);

@@ -17,21 +17,10 @@
 #include <string.h>
 
 #include "heapref/writers.h"
+#include "writers_internal.h"
 
 #define INDENT_LEVELS 32 /* deeper lines stay at this indentation and say their depth */
 
-struct sum {
-	uint64_t objects;
-	uint64_t bytes;
-};
-
-/* One entry of a node's child list, sorted biggest first. */
-struct child {
-	uint64_t bytes;
-	uint64_t objects;
-	const char *name;
-	uint32_t id;
-};
 
 enum line_kind { LINE_NODE, LINE_SELF, LINE_OTHER };
 
@@ -45,44 +34,14 @@ struct report {
 	const struct hr_chains *tree;
 	FILE *out;
 	size_t n;
-	struct sum *cum;       /* per node: own value plus all descendants' */
+	struct chain_value *cum;       /* per node: own value plus all descendants' */
 	uint32_t *first_child; /* per node + 1: children of node i at [first_child[i], first_child[i+1]) */
-	struct child *children;
+	struct chain_child *children;
 	double cutoff_bytes;   /* a chain is shown on its own when it has at least this many */
 	struct pending_line *stack;
 	size_t nstack, stack_cap;
 	int failed_errno;
 };
-
-static int by_size_then_name(const void *pa, const void *pb)
-{
-	const struct child *a = pa, *b = pb;
-	int by_name;
-
-	if (a->bytes != b->bytes)
-		return a->bytes > b->bytes ? -1 : 1;
-	if (a->objects != b->objects)
-		return a->objects > b->objects ? -1 : 1;
-	by_name = strcmp(a->name, b->name);
-	if (by_name)
-		return by_name;
-	return a->id < b->id ? -1 : a->id > b->id;
-}
-
-static void sum_cumulative(struct report *r)
-{
-	for (size_t i = 0; i < r->n; i++) {
-		const struct hr_chain_node *node = hr_chains_node(r->tree, (uint32_t)i);
-
-		r->cum[i] = (struct sum){ node->objects, node->bytes };
-	}
-	for (size_t i = r->n; i-- > 1;) {
-		uint32_t parent = hr_chains_node(r->tree, (uint32_t)i)->parent;
-
-		r->cum[parent].objects += r->cum[i].objects;
-		r->cum[parent].bytes += r->cum[i].bytes;
-	}
-}
 
 static bool holds_nothing(const struct report *r, size_t id)
 {
@@ -90,32 +49,28 @@ static bool holds_nothing(const struct report *r, size_t id)
 }
 
 /*
- * Groups each node's children together (counting sort by parent), biggest first. A
- * chain that holds nothing (a node made, then charged no object) is left out, as pprof
- * leaves it out.
+ * A child of its parent's list: any that holds something (a node made, then charged no
+ * object, is left out, as pprof leaves it out), by its cumulative value.
  */
-static void list_children(struct report *r)
+static bool listed_child(void *ctx, uint32_t id, struct chain_child *c)
 {
-	for (size_t i = 1; i < r->n; i++)
-		if (!holds_nothing(r, i))
-			r->first_child[hr_chains_node(r->tree, (uint32_t)i)->parent + 1]++;
-	for (size_t i = 0; i < r->n; i++)
-		r->first_child[i + 1] += r->first_child[i];
-	for (size_t i = 1; i < r->n; i++) {
+	const struct report *r = ctx;
+
+	if (holds_nothing(r, id))
+		return false;
+	c->bytes = (int64_t)r->cum[id].bytes;
+	c->objects = (int64_t)r->cum[id].objects;
+	return true;
+}
+
+static void sum_cumulative(struct report *r)
+{
+	for (size_t i = 0; i < r->n; i++) {
 		const struct hr_chain_node *node = hr_chains_node(r->tree, (uint32_t)i);
 
-		if (holds_nothing(r, i))
-			continue;
-		r->children[r->first_child[node->parent]++] =
-			(struct child){ r->cum[i].bytes, r->cum[i].objects,
-					hr_chains_name(r->tree, node->name), (uint32_t)i };
+		r->cum[i] = (struct chain_value){ node->objects, node->bytes };
 	}
-	for (size_t i = r->n; i > 0; i--) /* the fill moved each start to the next one's */
-		r->first_child[i] = r->first_child[i - 1];
-	r->first_child[0] = 0;
-	for (size_t i = 0; i < r->n; i++)
-		qsort(r->children + r->first_child[i], r->first_child[i + 1] - r->first_child[i],
-		      sizeof(*r->children), by_size_then_name);
+	chain_values_sum_up(r->tree, r->n, r->cum);
 }
 
 static bool shown(const struct report *r, uint64_t bytes)
@@ -128,26 +83,27 @@ static uint32_t shown_children(const struct report *r, uint32_t id)
 {
 	uint32_t k = 0, count = r->first_child[id + 1] - r->first_child[id];
 
-	while (k < count && shown(r, r->children[r->first_child[id] + k].bytes))
+	while (k < count && shown(r, (uint64_t)r->children[r->first_child[id] + k].bytes))
 		k++;
 	return k;
 }
 
-static struct sum own_value(const struct report *r, uint32_t id)
+static struct chain_value own_value(const struct report *r, uint32_t id)
 {
 	const struct hr_chain_node *node = hr_chains_node(r->tree, id);
 
-	return (struct sum){ node->objects, node->bytes };
+	return (struct chain_value){ node->objects, node->bytes };
 }
 
 /* What <other> holds under node: the children not shown, and the own value unless it has a <self> line. */
-static struct sum other_value(const struct report *r, uint32_t id, uint32_t nshown, bool self_line)
+static struct chain_value other_value(const struct report *r, uint32_t id, uint32_t nshown,
+				      bool self_line)
 {
-	struct sum s = self_line ? (struct sum){ 0, 0 } : own_value(r, id);
+	struct chain_value s = self_line ? (struct chain_value){ 0, 0 } : own_value(r, id);
 
 	for (uint32_t k = r->first_child[id] + nshown; k < r->first_child[id + 1]; k++) {
-		s.objects += r->children[k].objects;
-		s.bytes += r->children[k].bytes;
+		s.objects += (uint64_t)r->children[k].objects;
+		s.bytes += (uint64_t)r->children[k].bytes;
 	}
 	return s;
 }
@@ -155,7 +111,7 @@ static struct sum other_value(const struct report *r, uint32_t id, uint32_t nsho
 /* The own value gets a line when it is big enough, or when nothing is merged with it. */
 static bool self_line(const struct report *r, uint32_t id, uint32_t nshown)
 {
-	struct sum own = own_value(r, id);
+	struct chain_value own = own_value(r, id);
 	uint32_t nchildren = r->first_child[id + 1] - r->first_child[id];
 
 	return (own.bytes || own.objects) && (shown(r, own.bytes) || nshown == nchildren);
@@ -177,7 +133,7 @@ static int push_lines_below(struct report *r, uint32_t id, uint32_t indent)
 {
 	uint32_t nshown = shown_children(r, id);
 	bool self = self_line(r, id, nshown);
-	struct sum other = other_value(r, id, nshown, self);
+	struct chain_value other = other_value(r, id, nshown, self);
 	int rc = HR_OK;
 
 	if (!nshown) /* a leaf of the report: its line already says everything */
@@ -191,7 +147,7 @@ static int push_lines_below(struct report *r, uint32_t id, uint32_t indent)
 	return rc;
 }
 
-static void print_row(struct report *r, struct sum s, uint32_t indent, const char *label,
+static void print_row(struct report *r, struct chain_value s, uint32_t indent, const char *label,
 		      const char *more)
 {
 	uint64_t total = r->cum[HR_CHAINS_TOP].bytes;
@@ -227,7 +183,7 @@ static void print_examples(struct report *r, uint32_t id, uint32_t indent)
 static void print_line(struct report *r, const struct pending_line *l)
 {
 	uint32_t nshown, nmerged;
-	struct sum own;
+	struct chain_value own;
 	bool self;
 	char more[64];
 
@@ -272,7 +228,7 @@ static int print_tree(struct report *r)
 
 static void print_header(struct report *r, double cutoff_percent)
 {
-	const struct sum *all = &r->cum[HR_CHAINS_TOP];
+	const struct chain_value *all = &r->cum[HR_CHAINS_TOP];
 
 	if (fprintf(r->out, "# heapref: %" PRIu64 " bytes in %" PRIu64 " objects reachable; "
 		    "bytes and objects are cumulative; chains under %g%% of the bytes are merged "
@@ -305,7 +261,7 @@ int hr_write_chain_report(FILE *out, const struct hr_chains *tree, double cutoff
 		return hr_error_set(err, HR_ENOMEM, "out of memory for the report");
 	}
 	sum_cumulative(&r);
-	list_children(&r);
+	chain_children_list(r.tree, r.n, r.first_child, r.children, listed_child, &r);
 	r.cutoff_bytes = (double)r.cum[HR_CHAINS_TOP].bytes * cutoff_percent / 100.0;
 	print_header(&r, cutoff_percent);
 	if (!r.failed_errno)
