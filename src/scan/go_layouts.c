@@ -132,28 +132,31 @@ int layout_load_itabs(struct scan_ctx *ctx)
 	return HR_OK;
 }
 
-/* The type an itab names: the dump's itab records, else the itab in the binary's data. */
-static uint64_t itab_type_addr(const struct walker *wk, uint64_t tab)
+/*
+ * The type an itab names: the dump's itab records, else the itab in the binary's data;
+ * 0 if neither has it (the walker's status HR_ENOMEM if reading ran out of memory).
+ */
+static uint64_t itab_type_addr(struct walker *wk, uint64_t tab)
 {
 	const struct scan_ctx *ctx = wk->ctx;
 	size_t n = hr_count_key_at_most(ctx->itabs, ctx->nitabs, sizeof(*ctx->itabs),
 					offsetof(struct itab_entry, addr), tab);
 	uint8_t word[8];
-	struct hr_error ignored = { 0 };
+	struct hr_error err = { 0 };
 	int rc;
 
 	if (n && ctx->itabs[n - 1].addr == tab)
 		return ctx->itabs[n - 1].type_addr;
 	/* itab{inter, _type, ...}: the type is the second word, in every release since 1.7 */
 	scan_lock_binary(wk); /* libelf reads a section's data on first use */
-	rc = hr_binary_read(ctx->bin, tab + ctx->ps, word, ctx->ps, &ignored);
+	rc = hr_binary_read(ctx->bin, tab + ctx->ps, word, ctx->ps, &err);
 	scan_unlock_binary(wk);
-	if (rc)
+	if (walker_fail_on_nomem(wk, rc))
 		return 0;
 	return hr_dump_word(ctx->dump, word);
 }
 
-uint32_t layout_iface_dynamic(const struct walker *wk, const struct region *r, uint64_t addr,
+uint32_t layout_iface_dynamic(struct walker *wk, const struct region *r, uint64_t addr,
 			      uint32_t iface_type)
 {
 	const struct hr_binary *bin = wk->ctx->bin;

@@ -424,6 +424,18 @@ void walker_release(struct walker *wk);
 /* Adds the walker's counts to res's summary and clears them (the results' thread). */
 void walker_add_counts(struct walker *wk, struct scan_results *res);
 
+/*
+ * For rc, the result of a call whose failures the walk goes on without (a function with
+ * no variables, DWARF it does not read): HR_ENOMEM, which would change names silently,
+ * becomes the walker's status. Returns rc.
+ */
+static inline int walker_fail_on_nomem(struct walker *wk, int rc)
+{
+	if (rc == HR_ENOMEM)
+		wk->status = HR_ENOMEM;
+	return rc;
+}
+
 /* Records a root edge (hr_scan_keep_root_edges()) from the root of node to object obj. */
 void scan_root_edge(struct walker *wk, uint32_t node, uint32_t obj);
 
@@ -617,8 +629,11 @@ uint32_t layout_resolve(const struct hr_binary *bin, uint32_t id);
  * rule of Go 1.go_minor (the dump's release). */
 bool layout_direct_iface(const struct hr_binary *bin, uint32_t id, unsigned ps,
 			 unsigned go_minor);
-/* The dynamic type of the interface value at addr in r (type word or itab), 0 unknown. */
-uint32_t layout_iface_dynamic(const struct walker *wk, const struct region *r, uint64_t addr,
+/*
+ * The dynamic type of the interface value at addr in r (type word or itab), 0 unknown;
+ * the walker's status HR_ENOMEM if reading the itab ran out of memory.
+ */
+uint32_t layout_iface_dynamic(struct walker *wk, const struct region *r, uint64_t addr,
 			      uint32_t iface_type);
 /* The type a malloc header (Go >= 1.22) names for the object holding value, 0 if none. */
 uint32_t layout_header_type(const struct scan_ctx *ctx, uint64_t value);

@@ -583,13 +583,17 @@ static void walk_chan(struct walker *wk, uint32_t i)
 	wk->frames[i].mode = M_INTERNAL;
 }
 
-/* A closure: captured variables at the offsets DWARF gives (Go >= 1.23). */
+/*
+ * A closure: captured variables at the offsets DWARF gives (Go >= 1.23). A function whose
+ * variables cannot be read (DWARF heapref does not read) leaves its closures' words to
+ * pass 2; running out of memory fails the walk (the names would change silently).
+ */
 static void walk_closure(struct walker *wk, uint32_t i)
 {
 	const struct scan_ctx *ctx = wk->ctx;
 	struct vframe f = wk->frames[i];
 	int64_t fn = hr_binary_func_at(ctx->bin, region_word(ctx, wk->region, f.addr));
-	struct hr_error ignored = { 0 };
+	struct hr_error err = { 0 };
 	struct hr_frame_vars *fv = &wk->closure_fv;
 	int rc;
 
@@ -598,9 +602,9 @@ static void walk_closure(struct walker *wk, uint32_t i)
 		return;
 	scan_lock_binary(wk);
 	rc = hr_binary_func_vars(ctx->bin, (size_t)fn, hr_binary_func(ctx->bin, (size_t)fn)->low_pc,
-				 fv, &ignored);
+				 fv, &err);
 	scan_unlock_binary(wk);
-	if (rc)
+	if (walker_fail_on_nomem(wk, rc))
 		return;
 	for (size_t k = fv->count; k-- > 0;) {
 		const struct hr_var *v = &fv->vars[k];
