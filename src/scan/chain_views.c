@@ -30,10 +30,10 @@ static int cmp_bucket_ref(const void *pa, const void *pb)
 static uint32_t *sampled_buckets(const struct hr_scan *s)
 {
 	size_t nb, ns;
-	const struct hr_memprof_bucket *b = hr_dump_memprof_buckets(s->dump, &nb);
-	const struct hr_alloc_sample *smp = hr_dump_alloc_samples(s->dump, &ns);
+	const struct hr_memprof_bucket *b = hr_dump_memprof_buckets(s->ctx.dump, &nb);
+	const struct hr_alloc_sample *smp = hr_dump_alloc_samples(s->ctx.dump, &ns);
 	struct bucket_ref *refs = malloc((nb + 1) * sizeof(*refs));
-	uint32_t *of = malloc((s->nobj + 1) * sizeof(*of));
+	uint32_t *of = malloc((s->ctx.nobj + 1) * sizeof(*of));
 
 	if (!refs || !of) {
 		free(refs);
@@ -43,11 +43,11 @@ static uint32_t *sampled_buckets(const struct hr_scan *s)
 	for (size_t i = 0; i < nb; i++)
 		refs[i] = (struct bucket_ref){ b[i].id, (uint32_t)i };
 	qsort(refs, nb, sizeof(*refs), cmp_bucket_ref);
-	for (size_t i = 0; i < s->nobj; i++)
+	for (size_t i = 0; i < s->ctx.nobj; i++)
 		of[i] = UINT32_MAX;
 	for (size_t i = 0; i < ns; i++) {
 		struct bucket_ref key = { smp[i].bucket_id, 0 }, *hit;
-		int64_t obj = hr_dump_object_at(s->dump, smp[i].addr);
+		int64_t obj = hr_dump_object_at(s->ctx.dump, smp[i].addr);
 
 		hit = bsearch(&key, refs, nb, sizeof(*refs), cmp_bucket_ref);
 		if (obj >= 0 && hit)
@@ -97,9 +97,9 @@ struct hr_chains *hr_scan_chains_by_alloc(const struct hr_scan *s, const struct 
 					  struct hr_error *err)
 {
 	size_t nb, nnodes = hr_chains_count(from);
-	const struct hr_memprof_bucket *b = hr_dump_memprof_buckets(s->dump, &nb);
+	const struct hr_memprof_bucket *b = hr_dump_memprof_buckets(s->ctx.dump, &nb);
 	struct hr_chains *to = hr_chains_new(max_depth);
-	uint32_t *bucket_of = s->paths ? sampled_buckets(s) : NULL;
+	uint32_t *bucket_of = s->res.paths ? sampled_buckets(s) : NULL;
 	uint32_t *map = malloc((nnodes + 1) * sizeof(*map));
 	char name[512];
 
@@ -109,18 +109,19 @@ struct hr_chains *hr_scan_chains_by_alloc(const struct hr_scan *s, const struct 
 		hr_chains_fold_recursion(to);
 	if (!copy_nodes(from, to, map))
 		goto fail;
-	for (size_t i = 0; i < s->nobj; i++) {
-		uint32_t node = s->paths[i].node;
+	for (size_t i = 0; i < s->ctx.nobj; i++) {
+		uint32_t node = s->res.paths[i].node;
 		struct hr_object o;
 
 		if (node == HR_CHAINS_NONE || node == HR_CHAINS_TOP || node >= nnodes)
 			continue;
 		node = map[node];
 		if (bucket_of[i] != UINT32_MAX)
-			node = frames_below(to, node, s->dump, &b[bucket_of[i]], name, sizeof(name));
+			node = frames_below(to, node, s->ctx.dump, &b[bucket_of[i]], name,
+					    sizeof(name));
 		if (node == HR_CHAINS_NONE)
 			goto fail;
-		o = hr_dump_object(s->dump, i);
+		o = hr_dump_object(s->ctx.dump, i);
 		hr_chains_charge(to, node, 1, o.size);
 	}
 	free(bucket_of);
@@ -143,16 +144,17 @@ fail:
  */
 static size_t type_leaf(const struct hr_scan *s, uint32_t i, char *buf, size_t cap)
 {
-	uint32_t t = s->obj_type[i];
+	uint32_t t = s->res.obj_type[i];
 	struct hr_object_type rt;
 	const char *name;
 	int n;
 
-	if (t == OBJ_TYPE_UNKNOWN && hr_dump_object_type(s->dump, i, &rt))
+	if (t == OBJ_TYPE_UNKNOWN && hr_dump_object_type(s->ctx.dump, i, &rt))
 		n = snprintf(buf, cap, "type %s%.*s", rt.prefix, (int)(rt.name.len < 400 ? rt.name.len : 400),
 			     (const char *)rt.name.ptr);
 	else {
-		name = t == OBJ_TYPE_UNKNOWN ? "?" : hr_binary_type(s->bin, t & ~OBJ_TYPE_ARRAY)->name;
+		name = t == OBJ_TYPE_UNKNOWN ? "?"
+					     : hr_binary_type(s->ctx.bin, t & ~OBJ_TYPE_ARRAY)->name;
 		n = snprintf(buf, cap, "type %s%s", t & OBJ_TYPE_ARRAY ? "[]" : "",
 			     name[0] ? name : "(unnamed)");
 	}
@@ -188,14 +190,14 @@ struct hr_chains *hr_scan_chains_by_type(const struct hr_scan *s, const struct h
 	uint32_t *path = malloc((nnodes + 1) * sizeof(*path));
 	char name[512];
 
-	if (!to || !map || !path || !s->paths || !s->obj_type)
+	if (!to || !map || !path || !s->res.paths || !s->res.obj_type)
 		goto fail;
 	if (fold_recursion)
 		hr_chains_fold_recursion(to);
 	if (!types_first && !copy_nodes(from, to, map))
 		goto fail;
-	for (uint32_t i = 0; i < s->nobj; i++) {
-		uint32_t node = s->paths[i].node;
+	for (uint32_t i = 0; i < s->ctx.nobj; i++) {
+		uint32_t node = s->res.paths[i].node;
 		size_t len;
 
 		if (node == HR_CHAINS_NONE || node == HR_CHAINS_TOP || node >= nnodes)
@@ -208,7 +210,7 @@ struct hr_chains *hr_scan_chains_by_type(const struct hr_scan *s, const struct h
 			node = hr_chains_child(to, map[node], name, len);
 		if (node == HR_CHAINS_NONE)
 			goto fail;
-		hr_chains_charge(to, node, 1, hr_dump_object(s->dump, i).size);
+		hr_chains_charge(to, node, 1, hr_dump_object(s->ctx.dump, i).size);
 	}
 	free(map);
 	free(path);

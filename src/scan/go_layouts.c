@@ -115,58 +115,62 @@ static int cmp_itab(const void *a, const void *b)
 	return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 
-int layout_load_itabs(struct hr_scan *s)
+int layout_load_itabs(struct scan_ctx *ctx)
 {
 	size_t n;
-	const struct hr_itab *it = hr_dump_itabs(s->dump, &n);
+	const struct hr_itab *it = hr_dump_itabs(ctx->dump, &n);
 
 	if (!n)
 		return HR_OK;
-	s->itabs = malloc(n * sizeof(*s->itabs));
-	if (!s->itabs)
+	ctx->itabs = malloc(n * sizeof(*ctx->itabs));
+	if (!ctx->itabs)
 		return HR_ENOMEM;
 	for (size_t i = 0; i < n; i++)
 		if (it[i].type_addr) /* go1.3's records name no type: the binary's itab will */
-			s->itabs[s->nitabs++] = (struct itab_entry){ it[i].addr, it[i].type_addr };
-	qsort(s->itabs, s->nitabs, sizeof(*s->itabs), cmp_itab);
+			ctx->itabs[ctx->nitabs++] = (struct itab_entry){ it[i].addr, it[i].type_addr };
+	qsort(ctx->itabs, ctx->nitabs, sizeof(*ctx->itabs), cmp_itab);
 	return HR_OK;
 }
 
-/* The type an itab names: the dump's itab records, else the itab in the binary's data. */
-static uint64_t itab_type_addr(const struct hr_scan *s, uint64_t tab)
+/*
+ * The type an itab names: the dump's itab records, else the itab in the binary's data;
+ * 0 if neither has it (the walker's status HR_ENOMEM if reading ran out of memory).
+ */
+static uint64_t itab_type_addr(struct walker *wk, uint64_t tab)
 {
-	size_t n = hr_count_key_at_most(s->itabs, s->nitabs, sizeof(*s->itabs),
+	const struct scan_ctx *ctx = wk->ctx;
+	size_t n = hr_count_key_at_most(ctx->itabs, ctx->nitabs, sizeof(*ctx->itabs),
 					offsetof(struct itab_entry, addr), tab);
 	uint8_t word[8];
-	struct hr_error ignored = { 0 };
+	struct hr_error err = { 0 };
 	int rc;
 
-	if (n && s->itabs[n - 1].addr == tab)
-		return s->itabs[n - 1].type_addr;
+	if (n && ctx->itabs[n - 1].addr == tab)
+		return ctx->itabs[n - 1].type_addr;
 	/* itab{inter, _type, ...}: the type is the second word, in every release since 1.7 */
-	scan_lock_binary(s); /* libelf reads a section's data on first use */
-	rc = hr_binary_read(s->bin, tab + s->ps, word, s->ps, &ignored);
-	scan_unlock_binary(s);
-	if (rc)
+	scan_lock_binary(wk); /* libelf reads a section's data on first use */
+	rc = hr_binary_read(ctx->bin, tab + ctx->ps, word, ctx->ps, &err);
+	scan_unlock_binary(wk);
+	if (walker_fail_on_nomem(wk, rc))
 		return 0;
-	return hr_dump_word(s->dump, word);
+	return hr_dump_word(ctx->dump, word);
 }
 
-uint32_t layout_iface_dynamic(const struct hr_scan *s, const struct region *r, uint64_t addr,
+uint32_t layout_iface_dynamic(struct walker *wk, const struct region *r, uint64_t addr,
 			      uint32_t iface_type)
 {
-	uint32_t st = hr_binary_resolve_typedef(s->bin, iface_type);
-	const struct hr_type *t = hr_binary_type(s->bin, st);
-	uint64_t w = region_word(s, r, addr);
+	const struct hr_binary *bin = wk->ctx->bin;
+	const struct hr_type *t = hr_binary_type(bin, hr_binary_resolve_typedef(bin, iface_type));
+	uint64_t w = region_word(wk->ctx, r, addr);
 	const struct hr_member *first;
 
 	if (!w || !t->member_count)
 		return 0;
-	first = hr_binary_member(s->bin, t->first_member);
+	first = hr_binary_member(bin, t->first_member);
 	/* runtime.eface{_type, data} or runtime.iface{tab, data} */
 	if (!strcmp(first->name, "tab"))
-		w = itab_type_addr(s, w);
-	return w ? hr_binary_type_by_runtime_addr(s->bin, w) : 0;
+		w = itab_type_addr(wk, w);
+	return w ? hr_binary_type_by_runtime_addr(bin, w) : 0;
 }
 
 /*
@@ -174,21 +178,21 @@ uint32_t layout_iface_dynamic(const struct hr_scan *s, const struct region *r, u
  * holds pointers starts with a malloc header: the address of its type. The user's
  * pointer is one word past it.
  */
-uint32_t layout_header_type(const struct hr_scan *s, uint64_t value)
+uint32_t layout_header_type(const struct scan_ctx *ctx, uint64_t value)
 {
 	int64_t i;
 	struct hr_object o;
 
-	if (s->sum.go_minor < 22)
+	if (ctx->go_minor < 22)
 		return 0;
-	i = hr_dump_object_at(s->dump, value);
+	i = hr_dump_object_at(ctx->dump, value);
 	if (i < 0)
 		return 0;
-	o = hr_dump_object(s->dump, (size_t)i);
-	if (o.size <= 512 || o.size > 32768 || value != o.addr + s->ps ||
-	    !hr_dump_object_ptr_count(s->dump, (size_t)i))
+	o = hr_dump_object(ctx->dump, (size_t)i);
+	if (o.size <= 512 || o.size > 32768 || value != o.addr + ctx->ps ||
+	    !hr_dump_object_ptr_count(ctx->dump, (size_t)i))
 		return 0;
-	return hr_binary_type_by_runtime_addr(s->bin, hr_dump_word(s->dump, o.data));
+	return hr_binary_type_by_runtime_addr(ctx->bin, hr_dump_word(ctx->dump, o.data));
 }
 
 uint32_t layout_atomic_pointer(const struct hr_binary *bin, uint32_t struct_id)

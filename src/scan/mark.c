@@ -38,7 +38,9 @@ struct mark_pool {
 };
 
 struct marker {
-	struct hr_scan *s;
+	const struct scan_ctx *ctx;
+	uint64_t *visited;       /* the results' */
+	struct hr_reached_by *paths; /* the results', if kept: each claimer writes its own */
 	struct mark_pool *pool;  /* NULL while marking alone */
 	uint32_t *stack;
 	size_t n, cap;
@@ -55,7 +57,7 @@ struct marker {
 /* Sets obj's visited bit; false if it was set already. Atomic while sharing the work. */
 static bool claim(const struct marker *m, uint32_t obj)
 {
-	uint64_t *word = &m->s->visited[obj >> 6], bit = UINT64_C(1) << (obj & 63);
+	uint64_t *word = &m->visited[obj >> 6], bit = UINT64_C(1) << (obj & 63);
 
 	if (!m->pool) {
 		if (*word & bit)
@@ -81,12 +83,12 @@ static void push(struct marker *m, uint32_t obj)
 static void reach(struct marker *m, uint64_t value)
 {
 	uint64_t start, size;
-	int64_t i = hr_dump_object_span_at(m->s->dump, value, &start, &size);
+	int64_t i = hr_dump_object_span_at(m->ctx->dump, value, &start, &size);
 
 	if (i < 0 || !claim(m, (uint32_t)i))
 		return;
-	if (m->s->paths) /* only the claimer writes this object's entry */
-		m->s->paths[i] = (struct hr_reached_by){ m->node, m->holder };
+	if (m->paths) /* only the claimer writes this object's entry */
+		m->paths[i] = (struct hr_reached_by){ m->node, m->holder };
 	if (m->goroutine && share_map_add(m->shares, m->node, m->goroutine, 1, size))
 		m->status = HR_ENOMEM;
 	m->objects++;
@@ -100,7 +102,7 @@ static void mark_batch(struct marker *m)
 	static const enum hr_prefetch_stage stages[] = {
 		HR_PREFETCH_ENTRY, HR_PREFETCH_CONTENTS, HR_PREFETCH_BITS,
 	};
-	const struct hr_scan *s = m->s;
+	const struct scan_ctx *ctx = m->ctx;
 	size_t n = m->n < MARK_BATCH ? m->n : MARK_BATCH;
 	uint32_t batch[MARK_BATCH];
 
@@ -108,18 +110,18 @@ static void mark_batch(struct marker *m)
 	memcpy(batch, m->stack + m->n, n * sizeof(*batch));
 	for (size_t k = 0; k < sizeof(stages) / sizeof(stages[0]); k++)
 		for (size_t i = 0; i < n; i++)
-			hr_dump_prefetch_object(s->dump, batch[i], 0, stages[k]);
+			hr_dump_prefetch_object(ctx->dump, batch[i], 0, stages[k]);
 	for (size_t i = 0; i < n && !m->status; i++) {
 		struct region r;
 
-		if (scan_object_region(s, batch[i], &m->bits, &m->bits_cap, &r)) {
+		if (scan_object_region(ctx, batch[i], &m->bits, &m->bits_cap, &r)) {
 			m->status = HR_ENOMEM;
 			return;
 		}
 		m->holder = batch[i];
 		for (uint64_t w = hr_bit_next(r.bits, 0, r.nwords); w < r.nwords && !m->status;
 		     w = hr_bit_next(r.bits, w + 1, r.nwords))
-			reach(m, region_word(s, &r, r.addr + w * s->ps));
+			reach(m, region_word(ctx, &r, r.addr + w * ctx->ps));
 	}
 }
 
@@ -208,8 +210,9 @@ static int mark_in_parallel(struct marker *main)
 {
 	struct mark_pool pool = { .markers = 2 };
 	struct share_map helper_shares = { 0 };
-	struct marker helper = { .s = main->s, .pool = &pool, .node = main->node,
-				 .shares = &helper_shares, .goroutine = main->goroutine };
+	struct marker helper = { .ctx = main->ctx, .visited = main->visited, .paths = main->paths,
+				 .pool = &pool, .node = main->node, .shares = &helper_shares,
+				 .goroutine = main->goroutine };
 	pthread_t thread;
 
 	if (pthread_mutex_init(&pool.lock, NULL))
@@ -245,13 +248,15 @@ static int mark_in_parallel(struct marker *main)
 
 /* --- the drain ------------------------------------------------------------------------ */
 
-int mark_drain(struct hr_scan *s, uint32_t node)
+int mark_drain(struct walker *wk, uint32_t node)
 {
-	struct marker m = { .s = s, .stack = s->stack2, .n = s->nstack2, .cap = s->stack2_cap,
-			    .bits = s->obj_bits, .bits_cap = s->obj_bits_cap, .node = node,
-			    .shares = &s->shares,
-			    .goroutine = s->keep_goroutines ? s->cur_goroutine : 0 };
-	bool alone = s->cpus < 2;
+	struct scan_results *res = wk->res;
+	struct marker m = { .ctx = wk->ctx, .visited = res->visited, .paths = res->paths,
+			    .stack = res->stack2, .n = res->nstack2, .cap = res->stack2_cap,
+			    .bits = wk->obj_bits, .bits_cap = wk->obj_bits_cap, .node = node,
+			    .shares = &res->shares,
+			    .goroutine = wk->ctx->keep_goroutines ? wk->cur_goroutine : 0 };
+	bool alone = wk->ctx->cpus < 2;
 
 	if (!m.n)
 		return HR_OK;
@@ -262,16 +267,16 @@ int mark_drain(struct hr_scan *s, uint32_t node)
 				break;
 		}
 		mark_batch(&m);
-		scan_progress(s, "pass 2", m.objects);
+		scan_progress(wk, "pass 2", m.objects);
 	}
-	/* the buffers go back to the scan, to be reused by the next drain */
-	s->stack2 = m.stack;
-	s->nstack2 = 0;
-	s->stack2_cap = m.cap;
-	s->obj_bits = m.bits;
-	s->obj_bits_cap = m.bits_cap;
-	hr_chains_charge(s->tree, node, m.objects, m.bytes);
-	s->sum.fallback_objects += m.objects;
-	s->sum.fallback_bytes += m.bytes;
+	/* the buffers go back to the results and the walker, to be reused by the next drain */
+	res->stack2 = m.stack;
+	res->nstack2 = 0;
+	res->stack2_cap = m.cap;
+	wk->obj_bits = m.bits;
+	wk->obj_bits_cap = m.bits_cap;
+	hr_chains_charge(res->tree, node, m.objects, m.bytes);
+	res->sum.fallback_objects += m.objects;
+	res->sum.fallback_bytes += m.bytes;
 	return m.status;
 }

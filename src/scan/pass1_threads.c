@@ -5,13 +5,17 @@
  * claims it: which chain an object is charged to depends on the order of the walk. The
  * order is kept. This thread takes the queued objects in chunks of CHUNK_ITEMS, in
  * order; workers (other threads, and this one when it has nothing else to do) walk the
- * chunks, each with a copy of the scan (struct hr_scan) whose changes to shared state
- * go to the chunk's log instead: the objects it would claim, the chain nodes it would
- * make, the static objects it would walk, the words it leaves to pass 2. This thread
- * applies the logs one after the other in chunk order, as the walk on one thread would
- * have made those changes: a claim of an object that is visited by then is dropped, a
- * static object that a view took by then is left alone, and the claims that are kept
- * are queued in the same order.
+ * chunks, each with a walker of its own (struct walker, scan_internal.h: its stack,
+ * scratch and node cache), which reads the scan's context and writes what its walk
+ * would change in the results to the chunk's log instead: the objects it would claim,
+ * the chain nodes it would make, the static objects it would walk, the words it leaves
+ * to pass 2. Of the results a worker reads only the tree, the visited bits and where the
+ * data and bss segments are. This thread, the results' owner, applies the logs one
+ * after the other in chunk order with the scan's own walker, as the walk on one thread
+ * would have made those changes: a claim of an object that is visited by then is
+ * dropped, a static object that a view took by then is left alone, and the claims that
+ * are kept are queued in the same order. What a worker counts for the summary is added
+ * to it when the workers stop.
  *
  * A worker sees the visited bits as they were at some time before its chunk is applied.
  * The walk of an object does not depend on them, save for one thing: a pointer word to
@@ -140,8 +144,9 @@ struct chunk {
 	struct p1_log log;
 };
 
+/* A thread that walks chunks (or a stream) into their logs, with a walker of its own. */
 struct worker {
-	struct hr_scan scan;    /* the copy the worker walks with */
+	struct walker walker;   /* its log set while it walks a chunk */
 	struct p1_pool *pool;
 	pthread_t thread;
 	bool running;
@@ -184,7 +189,9 @@ struct stream {
  * advancing walk_next. A worker with nothing to do spins a while, then sleeps on work.
  */
 struct p1_pool {
-	struct hr_scan *s;
+	const struct scan_ctx *ctx;
+	struct scan_results *res;  /* workers read only what struct scan_results says */
+	struct walker *owner;   /* the walker of this thread (the results' owner) */
 	pthread_mutex_t lock;   /* for work, quit and idle workers going to sleep */
 	pthread_cond_t work;    /* a chunk was taken, or quit */
 	pthread_mutex_t binary_lock;
@@ -208,20 +215,20 @@ static void stream_release(struct stream *st);
 
 static void log_work(struct log_entry *e, const struct work *w);
 
-static struct log_entry *log_push(struct hr_scan *c, uint8_t kind)
+static struct log_entry *log_push(struct walker *wk, uint8_t kind)
 {
-	struct p1_log *log = c->log;
+	struct p1_log *log = wk->log;
 	struct log_entry *e;
 
 	if (!log->item_logged) { /* the object's first entry: the object first */
 		log->item_logged = true;
-		if (!(e = log_push(c, E_ITEM)))
+		if (!(e = log_push(wk, E_ITEM)))
 			return NULL;
 		log_work(e, &log->item);
 	}
 	e = hr_array_push((void **)&log->entries, &log->n, &log->cap, sizeof(*e));
 	if (!e) {
-		c->status = HR_ENOMEM;
+		wk->status = HR_ENOMEM;
 		return NULL;
 	}
 	e->kind = kind;
@@ -297,17 +304,17 @@ static struct work work_of(const struct log_entry *e, uint32_t node)
 			      .streamed = e->kind == E_CLAIM && (e->claim & CLAIM_STREAMED) };
 }
 
-uint32_t pass1_log_child(struct hr_scan *c, uint32_t parent, const char *name, size_t len)
+uint32_t pass1_log_child(struct walker *wk, uint32_t parent, const char *name, size_t len)
 {
-	struct p1_log *log = c->log;
+	struct p1_log *log = wk->log;
 	struct pending_node *p;
 
 	if (!(parent & PENDING_NODE)) {
 		uint32_t id;
 
-		pthread_rwlock_rdlock(c->tree_lock);
-		id = hr_chains_find(c->tree, parent, name, len);
-		pthread_rwlock_unlock(c->tree_lock);
+		pthread_rwlock_rdlock(wk->res->tree_lock);
+		id = hr_chains_find(wk->res->tree, parent, name, len);
+		pthread_rwlock_unlock(wk->res->tree_lock);
 		if (id != HR_CHAINS_NONE)
 			return id & PENDING_NODE ? HR_CHAINS_NONE : id; /* 2^31 nodes: no memory */
 	}
@@ -323,29 +330,30 @@ uint32_t pass1_log_child(struct hr_scan *c, uint32_t parent, const char *name, s
 	return PENDING_NODE | (uint32_t)(log->nnodes - 1);
 }
 
-void pass1_log_claim(struct hr_scan *c, const struct work *w, uint64_t size, bool pointer_free)
+void pass1_log_claim(struct walker *wk, const struct work *w, uint64_t size, bool pointer_free)
 {
-	struct log_entry *e = log_push(c, E_CLAIM);
-	int64_t k = c->log->streamed ? 0 : sum_index(c->log, w->node,
-						      c->keep_goroutines ? w->goroutine : 0);
+	struct p1_log *log = wk->log;
+	struct log_entry *e = log_push(wk, E_CLAIM);
+	int64_t k = log->streamed ? 0 : sum_index(log, w->node,
+						  wk->ctx->keep_goroutines ? w->goroutine : 0);
 
 	if (!e || k < 0) {
-		c->status = HR_ENOMEM;
+		wk->status = HR_ENOMEM;
 		return;
 	}
 	log_work(e, w);
 	e->claim = pointer_free ? CLAIM_POINTER_FREE : 0;
 	e->value = size;
 	e->len = (uint64_t)k;
-	if (!c->log->streamed) {
-		c->log->sums[k].objects++;
-		c->log->sums[k].bytes += size;
+	if (!log->streamed) {
+		log->sums[k].objects++;
+		log->sums[k].bytes += size;
 	}
 }
 
-void pass1_log_static(struct hr_scan *c, const struct static_view *v, uint64_t len)
+void pass1_log_static(struct walker *wk, const struct static_view *v, uint64_t len)
 {
-	struct log_entry *e = log_push(c, E_STATIC);
+	struct log_entry *e = log_push(wk, E_STATIC);
 
 	if (!e)
 		return;
@@ -360,12 +368,12 @@ void pass1_log_static(struct hr_scan *c, const struct static_view *v, uint64_t l
 	e->len = len;
 }
 
-int pass1_log_leftover(struct hr_scan *c, uint32_t obj, uint32_t node, const uint64_t *bits,
+int pass1_log_leftover(struct walker *wk, uint32_t obj, uint32_t node, const uint64_t *bits,
 		       uint64_t nwords)
 {
-	struct p1_log *log = c->log;
+	struct p1_log *log = wk->log;
 	size_t words = (size_t)hr_bit_words(nwords);
-	struct log_entry *e = log_push(c, E_LEFTOVER);
+	struct log_entry *e = log_push(wk, E_LEFTOVER);
 
 	if (!e)
 		return HR_ENOMEM;
@@ -408,66 +416,67 @@ static void log_release(struct p1_log *log)
 
 /* --- a worker walks a chunk -------------------------------------------------------- */
 
-static void prefetch_item(const struct hr_scan *c, const struct chunk *ch, size_t i,
+static void prefetch_item(const struct scan_ctx *ctx, const struct chunk *ch, size_t i,
 			  enum hr_prefetch_stage stage)
 {
 	if (i < ch->nitems)
-		hr_dump_prefetch_object(c->dump, ch->items[i].obj, ch->items[i].offset, stage);
+		hr_dump_prefetch_object(ctx->dump, ch->items[i].obj, ch->items[i].offset, stage);
 }
 
-static void log_begin(struct hr_scan *c, struct chunk *ch)
+static void log_begin(struct walker *wk, struct chunk *ch)
 {
 	log_reset(&ch->log);
-	c->log = &ch->log;
-	c->log_seq++;
-	c->status = HR_OK;
+	wk->log = &ch->log;
+	wk->log_seq++;
+	wk->status = HR_OK;
 }
 
-static void log_end(struct hr_scan *c, struct chunk *ch)
+static void log_end(struct walker *wk, struct chunk *ch)
 {
-	ch->log.status = c->status;
-	c->log = NULL;
+	ch->log.status = wk->status;
+	wk->log = NULL;
 }
 
 /* Walks item i of the chunk into its log, or leaves it to this thread (E_DIRECT). */
-static void walk_item(struct worker *wk, struct chunk *ch, size_t i)
+static void walk_item(struct worker *worker, struct chunk *ch, size_t i)
 {
-	struct hr_scan *c = &wk->scan;
+	struct walker *wk = &worker->walker;
 	const struct work *w = &ch->items[i];
+	const struct p1_pool *p = worker->pool;
 	struct log_entry *e;
 
 	ch->first_entry[i] = (uint32_t)ch->log.n;
-	if (ch->log.n >= (ch->log.streamed ? wk->pool->stream_budget : wk->pool->log_budget) ||
-	    hr_dump_object(c->dump, w->obj).size > DIRECT_BYTES) {
-		if ((e = log_push(c, E_DIRECT)))
+	if (ch->log.n >= (ch->log.streamed ? p->stream_budget : p->log_budget) ||
+	    hr_dump_object(wk->ctx->dump, w->obj).size > DIRECT_BYTES) {
+		if ((e = log_push(wk, E_DIRECT)))
 			log_work(e, w);
 		return;
 	}
 	if (!ch->log.streamed) /* a stream's: counted as applied (some are not) */
-		c->sum.worker_objects++;
+		wk->counts.worker_objects++;
 	ch->log.item = *w; /* logged with its first entry; a stream's have first_entry */
 	ch->log.item_logged = ch->log.streamed;
-	c->holder = w->obj;
-	c->cur_goroutine = w->goroutine;
-	if (scan_walk_object(c, w) && !c->status)
-		c->status = HR_ENOMEM;
+	wk->holder = w->obj;
+	wk->cur_goroutine = w->goroutine;
+	if (scan_walk_object(wk, w) && !wk->status)
+		wk->status = HR_ENOMEM;
 	ch->log.item_logged = true;
 }
 
-static void walk_chunk(struct worker *wk, struct chunk *ch)
+static void walk_chunk(struct worker *worker, struct chunk *ch)
 {
-	struct hr_scan *c = &wk->scan;
+	struct walker *wk = &worker->walker;
 
-	log_begin(c, ch);
+	log_begin(wk, ch);
 	for (size_t i = 0; i < 8 && i < ch->nitems; i++)
-		prefetch_item(c, ch, i, HR_PREFETCH_ENTRY);
-	for (size_t i = 0; i < ch->nitems && !c->status; i++) {
-		prefetch_item(c, ch, i + 8, HR_PREFETCH_ENTRY);
-		prefetch_item(c, ch, i + 5, HR_PREFETCH_CONTENTS);
-		prefetch_item(c, ch, i + 2, HR_PREFETCH_BITS);
-		walk_item(wk, ch, i);
+		prefetch_item(wk->ctx, ch, i, HR_PREFETCH_ENTRY);
+	for (size_t i = 0; i < ch->nitems && !wk->status; i++) {
+		prefetch_item(wk->ctx, ch, i + 8, HR_PREFETCH_ENTRY);
+		prefetch_item(wk->ctx, ch, i + 5, HR_PREFETCH_CONTENTS);
+		prefetch_item(wk->ctx, ch, i + 2, HR_PREFETCH_BITS);
+		walk_item(worker, ch, i);
 	}
-	log_end(c, ch);
+	log_end(wk, ch);
 }
 
 static struct chunk *ring_at(struct p1_pool *p, uint64_t seq)
@@ -502,13 +511,13 @@ static struct chunk *claim_chunk(struct p1_pool *p)
 }
 
 /* Walks the next chunk waiting, if any. */
-static bool walk_next_chunk(struct p1_pool *p, struct worker *wk)
+static bool walk_next_chunk(struct p1_pool *p, struct worker *worker)
 {
 	struct chunk *ch = claim_chunk(p);
 
 	if (!ch)
 		return false;
-	walk_chunk(wk, ch);
+	walk_chunk(worker, ch);
 	__atomic_store_n(&ch->walked, true, __ATOMIC_RELEASE);
 	return true;
 }
@@ -547,7 +556,8 @@ static bool seen_before(struct stream *st, uint32_t obj)
  * queues them so marked if the claim holds. Not those of a pending chain node: it is
  * the log's own.
  */
-static int queue_claims(struct hr_scan *c, struct stream *st, struct chunk *ch, size_t from)
+static int queue_claims(const struct scan_ctx *ctx, struct stream *st, struct chunk *ch,
+			size_t from)
 {
 	for (size_t i = from; i < ch->log.n; i++) {
 		struct log_entry *e = &ch->log.entries[i];
@@ -560,17 +570,17 @@ static int queue_claims(struct hr_scan *c, struct stream *st, struct chunk *ch, 
 		w = work_of(e, e->node);
 		if (fifo_push(st, &w))
 			return HR_ENOMEM;
-		hr_dump_prefetch_object(c->dump, w.obj, w.offset, HR_PREFETCH_ENTRY);
+		hr_dump_prefetch_object(ctx->dump, w.obj, w.offset, HR_PREFETCH_ENTRY);
 	}
 	return HR_OK;
 }
 
 /* The worker's queue's item `ahead` after the next one's, prefetched for stage. */
-static void prefetch_fifo(const struct hr_scan *c, const struct stream *st, size_t ahead,
+static void prefetch_fifo(const struct scan_ctx *ctx, const struct stream *st, size_t ahead,
 			  enum hr_prefetch_stage stage)
 {
 	if (st->fifo_first + ahead < st->fifo_end)
-		hr_dump_prefetch_object(c->dump, st->fifo[st->fifo_first + ahead].obj,
+		hr_dump_prefetch_object(ctx->dump, st->fifo[st->fifo_first + ahead].obj,
 					st->fifo[st->fifo_first + ahead].offset, stage);
 }
 
@@ -579,23 +589,23 @@ static void prefetch_fifo(const struct hr_scan *c, const struct stream *st, size
  * walked: the queue then holds the next ones to prefetch (a few dozen lists' next
  * nodes), which it would not if they were queued once the chunk is walked.
  */
-static void walk_stream_chunk(struct worker *wk, struct stream *st, struct chunk *ch)
+static void walk_stream_chunk(struct worker *worker, struct stream *st, struct chunk *ch)
 {
-	struct hr_scan *c = &wk->scan;
+	struct walker *wk = &worker->walker;
 
-	log_begin(c, ch);
+	log_begin(wk, ch);
 	ch->nitems = 0;
-	while (ch->nitems < st->chunk_items && st->fifo_first < st->fifo_end && !c->status) {
+	while (ch->nitems < st->chunk_items && st->fifo_first < st->fifo_end && !wk->status) {
 		size_t k = ch->nitems++, from = ch->log.n;
 
 		ch->items[k] = st->fifo[st->fifo_first++];
-		prefetch_fifo(c, st, 7, HR_PREFETCH_CONTENTS);
-		prefetch_fifo(c, st, 2, HR_PREFETCH_BITS);
-		walk_item(wk, ch, k);
-		if (!c->status)
-			c->status = queue_claims(c, st, ch, from);
+		prefetch_fifo(wk->ctx, st, 7, HR_PREFETCH_CONTENTS);
+		prefetch_fifo(wk->ctx, st, 2, HR_PREFETCH_BITS);
+		walk_item(worker, ch, k);
+		if (!wk->status)
+			wk->status = queue_claims(wk->ctx, st, ch, from);
 	}
-	log_end(c, ch);
+	log_end(wk, ch);
 }
 
 /*
@@ -610,16 +620,17 @@ static void walk_stream_chunk(struct worker *wk, struct stream *st, struct chunk
  * bits would cost a line from this thread's cache for most objects: a list's next nodes
  * share a line with those this thread is marking.
  */
-static void stream_walk(struct worker *wk, struct stream *st, const uint64_t *visited,
-			size_t nobj)
+static void stream_walk(struct worker *worker, struct stream *st)
 {
-	uint64_t seq = 0, *scan_visited = wk->scan.visited;
+	struct walker *wk = &worker->walker;
+	const uint64_t *visited = wk->res->visited;
+	uint64_t seq = 0;
 	unsigned spins = 0;
 	int rc = HR_OK;
 
-	for (size_t k = 0; k < hr_bit_words(nobj); k++)
+	for (size_t k = 0; k < hr_bit_words(wk->ctx->nobj); k++)
 		st->seen[k] = __atomic_load_n(&visited[k], __ATOMIC_RELAXED);
-	wk->scan.visited = st->seen;
+	wk->visited = st->seen; /* its claims are checked against these now */
 	st->fifo_first = st->fifo_end = 0;
 	for (size_t k = 0; k < st->nseeds && !rc; k++) /* queued: visited */
 		rc = fifo_push(st, &st->seeds[k]);
@@ -634,17 +645,17 @@ static void stream_walk(struct worker *wk, struct stream *st, const uint64_t *vi
 			continue;
 		}
 		ch = &st->ring[seq % STREAM_CHUNKS];
-		walk_stream_chunk(wk, st, ch);
+		walk_stream_chunk(worker, st, ch);
 		rc = ch->log.status; /* published: this thread fails with it */
 		__atomic_store_n(&st->published, ++seq, __ATOMIC_RELEASE);
 	}
-	wk->scan.visited = scan_visited;
+	wk->visited = visited;
 	__atomic_store_n(&st->done, true, __ATOMIC_RELEASE);
 	__atomic_store_n(&st->state, STREAM_IDLE, __ATOMIC_RELEASE);
 }
 
 /* Walks the stream this thread asked for, if no other worker took it. */
-static bool walk_stream(struct p1_pool *p, struct worker *wk)
+static bool walk_stream(struct p1_pool *p, struct worker *worker)
 {
 	int requested = STREAM_REQUESTED;
 
@@ -652,7 +663,7 @@ static bool walk_stream(struct p1_pool *p, struct worker *wk)
 	    !__atomic_compare_exchange_n(&p->stream.state, &requested, STREAM_RUNNING, false,
 					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 		return false;
-	stream_walk(wk, &p->stream, p->s->visited, p->s->nobj);
+	stream_walk(worker, &p->stream);
 	return true;
 }
 
@@ -671,12 +682,12 @@ static void wait_for_work(struct p1_pool *p)
 
 static void *worker_main(void *arg)
 {
-	struct worker *wk = arg;
-	struct p1_pool *p = wk->pool;
+	struct worker *worker = arg;
+	struct p1_pool *p = worker->pool;
 	unsigned spins = 0;
 
 	while (!__atomic_load_n(&p->quit, __ATOMIC_ACQUIRE)) {
-		if (walk_next_chunk(p, wk) || walk_stream(p, wk))
+		if (walk_next_chunk(p, worker) || walk_stream(p, worker))
 			spins = 0;
 		else if (spins < SPINS_BEFORE_SLEEP)
 			relax(&spins);
@@ -689,7 +700,7 @@ static void *worker_main(void *arg)
 /* --- this thread applies the logs ---------------------------------------------------- */
 
 /* The tree's node for id, making pending ones (ancestors first); HR_CHAINS_NONE: no memory. */
-static uint32_t resolve_node(struct hr_scan *s, struct p1_log *log, uint32_t id)
+static uint32_t resolve_node(struct walker *wk, struct p1_log *log, uint32_t id)
 {
 	size_t n = 0;
 	uint32_t j = id;
@@ -705,7 +716,7 @@ static uint32_t resolve_node(struct hr_scan *s, struct p1_log *log, uint32_t id)
 		uint32_t parent = p->parent & PENDING_NODE
 				  ? log->nodes[p->parent & ~PENDING_NODE].resolved : p->parent;
 
-		p->resolved = scan_tree_child(s, parent, log->names + p->name, p->len);
+		p->resolved = scan_tree_child(wk, parent, log->names + p->name, p->len);
 		if (p->resolved == HR_CHAINS_NONE)
 			return HR_CHAINS_NONE;
 	}
@@ -716,11 +727,11 @@ static uint32_t resolve_node(struct hr_scan *s, struct p1_log *log, uint32_t id)
  * A chunk's claims are charged with the log's sums; a stream's one by one, as scan_claim()
  * does (a stream may stop halfway through a chunk).
  */
-static int apply_claim(struct hr_scan *s, struct p1_log *log, const struct log_entry *e)
+static int apply_claim(struct walker *wk, struct p1_log *log, const struct log_entry *e)
 {
 	struct work w;
 
-	if (scan_visited(s, e->obj)) { /* an earlier chunk, or this thread's walk, was first */
+	if (scan_visited(wk, e->obj)) { /* an earlier chunk, or this thread's walk, was first */
 		if (log->streamed) {
 			log->broken |= (e->claim & CLAIM_STREAMED) != 0; /* see stream_apply() */
 		} else {
@@ -729,45 +740,45 @@ static int apply_claim(struct hr_scan *s, struct p1_log *log, const struct log_e
 		}
 		return HR_OK;
 	}
-	w = work_of(e, resolve_node(s, log, e->node));
+	w = work_of(e, resolve_node(wk, log, e->node));
 	if (w.node == HR_CHAINS_NONE)
 		return HR_ENOMEM;
-	scan_mark(s, w.obj, w.node);
+	scan_mark(wk, w.obj, w.node);
 	if (log->streamed)
-		scan_charge(s, w.node, e->goroutine, 1, e->value, true);
-	scan_queue_view(s, &w, e->claim & CLAIM_POINTER_FREE);
-	return s->status;
+		scan_charge(wk, w.node, e->goroutine, 1, e->value, true);
+	scan_queue_view(wk, &w, e->claim & CLAIM_POINTER_FREE);
+	return wk->status;
 }
 
 /* Charges what the claims applied charge (their nodes exist: the claims made them). */
-static int apply_sums(struct hr_scan *s, struct p1_log *log)
+static int apply_sums(struct walker *wk, struct p1_log *log)
 {
-	for (size_t k = 0; k < log->nsums && !s->status; k++) {
+	for (size_t k = 0; k < log->nsums && !wk->status; k++) {
 		const struct charge_sum *c = &log->sums[k];
 		uint32_t node;
 
 		if (!c->objects)
 			continue;
-		if ((node = resolve_node(s, log, c->node)) == HR_CHAINS_NONE)
+		if ((node = resolve_node(wk, log, c->node)) == HR_CHAINS_NONE)
 			return HR_ENOMEM;
-		scan_charge(s, node, c->goroutine, c->objects, c->bytes, true);
+		scan_charge(wk, node, c->goroutine, c->objects, c->bytes, true);
 	}
-	return s->status;
+	return wk->status;
 }
 
-static int apply_static(struct hr_scan *s, struct p1_log *log, const struct log_entry *e)
+static int apply_static(struct walker *wk, struct p1_log *log, const struct log_entry *e)
 {
 	struct static_view v = { .addr = e->value, .type = e->type, .aux = e->aux,
 				 .count = e->count, .mode = e->mode, .elem_name = e->elem_name,
 				 .seg = e->seg };
-	struct static_view *kept = static_accept(s, &v, e->len);
+	struct static_view *kept = static_accept(wk, &v, e->len);
 
-	if (kept && (kept->node = resolve_node(s, log, e->node)) == HR_CHAINS_NONE)
+	if (kept && (kept->node = resolve_node(wk, log, e->node)) == HR_CHAINS_NONE)
 		return HR_ENOMEM;
-	return s->status;
+	return wk->status;
 }
 
-static int apply_entry(struct hr_scan *s, struct p1_log *log, const struct log_entry *e)
+static int apply_entry(struct walker *wk, struct p1_log *log, const struct log_entry *e)
 {
 	struct work w;
 	int rc;
@@ -775,20 +786,20 @@ static int apply_entry(struct hr_scan *s, struct p1_log *log, const struct log_e
 	switch (e->kind) {
 	case E_ITEM:
 	case E_DIRECT: /* the next object: the static objects the last one led to come first */
-		if ((rc = scan_walk_statics(s)))
+		if ((rc = scan_walk_statics(wk)))
 			return rc;
-		s->holder = e->obj;
-		s->cur_goroutine = e->goroutine;
+		wk->holder = e->obj;
+		wk->cur_goroutine = e->goroutine;
 		if (e->kind == E_ITEM)
 			return HR_OK;
 		w = work_of(e, e->node);
-		return scan_walk_object(s, &w);
+		return scan_walk_object(wk, &w);
 	case E_CLAIM:
-		return apply_claim(s, log, e);
+		return apply_claim(wk, log, e);
 	case E_STATIC:
-		return apply_static(s, log, e);
+		return apply_static(wk, log, e);
 	default:
-		return scan_add_leftover(s, e->obj, e->node,
+		return scan_add_leftover(wk, e->obj, e->node,
 					 e->value == LEFTOVER_ALL_BITS ? NULL : log->bits + e->value,
 					 e->len);
 	}
@@ -797,7 +808,8 @@ static int apply_entry(struct hr_scan *s, struct p1_log *log, const struct log_e
 #define CLAIMS_AHEAD 8 /* log entries */
 
 /* Before entry i is applied: the visited word of a claim CLAIMS_AHEAD entries on. */
-static void prefetch_claim_ahead(const struct hr_scan *s, const struct p1_log *log, size_t i)
+static void prefetch_claim_ahead(const struct scan_results *res, const struct p1_log *log,
+				 size_t i)
 {
 	const struct log_entry *ahead =
 		i + CLAIMS_AHEAD < log->n ? &log->entries[i + CLAIMS_AHEAD] : NULL;
@@ -805,107 +817,60 @@ static void prefetch_claim_ahead(const struct hr_scan *s, const struct p1_log *l
 	__asm__ volatile(""); /* kept: see heap_index_prefetch() */
 	/* a claim's visited word: random in a bitmap of the whole heap, and read first */
 	if (ahead && ahead->kind == E_CLAIM)
-		__builtin_prefetch(&s->visited[ahead->obj >> 6], 1);
+		__builtin_prefetch(&res->visited[ahead->obj >> 6], 1);
 }
 
-static int apply_log(struct hr_scan *s, struct p1_log *log)
+static int apply_log(struct walker *wk, struct p1_log *log)
 {
 	int rc = log->status;
 
 	for (size_t i = 0; i < log->n && !rc; i++) {
-		prefetch_claim_ahead(s, log, i);
-		rc = apply_entry(s, log, &log->entries[i]);
+		prefetch_claim_ahead(wk->res, log, i);
+		rc = apply_entry(wk, log, &log->entries[i]);
 	}
 	if (!rc)
-		rc = apply_sums(s, log);
-	return rc ? rc : scan_walk_statics(s);
+		rc = apply_sums(wk, log);
+	return rc ? rc : scan_walk_statics(wk);
 }
 
 /* --- the pool ------------------------------------------------------------------------ */
 
-/* The worker's copy of the scan: shared state to read, its own walk state, no log yet. */
-static void worker_init(struct worker *wk, struct p1_pool *p)
+/*
+ * A worker of pool p: a walker of its own over the scan's context and results, with the
+ * pool's lock around the binary's lazy loading; its log is set chunk by chunk.
+ */
+static void worker_init(struct worker *worker, struct p1_pool *p)
 {
-	struct hr_scan *c = &wk->scan, *s = p->s;
-
-	*c = *s;
-	c->opts.progress = NULL;
-	c->sum = (struct hr_scan_summary){ .go_minor = s->sum.go_minor };
-	c->paths = NULL;            /* written when its claims are applied */
-	c->obj_type = NULL;
-	c->keep_root_edges = false; /* only roots' words have edges; a worker walks objects */
-	c->shares = (struct share_map){ 0 };
-	c->root_edges = NULL;
-	c->nroot_edges = c->root_edges_cap = 0;
-	c->queue = (struct work_queue){ 0 };
-	c->statics.views = NULL;    /* segs is read: where static objects are */
-	c->statics.n = c->statics.done = c->statics.cap = 0;
-	c->frames = NULL;
-	c->nframes = c->frames_cap = 0;
-	c->region = NULL;
-	c->obj_bits = c->task_bits = NULL;
-	c->obj_bits_cap = c->task_bits_cap = 0;
-	c->leftovers = NULL;
-	c->nleftovers = c->leftovers_cap = 0;
-	c->leftover_bits = NULL;
-	c->leftover_bits_len = c->leftover_bits_cap = 0;
-	c->root_words = NULL;
-	c->nroot_words = c->root_words_cap = 0;
-	c->stack2 = NULL;
-	c->nstack2 = c->stack2_cap = 0;
-	c->record_queue = NULL;
-	c->nrecord_queue = c->record_queue_cap = 0;
-	memset(&c->pieces, 0, sizeof(c->pieces));
-	c->path = NULL;
-	c->fv = (struct hr_frame_vars){ 0 };
-	c->closure_fv = (struct hr_frame_vars){ 0 };
-	c->status = HR_OK;
-	c->log = NULL;
-	c->log_seq = 0;
-	c->binary_lock = &p->binary_lock;
-	c->tree_lock = &p->tree_lock;
-	wk->pool = p;
+	walker_init(&worker->walker, p->ctx, p->res);
+	worker->walker.binary_lock = &p->binary_lock;
+	worker->pool = p;
 }
 
-static void worker_release(struct worker *wk)
+/* Joins the worker's thread (if it runs), adds its counts to res and frees its walker. */
+static void worker_release(struct worker *worker, struct scan_results *res)
 {
-	struct hr_scan *c = &wk->scan;
-
-	free(c->pieces.mem);
-	free(c->pieces.bits);
-	free(c->pieces.frame_word);
-	free(c->frames);
-	free(c->path);
-	free(c->obj_bits);
-	free(c->task_bits);
-	hr_frame_vars_release(&c->fv);
-	hr_frame_vars_release(&c->closure_fv);
+	if (worker->running)
+		pthread_join(worker->thread, NULL);
+	walker_add_counts(&worker->walker, res);
+	walker_release(&worker->walker);
 }
 
 static void pool_stop(struct p1_pool *p)
 {
-	struct hr_scan *s;
-
 	if (!p)
 		return;
-	s = p->s;
 	stream_stop(p);
 	pthread_mutex_lock(&p->lock);
 	__atomic_store_n(&p->quit, true, __ATOMIC_RELEASE);
 	pthread_cond_broadcast(&p->work);
 	pthread_mutex_unlock(&p->lock);
-	for (unsigned k = 0; k < p->nworkers; k++) {
-		if (k > 0 && p->workers[k].running)
-			pthread_join(p->workers[k].thread, NULL);
-		s->sum.header_typed += p->workers[k].scan.sum.header_typed;
-		s->sum.worker_objects += p->workers[k].scan.sum.worker_objects;
-		worker_release(&p->workers[k]);
-	}
+	for (unsigned k = 0; k < p->nworkers; k++)
+		worker_release(&p->workers[k], p->res);
 	for (size_t i = 0; i < RING_CHUNKS; i++)
 		log_release(&p->ring[i].log);
 	stream_release(&p->stream);
-	s->binary_lock = NULL;
-	s->tree_lock = NULL;
+	p->owner->binary_lock = NULL;
+	p->res->tree_lock = NULL;
 	pthread_rwlock_destroy(&p->tree_lock);
 	pthread_mutex_destroy(&p->binary_lock);
 	pthread_cond_destroy(&p->work);
@@ -922,22 +887,27 @@ static void pool_stop(struct p1_pool *p)
  * entries cost speed: more objects are walked by one thread). A stream's ring of logs
  * is held to as much again (stream_budget).
  */
-static size_t log_budget(const struct hr_scan *s)
+static size_t log_budget(const struct scan_results *res)
 {
-	uint64_t n = s->sum.total_bytes / (16 * RING_CHUNKS * sizeof(struct log_entry));
+	uint64_t n = res->sum.total_bytes / (16 * RING_CHUNKS * sizeof(struct log_entry));
 
 	return n < LOG_BUDGET_MIN ? LOG_BUDGET_MIN : n > LOG_BUDGET_MAX ? LOG_BUDGET_MAX : n;
 }
 
-/* Starts threads - 1 workers besides this thread's; NULL when out of memory. */
-static struct p1_pool *pool_start(struct hr_scan *s, unsigned threads)
+/*
+ * Starts threads - 1 workers besides this thread's (whose walker is owner); NULL when out
+ * of memory. Until pool_stop(), the owner's walker and the results take the pool's locks.
+ */
+static struct p1_pool *pool_start(struct walker *owner, unsigned threads)
 {
 	struct p1_pool *p = calloc(1, sizeof(*p));
 
 	if (!p)
 		return NULL;
-	p->s = s;
-	p->log_budget = log_budget(s);
+	p->ctx = owner->ctx;
+	p->res = owner->res;
+	p->owner = owner;
+	p->log_budget = log_budget(p->res);
 	p->stream_budget = p->log_budget * RING_CHUNKS / STREAM_CHUNKS;
 	p->ring = calloc(RING_CHUNKS, sizeof(*p->ring));
 	p->workers = calloc(threads, sizeof(*p->workers));
@@ -951,8 +921,8 @@ static struct p1_pool *pool_start(struct hr_scan *s, unsigned threads)
 	pthread_cond_init(&p->work, NULL);
 	pthread_mutex_init(&p->binary_lock, NULL);
 	pthread_rwlock_init(&p->tree_lock, NULL);
-	s->binary_lock = &p->binary_lock;
-	s->tree_lock = &p->tree_lock;
+	owner->binary_lock = &p->binary_lock;
+	p->res->tree_lock = &p->tree_lock;
 	p->nworkers = threads;
 	for (unsigned k = 0; k < threads; k++) {
 		worker_init(&p->workers[k], p);
@@ -977,19 +947,20 @@ static void wake_workers(struct p1_pool *p)
  * Takes queued objects into whole chunks while the ring has room; into a last part of
  * one too when no chunk waits for a worker (partial: the queue will not fill one soon).
  */
-static void take_chunks(struct hr_scan *s, struct p1_pool *p, bool partial)
+static void take_chunks(struct p1_pool *p, bool partial)
 {
+	struct work_queue *queue = &p->res->queue;
 	uint64_t taken = p->taken; /* this thread is the only one to change it */
-	size_t queued, size = CHUNK_ITEMS;
+	unsigned chunk_objects = p->ctx->opts.chunk_objects;
+	size_t queued, size = chunk_objects && chunk_objects < CHUNK_ITEMS ? chunk_objects
+									     : CHUNK_ITEMS;
 
-	if (s->opts.chunk_objects && s->opts.chunk_objects < CHUNK_ITEMS)
-		size = s->opts.chunk_objects;
-	while (taken - p->applied < RING_CHUNKS && (queued = queue_length(&s->queue)) &&
+	while (taken - p->applied < RING_CHUNKS && (queued = queue_length(queue)) &&
 	       (queued >= size || partial)) {
 		struct chunk *ch = ring_at(p, taken++);
 
 		ch->nitems = 0;
-		while (ch->nitems < size && queue_take(&s->queue, &ch->items[ch->nitems]))
+		while (ch->nitems < size && queue_take(queue, &ch->items[ch->nitems]))
 			ch->nitems++;
 		ch->walked = false;
 		partial = false;
@@ -1011,14 +982,14 @@ static bool workers_may_idle(struct p1_pool *p)
  * Whether the walk is narrow: so few objects queued (linked lists) that handing them to
  * workers costs more than walking them here. (The test knob sends everything through.)
  */
-static bool walk_is_narrow(const struct hr_scan *s)
+static bool walk_is_narrow(const struct walker *wk)
 {
-	return queue_length(&s->queue) < DIRECT_BELOW && !s->opts.chunk_objects;
+	return queue_length(&wk->res->queue) < DIRECT_BELOW && !wk->ctx->opts.chunk_objects;
 }
 
-void pass1_feed(struct hr_scan *s)
+void pass1_feed(struct walker *wk)
 {
-	struct p1_pool *p = s->pool;
+	struct p1_pool *p = wk->res->pool;
 
 	/*
 	 * The objects this thread queues while it walks one (a map's buckets, millions of
@@ -1027,12 +998,12 @@ void pass1_feed(struct hr_scan *s)
 	 * thread wait for a worker (woken from its sleep) to walk what it would walk itself.
 	 * Nor while a stream is on: the streamed items are for this thread to pop.
 	 */
-	if (!walk_is_narrow(s) && !p->stream.active)
-		take_chunks(s, p, false);
+	if (!walk_is_narrow(wk) && !p->stream.active)
+		take_chunks(p, false);
 }
 
 /* Applies the oldest chunk once walked, walking chunks meanwhile. */
-static int apply_oldest(struct hr_scan *s, struct p1_pool *p)
+static int apply_oldest(struct walker *wk, struct p1_pool *p)
 {
 	struct chunk *ch = ring_at(p, p->applied);
 	unsigned spins = 0;
@@ -1041,7 +1012,7 @@ static int apply_oldest(struct hr_scan *s, struct p1_pool *p)
 	while (!__atomic_load_n(&ch->walked, __ATOMIC_ACQUIRE))
 		if (!walk_next_chunk(p, &p->workers[0]))
 			relax(&spins); /* a worker is on it: it has at most CHUNK_ITEMS objects */
-	rc = apply_log(s, &ch->log);
+	rc = apply_log(wk, &ch->log);
 	p->applied++;
 	return rc;
 }
@@ -1151,7 +1122,7 @@ static void stream_prefetch(struct stream *st)
  * Applies the worker's log of w, the streamed object popped, if it is the one the
  * stream has next (*applied); else stops the stream.
  */
-static int stream_apply(struct hr_scan *s, struct p1_pool *p, const struct work *w,
+static int stream_apply(struct walker *wk, struct p1_pool *p, const struct work *w,
 			bool *applied)
 {
 	struct stream *st = &p->stream;
@@ -1170,14 +1141,14 @@ static int stream_apply(struct hr_scan *s, struct p1_pool *p, const struct work 
 	from = ch->first_entry[k];
 	to = k + 1 < ch->nitems ? ch->first_entry[k + 1] : ch->log.n;
 	for (size_t i = from; i < to && !rc; i++) {
-		prefetch_claim_ahead(s, &ch->log, i);
-		rc = apply_entry(s, &ch->log, &ch->log.entries[i]);
+		prefetch_claim_ahead(wk->res, &ch->log, i);
+		rc = apply_entry(wk, &ch->log, &ch->log.entries[i]);
 	}
 	/* a streamed claim found visited: the worker walks on from an object not queued */
 	broken = ch->log.broken;
 	if (from == to || ch->log.entries[from].kind != E_DIRECT) {
-		s->sum.worker_objects++;
-		s->sum.stream_objects++;
+		wk->res->sum.worker_objects++;
+		wk->res->sum.stream_objects++;
 	}
 	if (++st->head_item == ch->nitems) { /* the chunk is the worker's again */
 		st->head_item = 0;
@@ -1187,7 +1158,7 @@ static int stream_apply(struct hr_scan *s, struct p1_pool *p, const struct work 
 	*applied = true;
 	if (broken) {
 		stream_stop(p);
-		s->sum.stream_stops++;
+		wk->res->sum.stream_stops++;
 	}
 	return rc;
 }
@@ -1215,34 +1186,36 @@ static bool has_worker_thread(const struct p1_pool *p)
  * those items streamed (the queue is narrow: taken out and put back). False when it
  * cannot now.
  */
-static bool stream_start(struct hr_scan *s, struct p1_pool *p)
+static bool stream_start(struct walker *wk, struct p1_pool *p)
 {
+	const struct hr_scan_options *opts = &wk->ctx->opts;
+	struct work_queue *queue = &wk->res->queue;
 	struct stream *st = &p->stream;
-	size_t n = queue_length(&s->queue), k;
+	size_t n = queue_length(queue), k;
 
 	if (n < 2 || !has_worker_thread(p) ||
 	    __atomic_load_n(&st->state, __ATOMIC_ACQUIRE) != STREAM_IDLE)
 		return false;
 	if ((!st->ring && !(st->ring = stream_ring())) ||
-	    (!st->seen && !(st->seen = malloc(hr_bit_words(s->nobj) * sizeof(*st->seen)))) ||
+	    (!st->seen && !(st->seen = malloc(hr_bit_words(wk->ctx->nobj) * sizeof(*st->seen)))) ||
 	    hr_array_reserve((void **)&st->seeds, &st->seeds_cap, n, sizeof(*st->seeds)))
 		return false; /* no memory for it: walk alone */
-	for (k = 0; k < n && queue_take(&s->queue, &st->seeds[k]); k++)
+	for (k = 0; k < n && queue_take(queue, &st->seeds[k]); k++)
 		;
 	st->nseeds = 0;
-	for (k = 0; k < n && !s->status; k++) {
+	for (k = 0; k < n && !wk->status; k++) {
 		struct work w = st->seeds[k];
 
 		w.streamed = k >= (n * STREAM_KEEP_PERCENT + 99) / 100; /* keeps one of two */
 		if (w.streamed)
 			st->seeds[st->nseeds++] = w;
-		if (queue_push(&s->queue, &w))
-			s->status = HR_ENOMEM;
+		if (queue_push(queue, &w))
+			wk->status = HR_ENOMEM;
 	}
-	if (s->status)
+	if (wk->status)
 		return false;
-	st->chunk_items = s->opts.stream_chunk && s->opts.stream_chunk < CHUNK_ITEMS
-			  ? s->opts.stream_chunk : CHUNK_ITEMS;
+	st->chunk_items = opts->stream_chunk && opts->stream_chunk < CHUNK_ITEMS
+			  ? opts->stream_chunk : CHUNK_ITEMS;
 	st->published = st->consumed = st->head = st->known = 0;
 	st->head_item = 0;
 	st->applied_items = st->window_pops = st->window_streamed = 0;
@@ -1251,7 +1224,7 @@ static bool stream_start(struct hr_scan *s, struct p1_pool *p)
 	st->active = true;
 	__atomic_store_n(&st->state, STREAM_REQUESTED, __ATOMIC_SEQ_CST);
 	wake_workers(p);
-	s->sum.streams++;
+	wk->res->sum.streams++;
 	return true;
 }
 
@@ -1290,14 +1263,14 @@ static void stream_replan(struct stream_plan *plan, uint64_t applied, bool respl
 }
 
 /* One object, on this thread, as pass 1 did before it had workers, or from a stream. */
-static int walk_alone(struct hr_scan *s, struct p1_pool *p)
+static int walk_alone(struct walker *wk, struct p1_pool *p)
 {
 	struct work w;
 
-	if (!queue_pop(&s->queue, s->dump, &w))
+	if (!queue_pop(&wk->res->queue, wk->ctx->dump, &w))
 		return HR_OK;
-	s->holder = w.obj;
-	s->cur_goroutine = w.goroutine;
+	wk->holder = w.obj;
+	wk->cur_goroutine = w.goroutine;
 	if (p && p->stream.active) {
 		struct stream *st = &p->stream;
 		bool applied = false;
@@ -1314,46 +1287,48 @@ static int walk_alone(struct hr_scan *s, struct p1_pool *p)
 		}
 		if (w.streamed && st->active) {
 			st->window_streamed++;
-			rc = stream_apply(s, p, &w, &applied);
+			rc = stream_apply(wk, p, &w, &applied);
 			if (rc || applied)
 				return rc;
 		}
 	}
-	return scan_walk_object(s, &w);
+	return scan_walk_object(wk, &w);
 }
 
 /*
  * Starts a stream when a narrow walk has gone on for plan->after objects (and the pool
  * with it: a short list needs none). Whether one is on.
  */
-static bool stream_due(struct hr_scan *s, struct p1_pool **pool, unsigned threads,
+static bool stream_due(struct walker *wk, struct p1_pool **pool, unsigned threads,
 		       struct stream_plan *plan)
 {
-	if (threads < 2 || plan->alone < plan->after || queue_length(&s->queue) < 2)
+	if (threads < 2 || plan->alone < plan->after || queue_length(&wk->res->queue) < 2)
 		return false;
 	plan->alone = 0;
-	if (!*pool && !(*pool = s->pool = pool_start(s, threads))) {
-		s->status = HR_ENOMEM;
+	if (!*pool && !(*pool = wk->res->pool = pool_start(wk, threads))) {
+		wk->status = HR_ENOMEM;
 		return false;
 	}
-	return stream_start(s, *pool);
+	return stream_start(wk, *pool);
 }
 
-int pass1_walk_heap(struct hr_scan *s)
+int pass1_walk_heap(struct walker *wk)
 {
-	unsigned threads = s->opts.threads ? s->opts.threads : s->cpus;
+	const struct hr_scan_options *opts = &wk->ctx->opts;
+	struct scan_results *res = wk->res;
+	unsigned threads = opts->threads ? opts->threads : wk->ctx->cpus;
 	struct p1_pool *p = NULL;
-	struct stream_plan plan = { 0, s->opts.stream_after ? s->opts.stream_after : STREAM_AFTER,
-				    s->opts.stream_after != 0 };
+	struct stream_plan plan = { 0, opts->stream_after ? opts->stream_after : STREAM_AFTER,
+				    opts->stream_after != 0 };
 	bool streaming = false;
 	int rc;
 
 	if (threads > MAX_WORKERS)
 		threads = MAX_WORKERS;
-	s->sum.pass1_threads = threads;
-	while (!(rc = scan_walk_statics(s))) {
+	res->sum.pass1_threads = threads;
+	while (!(rc = scan_walk_statics(wk))) {
 		bool idle = !p || p->applied == p->taken;
-		bool narrow = walk_is_narrow(s);
+		bool narrow = walk_is_narrow(wk);
 
 		if (streaming && p->stream.active && (!narrow || stream_ended(&p->stream)))
 			stream_stop(p);
@@ -1361,31 +1336,31 @@ int pass1_walk_heap(struct hr_scan *s)
 			stream_replan(&plan, p->stream.applied_items, p->stream.resplit);
 			streaming = false;
 		}
-		if (idle && !queue_length(&s->queue))
+		if (idle && !queue_length(&res->queue))
 			break;
 		if (idle && (threads < 2 || narrow)) {
 			if (!streaming) {
-				streaming = stream_due(s, &p, threads, &plan);
-				if ((rc = s->status))
+				streaming = stream_due(wk, &p, threads, &plan);
+				if ((rc = wk->status))
 					break;
 				plan.alone += !streaming;
 			}
-			rc = walk_alone(s, p);
+			rc = walk_alone(wk, p);
 		} else {
 			/* started when first wanted: a list needs none */
-			if (!p && !(p = s->pool = pool_start(s, threads))) {
+			if (!p && !(p = res->pool = pool_start(wk, threads))) {
 				rc = HR_ENOMEM;
 				break;
 			}
-			take_chunks(s, p, workers_may_idle(p));
-			rc = apply_oldest(s, p);
+			take_chunks(p, workers_may_idle(p));
+			rc = apply_oldest(wk, p);
 		}
 		if (rc)
 			break;
-		scan_progress(s, "pass 1", 0);
+		scan_progress(wk, "pass 1", 0);
 	}
 	pool_stop(p);
-	s->pool = NULL;
-	s->cur_goroutine = 0;
+	res->pool = NULL;
+	wk->cur_goroutine = 0;
 	return rc;
 }

@@ -19,62 +19,65 @@ struct record_item {
 };
 
 /* The node object obj is charged to, reached from an object charged to parent. */
-static uint32_t record_node(struct hr_scan *s, uint32_t parent, uint32_t obj)
+static uint32_t record_node(struct walker *wk, uint32_t parent, uint32_t obj)
 {
 	struct hr_object_type t;
 	int n;
 
-	if (!hr_dump_object_type(s->dump, obj, &t))
+	if (!hr_dump_object_type(wk->ctx->dump, obj, &t))
 		return parent;
-	n = snprintf(s->name_buf, sizeof(s->name_buf), "$ref. (%s%.*s)", t.prefix,
+	n = snprintf(wk->name_buf, sizeof(wk->name_buf), "$ref. (%s%.*s)", t.prefix,
 		     (int)(t.name.len < 512 ? t.name.len : 512), (const char *)t.name.ptr);
-	uint32_t id = hr_chains_child(s->tree, parent, s->name_buf, (size_t)n);
+	uint32_t id = hr_chains_child(wk->res->tree, parent, wk->name_buf, (size_t)n);
 
 	if (id == HR_CHAINS_NONE) {
-		s->status = HR_ENOMEM;
+		wk->status = HR_ENOMEM;
 		return parent;
 	}
 	return id;
 }
 
 /* Claims the object value points into, if any and new, below parent; queues it. */
-static int record_reach(struct hr_scan *s, uint64_t value, uint32_t parent)
+static int record_reach(struct walker *wk, uint64_t value, uint32_t parent)
 {
+	struct scan_results *res = wk->res;
 	uint64_t start, size;
-	int64_t i = hr_dump_object_span_at(s->dump, value, &start, &size);
+	int64_t i = hr_dump_object_span_at(wk->ctx->dump, value, &start, &size);
 	struct record_item *item;
 	uint32_t node;
 
-	if (i < 0 || scan_visited(s, (uint32_t)i))
+	if (i < 0 || scan_visited(wk, (uint32_t)i))
 		return HR_OK;
-	node = record_node(s, parent, (uint32_t)i);
-	scan_claim(s, (uint32_t)i, size, node, false);
-	item = hr_array_push((void **)&s->record_queue, &s->nrecord_queue, &s->record_queue_cap,
-			     sizeof(*item));
+	node = record_node(wk, parent, (uint32_t)i);
+	scan_claim(wk, (uint32_t)i, size, node, false);
+	item = hr_array_push((void **)&res->record_queue, &res->nrecord_queue,
+			     &res->record_queue_cap, sizeof(*item));
 	if (!item)
 		return HR_ENOMEM;
 	*item = (struct record_item){ (uint32_t)i, node };
-	return s->status;
+	return wk->status;
 }
 
-int record_follow(struct hr_scan *s, uint64_t value, uint32_t node)
+int record_follow(struct walker *wk, uint64_t value, uint32_t node)
 {
-	int rc = record_reach(s, value, node);
-	uint32_t holder = s->holder;
+	const struct scan_ctx *ctx = wk->ctx;
+	struct scan_results *res = wk->res;
+	int rc = record_reach(wk, value, node);
+	uint32_t holder = wk->holder;
 
-	for (size_t head = 0; head < s->nrecord_queue && !rc; head++) {
-		struct record_item it = ((struct record_item *)s->record_queue)[head];
+	for (size_t head = 0; head < res->nrecord_queue && !rc; head++) {
+		struct record_item it = ((struct record_item *)res->record_queue)[head];
 		struct region r;
 
-		if (scan_object_region(s, it.obj, &s->obj_bits, &s->obj_bits_cap, &r))
+		if (scan_object_region(ctx, it.obj, &wk->obj_bits, &wk->obj_bits_cap, &r))
 			return HR_ENOMEM;
-		s->holder = it.obj;
+		wk->holder = it.obj;
 		for (uint64_t w = hr_bit_next(r.bits, 0, r.nwords); w < r.nwords && !rc;
 		     w = hr_bit_next(r.bits, w + 1, r.nwords))
-			rc = record_reach(s, region_word(s, &r, r.addr + w * s->ps), it.node);
-		scan_progress(s, "pass 2", 0);
+			rc = record_reach(wk, region_word(ctx, &r, r.addr + w * ctx->ps), it.node);
+		scan_progress(wk, "pass 2", 0);
 	}
-	s->holder = holder;
-	s->nrecord_queue = 0;
+	wk->holder = holder;
+	res->nrecord_queue = 0;
 	return rc;
 }

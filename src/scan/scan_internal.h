@@ -1,8 +1,24 @@
 /*
  * scan_internal.h - the scanner's private structures, shared by scanner.c (roots, the
  * two passes, accounting), walk.c (the typed walk of one piece of memory and chain
- * names), go_layouts.c (how Go lays out maps, channels, interfaces and closures) and
- * sync_layouts.c (sync.Map, hash-tries, sync.Pool).
+ * names), pass1_threads.c (pass 1's heap walk on several threads), go_layouts.c (how Go
+ * lays out maps, channels, interfaces and closures), sync_layouts.c (sync.Map,
+ * hash-tries, sync.Pool), mark.c and record_walk.c (pass 2).
+ *
+ * A scan is three things, kept apart by who writes them (struct hr_scan holds one of
+ * each):
+ *  - the context (struct scan_ctx): the inputs, the options and the tables derived from
+ *    them. Made by hr_scan_new() and the hr_scan_keep_*() calls; once the passes start,
+ *    every thread reads it and none writes it.
+ *  - the results (struct scan_results): the tree, the visited bits, the summary, the
+ *    queue, what pass 1 leaves to pass 2, ... Owned by the thread that runs the passes
+ *    (and applies pass 1's logs in order: pass1_threads.c). While pass 1's workers run
+ *    they read a few of its fields, named in the struct, and write none.
+ *  - a walker per thread (struct walker): the typed walk's stack, scratch and node
+ *    cache, the object being read, its status and its own counters. The walk functions
+ *    take the walker and reach the context and the results through it. The walker of
+ *    the thread that owns the results charges them as it walks; a worker's walker has a
+ *    log instead (pass1_threads.c), to which its walk writes what it would change.
  */
 #ifndef HEAPREF_SCAN_INTERNAL_H
 #define HEAPREF_SCAN_INTERNAL_H
@@ -142,7 +158,7 @@ struct vframe {
 struct leftover {
 	uint32_t obj;
 	uint32_t node;
-	uint64_t bits;      /* offset of its bit words in scan->leftover_bits */
+	uint64_t bits;      /* offset of its bit words in scan_results.leftover_bits */
 	uint32_t goroutine; /* of the object: its words' drains reach for it */
 };
 
@@ -235,9 +251,11 @@ struct static_view {
 	uint8_t seg;        /* 0 data, 1 bss */
 };
 
-/* Pass 1's static objects (see follow_static() in walk.c, walk_statics() in scanner.c). */
+/*
+ * Pass 1's static objects (see follow_static() in walk.c, walk_statics() in scanner.c),
+ * in the regions of scan_results.segs.
+ */
 struct statics {
-	struct region *segs;       /* pass 1's data and bss regions; NULL outside pass 1 */
 	uint64_t *started[2];      /* per data/bss word: a static object's walk starts here */
 	struct static_view *views; /* first in first out: views[done..n) are still to walk */
 	size_t n, done, cap;
@@ -258,42 +276,53 @@ int share_map_add(struct share_map *m, uint32_t node, uint32_t goroutine, uint64
 int share_map_merge(struct share_map *dst, const struct share_map *src);
 void share_map_release(struct share_map *m);
 
-struct hr_scan {
+/*
+ * What every thread of a scan reads and none writes once the passes start: the inputs,
+ * the options, the tables hr_scan_new() derives from the binary and the dump, and the
+ * keep_* choices made before pass 1. A walker sees it const.
+ */
+struct scan_ctx {
 	const struct hr_dump *dump;
-	struct hr_binary *bin;
-	struct hr_chains *tree;
-	struct hr_scan_options opts;
-	struct hr_scan_summary sum;
+	struct hr_binary *bin;     /* its lazy loading takes the walker's binary_lock */
+	struct scan_type *types;   /* by type id; types[ntypes]: ids out of range */
+	uint32_t ntypes;
 	unsigned ps;               /* pointer size */
+	uint8_t *member_roles;     /* enum member_role by member index */
+	uint32_t nmembers;
+	unsigned go_minor;         /* the dump's go1.N (0 unknown): layouts that changed */
 	size_t nobj;
-
-	uint64_t *visited;         /* one bit per heap object */
-	struct hr_reached_by *paths; /* per heap object, when asked for (hr_scan_keep_paths) */
-	uint32_t holder;           /* the object whose words are being read, or HR_SCAN_BY_ROOT */
+	struct itab_entry *itabs;  /* sorted by address */
+	size_t nitabs;
+	struct sync_types sync;
+	struct hr_scan_options opts;
+	bool record_types;         /* the dump's records type objects: pass 2 by record_follow() */
 	bool keep_root_edges;      /* hr_scan_keep_root_edges() */
-	uint32_t *obj_type;        /* hr_scan_keep_types(): per object, OBJ_TYPE_* or a type id */
 	bool keep_goroutines;      /* hr_scan_keep_goroutines(): shares counted */
-	/* index + 1 of the goroutine whose stack reached first what is walked now (its frames,
-	 * or an object of the queue it reached), or 0 */
-	uint32_t cur_goroutine;
-	struct share_map shares;   /* with keep_goroutines: what each goroutine reached first */
+	unsigned cpus;             /* usable processors, asked once: pass 2 drains millions of times */
+};
+
+/*
+ * What a scan makes, owned by the thread that runs the passes and applies pass 1's logs.
+ * The first part is what pass 1's workers read while they run (set before they start);
+ * they write none of it. The rest, from sum on, is this thread's alone: it starts on a
+ * cache line of its own, as this thread writes there all the time.
+ */
+struct scan_results {
+	struct hr_chains *tree;      /* workers: under tree_lock's read side */
+	pthread_rwlock_t *tree_lock; /* with workers: they read the tree, this thread adds nodes */
+	uint64_t *visited;           /* one bit per heap object; workers: atomic loads */
+	struct region *segs;         /* pass 1's data and bss regions (static objects lie
+				      * there: workers read where they are); NULL outside pass 1 */
+
+	_Alignas(64) struct hr_scan_summary sum;
+	struct hr_reached_by *paths; /* per heap object, when asked for (hr_scan_keep_paths) */
+	uint32_t *obj_type;          /* hr_scan_keep_types(): per object, OBJ_TYPE_* or a type id */
+	struct share_map shares;     /* with keep_goroutines: what each goroutine reached first */
 	struct hr_root_edge *root_edges;
 	size_t nroot_edges, root_edges_cap;
 
-	struct work_queue queue;   /* pass 1, first in first out */
-	struct statics statics;    /* pass 1: static objects to walk before the next heap object */
-
-	struct vframe *frames;     /* the walk's stack */
-	size_t nframes, frames_cap;
-	struct region *region;     /* the region being walked */
-	const char *root_name;     /* for N_ROOT */
-	size_t root_name_len;
-	char name_buf[1024];
-
-	uint64_t *obj_bits;        /* scratch: bits of the object being walked */
-	size_t obj_bits_cap;       /* in words */
-	uint64_t *task_bits;       /* scratch: pass 2's copy of one object's bits */
-	size_t task_bits_cap;
+	struct work_queue queue;     /* pass 1, first in first out */
+	struct statics statics;      /* pass 1: static objects to walk before the next heap object */
 
 	struct leftover *leftovers;
 	size_t nleftovers, leftovers_cap;
@@ -303,23 +332,59 @@ struct hr_scan {
 	struct root_word *root_words;
 	size_t nroot_words, root_words_cap;
 
-	uint32_t *stack2;          /* pass 2: objects whose pointers are still to follow */
+	uint32_t *stack2;            /* pass 2: objects whose pointers are still to follow */
 	size_t nstack2, stack2_cap;
-	bool record_types;         /* the dump's records type objects: pass 2 by record_follow() */
-	void *record_queue;        /* record_walk.c's queue */
+	void *record_queue;          /* record_walk.c's queue */
 	size_t nrecord_queue, record_queue_cap;
-	unsigned cpus;             /* usable processors, asked once: pass 2 drains millions of times */
 
-	struct node_cache_entry node_cache[NODE_CACHE_SIZE];
+	uint64_t progress_next;
+	struct p1_pool *pool;        /* with workers: chunks are taken as objects are queued */
+	uint32_t queued_since_feed;
+};
 
-	struct scan_type *types;   /* by type id; types[ntypes]: ids out of range */
-	uint32_t ntypes;
-	uint8_t *member_roles;     /* enum member_role by member index */
-	uint32_t nmembers;
-	struct itab_entry *itabs;  /* sorted by address */
-	size_t nitabs;
-	struct sync_types sync;
+/* What a walker counts for the summary: added to the results' when its walks are over. */
+struct walk_counts {
+	uint64_t header_typed;       /* sum.header_typed */
+	uint64_t worker_objects;     /* sum.worker_objects: a worker's chunks' objects */
+};
 
+/*
+ * One thread's typed walk: its stack, the memory it reads, scratch, a cache of chain
+ * nodes, where it fails. It reads the context and, on the thread that owns them,
+ * charges the results; a worker's walker (pass1_threads.c) writes to its log instead
+ * whatever its walk would change there, and reads only the results' first part.
+ * Made by walker_init(), freed by walker_release(); nothing in it is shared.
+ */
+struct walker {
+	const struct scan_ctx *ctx;
+	struct scan_results *res;
+	const uint64_t *visited;   /* what claims are checked against: res->visited, or a
+				    * stream's own bits (stream_walk()) */
+	/*
+	 * A worker's: what its walk would change in the results (claims, chain nodes, static
+	 * objects, leftovers) goes here, applied in order by the results' thread; NULL for
+	 * that thread's walker.
+	 */
+	struct p1_log *log;
+	uint32_t log_seq;          /* a worker's count of logs: node_cache_entry.log_seq */
+	pthread_mutex_t *binary_lock; /* while workers run: around the binary's lazy loading */
+	int status;                /* first failure (HR_ENOMEM) inside the walk */
+	uint32_t holder;           /* the object whose words are being read, or HR_SCAN_BY_ROOT */
+	/* index + 1 of the goroutine whose stack reached first what is walked now (its frames,
+	 * or an object of the queue it reached), or 0 */
+	uint32_t cur_goroutine;
+
+	struct vframe *frames;     /* the walk's stack */
+	size_t nframes, frames_cap;
+	uint32_t *path;            /* scratch for frame_node(), frames_cap long */
+	struct region *region;     /* the region being walked */
+	const char *root_name;     /* for N_ROOT */
+	size_t root_name_len;
+
+	uint64_t *obj_bits;        /* scratch: bits of the object being walked */
+	size_t obj_bits_cap;       /* in words */
+	uint64_t *task_bits;       /* scratch: pass 2's copy of one object's bits */
+	size_t task_bits_cap;
 	struct piece_scratch {     /* walk_pieces(): a variable in pieces, put together */
 		uint8_t *mem;
 		size_t mem_cap;
@@ -328,28 +393,51 @@ struct hr_scan {
 		uint64_t *frame_word; /* per word of the value: its word in the frame, or UINT64_MAX */
 		size_t frame_word_cap;
 	} pieces;
-	uint32_t *path;            /* scratch for frame_node() */
 	struct hr_frame_vars fv;   /* scratch for frame variables */
 	struct hr_frame_vars closure_fv; /* scratch for a closure's captured variables */
-	int status;                /* first failure (HR_ENOMEM) inside the walk */
-	uint64_t progress_next;
+	struct walk_counts counts;
 
-	/*
-	 * A worker of pass 1's threads (pass1_threads.c) walks a copy of the scan: what its
-	 * walk would change in the shared state (claims, chain nodes, static objects,
-	 * leftovers) goes to its log instead, applied in order by one thread; NULL on the
-	 * scan itself.
-	 */
-	struct p1_log *log;
-	uint32_t log_seq;             /* a worker's count of logs: node_cache_entry.log_seq */
-	pthread_mutex_t *binary_lock; /* with workers: around the binary's lazy loading */
-	pthread_rwlock_t *tree_lock;  /* with workers: they read the tree, the scan adds nodes */
-	struct p1_pool *pool;         /* with workers: chunks are taken as objects are queued */
-	uint32_t queued_since_feed;
+	char name_buf[1024];
+	struct node_cache_entry node_cache[NODE_CACHE_SIZE];
 };
 
+/*
+ * The public handle: the context, the results and the walker of the thread that owns
+ * the results (the one calling hr_scan_pass1() and hr_scan_pass2()). Each on cache
+ * lines of its own: pass 1's workers read the context while that thread writes the
+ * rest. Allocated aligned (scanner.c).
+ */
+struct hr_scan {
+	struct scan_ctx ctx;
+	_Alignas(64) struct scan_results res;
+	_Alignas(64) struct walker wk;
+};
+
+/* --- walk.c: the walker ---------------------------------------------------------------- */
+/*
+ * A walker for one thread, reading ctx and charging res (see struct walker); its
+ * claims are checked against res->visited. Nothing to fail: its buffers grow as it walks.
+ */
+void walker_init(struct walker *wk, const struct scan_ctx *ctx, struct scan_results *res);
+/* Frees what the walker allocated; its counts must have been added by then. */
+void walker_release(struct walker *wk);
+/* Adds the walker's counts to res's summary and clears them (the results' thread). */
+void walker_add_counts(struct walker *wk, struct scan_results *res);
+
+/*
+ * For rc, the result of a call whose failures the walk goes on without (a function with
+ * no variables, DWARF it does not read): HR_ENOMEM, which would change names silently,
+ * becomes the walker's status. Returns rc.
+ */
+static inline int walker_fail_on_nomem(struct walker *wk, int rc)
+{
+	if (rc == HR_ENOMEM)
+		wk->status = HR_ENOMEM;
+	return rc;
+}
+
 /* Records a root edge (hr_scan_keep_root_edges()) from the root of node to object obj. */
-void scan_root_edge(struct hr_scan *s, uint32_t node, uint32_t obj);
+void scan_root_edge(struct walker *wk, uint32_t node, uint32_t obj);
 
 /* What hr_scan_keep_types() records of an object besides a type id. */
 #define OBJ_TYPE_UNKNOWN 0u           /* reached by bitmap only (pass 2), or no view */
@@ -358,54 +446,55 @@ void scan_root_edge(struct hr_scan *s, uint32_t node, uint32_t obj);
 /*
  * A static object (see follow_static() in walk.c) is walked by view v if its memory
  * holds a pointer word and no view took it yet: then v is kept (its node still to set)
- * and returned; else NULL. len: its length in bytes.
+ * and returned; else NULL. len: its length in bytes. The results' thread only.
  */
-struct static_view *static_accept(struct hr_scan *s, const struct static_view *v, uint64_t len);
+struct static_view *static_accept(struct walker *wk, const struct static_view *v, uint64_t len);
 
 /* --- walk.c ------------------------------------------------------------------------- */
 /*
  * Walks the value at addr of type (count elements when count != 0) inside region r,
  * named as `name` below node (N_SAME: charged to node itself; N_ROOT: a new root named
- * scan->root_name). Pointers found are followed: new objects are charged and queued.
+ * wk->root_name). Pointers found are followed: new objects are charged and queued (or,
+ * by a worker, logged). Returns the walker's status.
  */
-int walk_value(struct hr_scan *s, struct region *r, uint64_t addr, uint32_t type,
+int walk_value(struct walker *wk, struct region *r, uint64_t addr, uint32_t type,
 	       uint64_t count, uint8_t mode, uint8_t elem_name, uint32_t aux,
 	       uint8_t name, uint32_t node);
 /* The chain node of frame i, made (with its ancestors) if it does not exist yet. */
-uint32_t frame_node(struct hr_scan *s, uint32_t i);
+uint32_t frame_node(struct walker *wk, uint32_t i);
 /* The child of parent named "$sub_objects$" (or parent itself when out of depth). */
-uint32_t sub_objects_node(struct hr_scan *s, uint32_t parent);
+uint32_t sub_objects_node(struct walker *wk, uint32_t parent);
 /* The child of parent named name (len bytes), made if new; HR_CHAINS_NONE out of memory. */
-uint32_t scan_tree_child(struct hr_scan *s, uint32_t parent, const char *name, size_t len);
+uint32_t scan_tree_child(struct walker *wk, uint32_t parent, const char *name, size_t len);
 /* The root node named name. */
-uint32_t root_node(struct hr_scan *s, const char *name, size_t len);
+uint32_t root_node(struct walker *wk, const char *name, size_t len);
 /*
  * Charges the heap object holding value (if any, and not yet reached) to the node of
  * frame `frame` and queues it with the given view. Returns true when value is settled:
  * outside the heap, already reached, or now queued; false when it was left for pass 2
  * (an untyped view). type 0 with typed == true: charge it, walk nothing inside.
  */
-bool follow_value(struct hr_scan *s, uint64_t value, uint32_t type, uint32_t count,
+bool follow_value(struct walker *wk, uint64_t value, uint32_t type, uint32_t count,
 		  uint8_t mode, uint8_t elem_name, uint32_t aux, bool typed, uint32_t frame);
-/* follow_value() from a root that is no variable (finalizers): named scan->root_name. */
-bool follow_root_value(struct hr_scan *s, uint64_t value, uint32_t type, uint8_t mode);
+/* follow_value() from a root that is no variable (finalizers): named wk->root_name. */
+bool follow_root_value(struct walker *wk, uint64_t value, uint32_t type, uint8_t mode);
 bool region_has_ptrs(const struct region *r, uint64_t addr, uint64_t len);
-uint64_t region_word(const struct hr_scan *s, const struct region *r, uint64_t addr);
+uint64_t region_word(const struct scan_ctx *ctx, const struct region *r, uint64_t addr);
 /*
  * Follows the pointer word at addr of the region being walked if its bitmap still has
  * it, charging what it reaches to frame `frame` and queueing it with the given view.
  */
-void follow_word(struct hr_scan *s, uint64_t addr, uint32_t type, uint64_t count,
+void follow_word(struct walker *wk, uint64_t addr, uint32_t type, uint64_t count,
 		 uint8_t mode, uint8_t elem_name, uint32_t aux, bool typed, uint32_t frame);
 /* Pushes a frame for a value inside frame parent, named (name, a, name_type). */
-struct vframe *push_child(struct hr_scan *s, uint32_t parent, uint64_t addr, uint32_t type,
+struct vframe *push_child(struct walker *wk, uint32_t parent, uint64_t addr, uint32_t type,
 			  uint8_t mode, uint8_t name, uint64_t a, uint32_t name_type,
 			  uint32_t aux);
 /* push_child() for a value known to hold a pointer word, or its walk at once. */
-void push_known(struct hr_scan *s, uint32_t parent, uint64_t addr, uint32_t type,
+void push_known(struct walker *wk, uint32_t parent, uint64_t addr, uint32_t type,
 		uint8_t mode, uint8_t name, uint64_t a, uint32_t name_type, uint32_t aux);
 /* Walks frame i as an interface value: type word or itab first, then the data word. */
-void walk_iface(struct hr_scan *s, uint32_t i);
+void walk_iface(struct walker *wk, uint32_t i);
 
 /* --- scanner.c ---------------------------------------------------------------------- */
 /* Whether any of bits [from, to) is set: hr_bit_next() without a call, within a word. */
@@ -422,104 +511,108 @@ static inline bool bits_any(const uint64_t *bits, uint64_t from, uint64_t to)
 }
 
 /* Bytes to words: the pointer size is 4 or 8 (the dump reader takes no other). */
-static inline uint64_t scan_words(const struct hr_scan *s, uint64_t bytes)
+static inline uint64_t scan_words(const struct scan_ctx *ctx, uint64_t bytes)
 {
-	return bytes >> __builtin_ctz(s->ps);
+	return bytes >> __builtin_ctz(ctx->ps);
 }
 
 /* layout_resolve(id), and the entry of that type, from the table hr_scan_new() made. */
-static inline uint32_t scan_resolve(const struct hr_scan *s, uint32_t id)
+static inline uint32_t scan_resolve(const struct scan_ctx *ctx, uint32_t id)
 {
-	return id < s->ntypes ? s->types[id].resolved : id;
+	return id < ctx->ntypes ? ctx->types[id].resolved : id;
 }
 
-static inline const struct hr_type *scan_resolved_type(const struct hr_scan *s, uint32_t id)
+static inline const struct hr_type *scan_resolved_type(const struct scan_ctx *ctx, uint32_t id)
 {
-	return s->types[id < s->ntypes ? id : s->ntypes].t;
+	return ctx->types[id < ctx->ntypes ? id : ctx->ntypes].t;
 }
 
-static inline bool scan_type_inert(const struct hr_scan *s, uint32_t id)
+static inline bool scan_type_inert(const struct scan_ctx *ctx, uint32_t id)
 {
-	return s->types[id < s->ntypes ? id : s->ntypes].inert;
+	return ctx->types[id < ctx->ntypes ? id : ctx->ntypes].inert;
 }
 
-static inline uint8_t scan_type_layout(const struct hr_scan *s, uint32_t id)
+static inline uint8_t scan_type_layout(const struct scan_ctx *ctx, uint32_t id)
 {
-	return s->types[id < s->ntypes ? id : s->ntypes].layout;
+	return ctx->types[id < ctx->ntypes ? id : ctx->ntypes].layout;
 }
 
-static inline bool scan_type_flat(const struct hr_scan *s, uint32_t id)
+static inline bool scan_type_flat(const struct scan_ctx *ctx, uint32_t id)
 {
-	return s->types[id < s->ntypes ? id : s->ntypes].flat;
+	return ctx->types[id < ctx->ntypes ? id : ctx->ntypes].flat;
 }
 
-static inline unsigned scan_member_role(const struct hr_scan *s, uint32_t index)
+static inline unsigned scan_member_role(const struct scan_ctx *ctx, uint32_t index)
 {
-	return index < s->nmembers ? s->member_roles[index] : ROLE_OTHER;
+	return index < ctx->nmembers ? ctx->member_roles[index] : ROLE_OTHER;
 }
 
-bool scan_visited(const struct hr_scan *s, uint32_t obj);
-/* Marks obj reached and charges it to node; false if it already was. */
-bool scan_claim(struct hr_scan *s, uint32_t obj, uint64_t size, uint32_t node, bool typed);
+/* Whether obj is visited, as far as the walker's bits say (see struct walker). */
+bool scan_visited(const struct walker *wk, uint32_t obj);
+/*
+ * The results' thread: marks obj reached and charges it to node (from the walker's
+ * goroutine); false if it already was.
+ */
+bool scan_claim(struct walker *wk, uint32_t obj, uint64_t size, uint32_t node, bool typed);
 /* scan_claim()'s halves: marks obj reached by node (false if it already was)... */
-bool scan_mark(struct hr_scan *s, uint32_t obj, uint32_t node);
+bool scan_mark(struct walker *wk, uint32_t obj, uint32_t node);
 /* ...and charges node with objects reached first from goroutine (index + 1, or 0). */
-void scan_charge(struct hr_scan *s, uint32_t node, uint32_t goroutine, uint64_t objects,
+void scan_charge(struct walker *wk, uint32_t node, uint32_t goroutine, uint64_t objects,
 		 uint64_t bytes, bool typed);
-int scan_enqueue(struct hr_scan *s, const struct work *w);
+int scan_enqueue(struct walker *wk, const struct work *w);
 /*
  * Queues claimed object w->obj to be walked by view w, noting its type if kept (walk.c);
  * or, pointer_free (the object surely holds no pointer word: its walk would do nothing),
  * only notes its type.
  */
-void scan_queue_view(struct hr_scan *s, const struct work *w, bool pointer_free);
+void scan_queue_view(struct walker *wk, const struct work *w, bool pointer_free);
 /* A region over heap object obj, its pointer bits copied into *bits (grown as needed). */
-int scan_object_region(const struct hr_scan *s, uint32_t obj, uint64_t **bits, size_t *cap,
+int scan_object_region(const struct scan_ctx *ctx, uint32_t obj, uint64_t **bits, size_t *cap,
 		       struct region *r);
 /* Reports progress now and then: objects charged so far, plus `uncounted` not yet in sum. */
-void scan_progress(struct hr_scan *s, const char *phase, uint64_t uncounted);
+void scan_progress(struct walker *wk, const char *phase, uint64_t uncounted);
 
 /* Walks one queued heap object (pass 1) and keeps its unticked words for pass 2. */
-int scan_walk_object(struct hr_scan *s, const struct work *w);
+int scan_walk_object(struct walker *wk, const struct work *w);
 /* Keeps the unticked pointer words of object obj (bits: its region's, or NULL: all). */
-int scan_add_leftover(struct hr_scan *s, uint32_t obj, uint32_t node, const uint64_t *bits,
+int scan_add_leftover(struct walker *wk, uint32_t obj, uint32_t node, const uint64_t *bits,
 		      uint64_t nwords);
 /* Walks the static objects found so far (pass 1). */
-int scan_walk_statics(struct hr_scan *s);
+int scan_walk_statics(struct walker *wk);
 
 /* --- pass1_threads.c ------------------------------------------------------------------ */
-/* Pass 1's heap objects: the queue, on s->opts.threads threads. 0 or HR_ENOMEM. */
-int pass1_walk_heap(struct hr_scan *s);
+/* Pass 1's heap objects: the queue, on ctx->opts.threads threads. 0 or HR_ENOMEM. */
+int pass1_walk_heap(struct walker *wk);
 /* For a worker: the chain node hr_chains_child() will give, or a pending one of its log. */
-uint32_t pass1_log_child(struct hr_scan *s, uint32_t parent, const char *name, size_t len);
+uint32_t pass1_log_child(struct walker *wk, uint32_t parent, const char *name, size_t len);
 /* For a worker: obj claimed by view w (node, type, ...), size bytes: to apply in order. */
-void pass1_log_claim(struct hr_scan *s, const struct work *w, uint64_t size, bool pointer_free);
+void pass1_log_claim(struct walker *wk, const struct work *w, uint64_t size, bool pointer_free);
 /* For a worker: a static object typed pointers lead to (see follow_static()). */
-void pass1_log_static(struct hr_scan *s, const struct static_view *v, uint64_t len);
+void pass1_log_static(struct walker *wk, const struct static_view *v, uint64_t len);
 /* For a worker: an object's unticked words (scan_add_leftover()). */
-int pass1_log_leftover(struct hr_scan *s, uint32_t obj, uint32_t node, const uint64_t *bits,
+int pass1_log_leftover(struct walker *wk, uint32_t obj, uint32_t node, const uint64_t *bits,
 		       uint64_t nwords);
 /* With workers: takes queued objects into chunks for them (during a long walk). */
-void pass1_feed(struct hr_scan *s);
+void pass1_feed(struct walker *wk);
 /* Takes the binary's lock while workers run (the binary loads functions' variables lazily). */
-static inline void scan_lock_binary(const struct hr_scan *s)
+static inline void scan_lock_binary(const struct walker *wk)
 {
-	if (s->binary_lock)
-		pthread_mutex_lock(s->binary_lock);
+	if (wk->binary_lock)
+		pthread_mutex_lock(wk->binary_lock);
 }
 
-static inline void scan_unlock_binary(const struct hr_scan *s)
+static inline void scan_unlock_binary(const struct walker *wk)
 {
-	if (s->binary_lock)
-		pthread_mutex_unlock(s->binary_lock);
+	if (wk->binary_lock)
+		pthread_mutex_unlock(wk->binary_lock);
 }
 
 /* --- mark.c ------------------------------------------------------------------------- */
 /*
- * Marks everything the objects on scan->stack2 (already charged) lead to, by the
+ * Marks everything the objects on the results' stack2 (already charged) lead to, by the
  * bitmaps alone, charging what is new to node; empties the stack. 0 or HR_ENOMEM.
  */
-int mark_drain(struct hr_scan *s, uint32_t node);
+int mark_drain(struct walker *wk, uint32_t node);
 
 /* --- record_walk.c ----------------------------------------------------------------- */
 /*
@@ -527,7 +620,7 @@ int mark_drain(struct hr_scan *s, uint32_t node);
  * all it leads to, breadth first, each to a node named after its type below the node of
  * what reached it, starting from node. 0 or HR_ENOMEM.
  */
-int record_follow(struct hr_scan *s, uint64_t value, uint32_t node);
+int record_follow(struct walker *wk, uint64_t value, uint32_t node);
 
 /* --- go_layouts.c ------------------------------------------------------------------- */
 /* Follows typedefs to the type a value really has (stops at maps, channels, interfaces). */
@@ -536,11 +629,14 @@ uint32_t layout_resolve(const struct hr_binary *bin, uint32_t id);
  * rule of Go 1.go_minor (the dump's release). */
 bool layout_direct_iface(const struct hr_binary *bin, uint32_t id, unsigned ps,
 			 unsigned go_minor);
-/* The dynamic type of the interface value at addr in r (type word or itab), 0 unknown. */
-uint32_t layout_iface_dynamic(const struct hr_scan *s, const struct region *r, uint64_t addr,
+/*
+ * The dynamic type of the interface value at addr in r (type word or itab), 0 unknown;
+ * the walker's status HR_ENOMEM if reading the itab ran out of memory.
+ */
+uint32_t layout_iface_dynamic(struct walker *wk, const struct region *r, uint64_t addr,
 			      uint32_t iface_type);
 /* The type a malloc header (Go >= 1.22) names for the object holding value, 0 if none. */
-uint32_t layout_header_type(const struct hr_scan *s, uint64_t value);
+uint32_t layout_header_type(const struct scan_ctx *ctx, uint64_t value);
 /* The member of struct id called name, NULL if none. */
 const struct hr_member *layout_member(const struct hr_binary *bin, uint32_t id,
 				      const char *name);
@@ -550,13 +646,14 @@ uint32_t layout_pointee(const struct hr_binary *bin, uint32_t id);
 uint32_t layout_atomic_pointer(const struct hr_binary *bin, uint32_t struct_id);
 /* The N of a "go1.N" version string, 0 if it has none. */
 unsigned layout_go_minor(const struct hr_bytes *version);
-int layout_load_itabs(struct hr_scan *s);
+/* The dump's itab records, sorted, into ctx->itabs. 0 or HR_ENOMEM. */
+int layout_load_itabs(struct scan_ctx *ctx);
 
 /* --- sync_layouts.c ----------------------------------------------------------------- */
-/* Recognises the sync package's types: scan_type.layout, scan->sync. 0 or HR_ENOMEM. */
-int sync_load_layouts(struct hr_scan *s);
+/* Recognises the sync package's types: scan_type.layout, ctx->sync. 0 or HR_ENOMEM. */
+int sync_load_layouts(struct scan_ctx *ctx);
 /* The trie whose node or indirect type id is, NULL if none. */
-const struct trie_types *sync_trie(const struct hr_scan *s, uint32_t id);
+const struct trie_types *sync_trie(const struct scan_ctx *ctx, uint32_t id);
 /* Type argument k of a generic type's name ("T[A,B]": A, B), its length in *n; NULL if none. */
 const char *sync_type_arg(const char *name, unsigned k, size_t *n);
 enum type_args {
@@ -576,8 +673,8 @@ enum sync_start {
 };
 
 /* start_frame()'s part for a frame of a type with a sync layout. */
-enum sync_start sync_start_frame(struct hr_scan *s, uint32_t i);
+enum sync_start sync_start_frame(struct walker *wk, uint32_t i);
 /* The member `index` of struct frame i in mode M_SYNC, M_TRIE or M_POOL. */
-void sync_next_member(struct hr_scan *s, uint32_t i, uint32_t index);
+void sync_next_member(struct walker *wk, uint32_t i, uint32_t index);
 
 #endif

@@ -9,6 +9,10 @@
  * What pass 1 leaves: for each object it walked, the pointer words its type did not
  * explain (struct leftover, with a copy of those bits); and root words no variable
  * covers (struct root_word). Pass 2 follows both by the GC bitmaps alone.
+ *
+ * Both passes run on the thread that calls them, with the scan's own walker (struct
+ * hr_scan's wk), which charges the results as it goes; pass 1's heap walk adds workers
+ * (pass1_threads.c) and pass 2's drains a helper (mark.c).
  */
 #include <inttypes.h>
 #include <stdarg.h>
@@ -36,32 +40,34 @@ const char *hr_root_kind_name(unsigned kind)
  * pass1_threads.c): relaxed atomic loads and stores, plain moves on the processors we
  * build for. This thread is the only one that sets them then.
  */
-bool scan_visited(const struct hr_scan *s, uint32_t obj)
+bool scan_visited(const struct walker *wk, uint32_t obj)
 {
-	return __atomic_load_n(&s->visited[obj >> 6], __ATOMIC_RELAXED) >> (obj & 63) & 1;
+	return __atomic_load_n(&wk->visited[obj >> 6], __ATOMIC_RELAXED) >> (obj & 63) & 1;
 }
 
 int hr_scan_keep_paths(struct hr_scan *s, struct hr_error *err)
 {
-	if (!s->paths && !(s->paths = malloc((s->nobj + 1) * sizeof(*s->paths))))
+	struct scan_results *res = &s->res;
+
+	if (!res->paths && !(res->paths = malloc((s->ctx.nobj + 1) * sizeof(*res->paths))))
 		return hr_error_set(err, HR_ENOMEM, "out of memory for the paths of %zu objects",
-				    s->nobj);
-	for (size_t i = 0; i < s->nobj; i++)
-		s->paths[i] = (struct hr_reached_by){ HR_CHAINS_NONE, HR_SCAN_NOT_REACHED };
+				    s->ctx.nobj);
+	for (size_t i = 0; i < s->ctx.nobj; i++)
+		res->paths[i] = (struct hr_reached_by){ HR_CHAINS_NONE, HR_SCAN_NOT_REACHED };
 	return HR_OK;
 }
 
 int hr_scan_keep_root_edges(struct hr_scan *s, struct hr_error *err)
 {
 	(void)err; /* nothing to allocate yet: the edges grow as they are found */
-	s->keep_root_edges = true;
+	s->ctx.keep_root_edges = true;
 	return HR_OK;
 }
 
 int hr_scan_keep_goroutines(struct hr_scan *s, struct hr_error *err)
 {
 	(void)err; /* the shares grow as they are found */
-	s->keep_goroutines = true;
+	s->ctx.keep_goroutines = true;
 	return HR_OK;
 }
 
@@ -77,17 +83,18 @@ static int cmp_share(const void *pa, const void *pb)
 int hr_scan_goroutine_shares(const struct hr_scan *s, struct hr_goroutine_share **shares,
 			     size_t *n, struct hr_error *err)
 {
+	const struct share_map *map = &s->res.shares;
 	size_t m = 0;
 
 	*shares = NULL;
 	*n = 0;
-	if (!s->shares.n)
+	if (!map->n)
 		return HR_OK;
-	if (!(*shares = malloc(s->shares.n * sizeof(**shares))))
+	if (!(*shares = malloc(map->n * sizeof(**shares))))
 		return hr_error_set(err, HR_ENOMEM, "out of memory for the goroutines' shares");
-	for (size_t i = 0; i < s->shares.cap; i++)
-		if (s->shares.slots[i].goroutine)
-			(*shares)[m++] = s->shares.slots[i];
+	for (size_t i = 0; i < map->cap; i++)
+		if (map->slots[i].goroutine)
+			(*shares)[m++] = map->slots[i];
 	qsort(*shares, m, sizeof(**shares), cmp_share);
 	*n = m;
 	return HR_OK;
@@ -95,15 +102,18 @@ int hr_scan_goroutine_shares(const struct hr_scan *s, struct hr_goroutine_share 
 
 int hr_scan_keep_types(struct hr_scan *s, struct hr_error *err)
 {
-	if (!s->obj_type && !(s->obj_type = calloc(s->nobj + 1, sizeof(*s->obj_type))))
+	struct scan_results *res = &s->res;
+
+	if (!res->obj_type && !(res->obj_type = calloc(s->ctx.nobj + 1, sizeof(*res->obj_type))))
 		return hr_error_set(err, HR_ENOMEM, "out of memory for the types of %zu objects",
-				    s->nobj);
+				    s->ctx.nobj);
 	return HR_OK;
 }
 
 uint32_t hr_scan_type_of(const struct hr_scan *s, uint32_t obj, bool *array)
 {
-	uint32_t t = s->obj_type && obj < s->nobj ? s->obj_type[obj] : OBJ_TYPE_UNKNOWN;
+	uint32_t t = s->res.obj_type && obj < s->ctx.nobj ? s->res.obj_type[obj]
+							  : OBJ_TYPE_UNKNOWN;
 
 	*array = (t & OBJ_TYPE_ARRAY) != 0;
 	return t & ~OBJ_TYPE_ARRAY;
@@ -111,22 +121,23 @@ uint32_t hr_scan_type_of(const struct hr_scan *s, uint32_t obj, bool *array)
 
 const struct hr_root_edge *hr_scan_root_edges(const struct hr_scan *s, size_t *n)
 {
-	*n = s->nroot_edges;
-	return s->root_edges;
+	*n = s->res.nroot_edges;
+	return s->res.root_edges;
 }
 
-void scan_root_edge(struct hr_scan *s, uint32_t node, uint32_t obj)
+void scan_root_edge(struct walker *wk, uint32_t node, uint32_t obj)
 {
+	struct scan_results *res = wk->res;
 	struct hr_root_edge *e;
 
-	while (node != HR_CHAINS_NONE && hr_chains_node(s->tree, node)->parent != HR_CHAINS_TOP)
-		node = hr_chains_node(s->tree, node)->parent;
+	while (node != HR_CHAINS_NONE && hr_chains_node(res->tree, node)->parent != HR_CHAINS_TOP)
+		node = hr_chains_node(res->tree, node)->parent;
 	if (node == HR_CHAINS_NONE || node == HR_CHAINS_TOP)
 		return;
-	e = hr_array_push((void **)&s->root_edges, &s->nroot_edges, &s->root_edges_cap,
+	e = hr_array_push((void **)&res->root_edges, &res->nroot_edges, &res->root_edges_cap,
 			  sizeof(*e));
 	if (!e) {
-		s->status = HR_ENOMEM;
+		wk->status = HR_ENOMEM;
 		return;
 	}
 	*e = (struct hr_root_edge){ node, obj };
@@ -134,13 +145,15 @@ void scan_root_edge(struct hr_scan *s, uint32_t node, uint32_t obj)
 
 int hr_scan_offer_examples(const struct hr_scan *s, struct hr_chains *tree, struct hr_error *err)
 {
-	for (size_t i = 0; s->paths && i < s->nobj; i++) {
+	const struct hr_reached_by *paths = s->res.paths;
+
+	for (size_t i = 0; paths && i < s->ctx.nobj; i++) {
 		struct hr_object o;
 
-		if (s->paths[i].node == HR_CHAINS_NONE)
+		if (paths[i].node == HR_CHAINS_NONE)
 			continue;
-		o = hr_dump_object(s->dump, i);
-		if (hr_chains_offer_example(tree, s->paths[i].node, o.addr, o.size))
+		o = hr_dump_object(s->ctx.dump, i);
+		if (hr_chains_offer_example(tree, paths[i].node, o.addr, o.size))
 			return hr_error_set(err, HR_ENOMEM, "out of memory for the examples");
 	}
 	return HR_OK;
@@ -148,74 +161,81 @@ int hr_scan_offer_examples(const struct hr_scan *s, struct hr_chains *tree, stru
 
 struct hr_reached_by hr_scan_reached_by(const struct hr_scan *s, uint32_t obj)
 {
-	if (!s->paths || obj >= s->nobj)
+	if (!s->res.paths || obj >= s->ctx.nobj)
 		return (struct hr_reached_by){ HR_CHAINS_NONE, HR_SCAN_NOT_REACHED };
-	return s->paths[obj];
+	return s->res.paths[obj];
 }
 
-bool scan_mark(struct hr_scan *s, uint32_t obj, uint32_t node)
+bool scan_mark(struct walker *wk, uint32_t obj, uint32_t node)
 {
-	uint64_t *word = &s->visited[obj >> 6], bits = __atomic_load_n(word, __ATOMIC_RELAXED);
+	struct scan_results *res = wk->res;
+	uint64_t *word = &res->visited[obj >> 6], bits = __atomic_load_n(word, __ATOMIC_RELAXED);
 
 	if (bits >> (obj & 63) & 1)
 		return false;
 	__atomic_store_n(word, bits | UINT64_C(1) << (obj & 63), __ATOMIC_RELAXED);
-	if (s->paths)
-		s->paths[obj] = (struct hr_reached_by){ node, s->holder };
+	if (res->paths)
+		res->paths[obj] = (struct hr_reached_by){ node, wk->holder };
 	return true;
 }
 
-void scan_charge(struct hr_scan *s, uint32_t node, uint32_t goroutine, uint64_t objects,
+void scan_charge(struct walker *wk, uint32_t node, uint32_t goroutine, uint64_t objects,
 		 uint64_t bytes, bool typed)
 {
+	struct scan_results *res = wk->res;
+
 	/* the goroutine whose frame reached them, or reached the object that holds them */
-	if (s->keep_goroutines && goroutine &&
-	    share_map_add(&s->shares, node, goroutine, objects, bytes))
-		s->status = HR_ENOMEM;
-	hr_chains_charge(s->tree, node, objects, bytes);
+	if (wk->ctx->keep_goroutines && goroutine &&
+	    share_map_add(&res->shares, node, goroutine, objects, bytes))
+		wk->status = HR_ENOMEM;
+	hr_chains_charge(res->tree, node, objects, bytes);
 	if (typed) {
-		s->sum.typed_objects += objects;
-		s->sum.typed_bytes += bytes;
+		res->sum.typed_objects += objects;
+		res->sum.typed_bytes += bytes;
 	} else {
-		s->sum.fallback_objects += objects;
-		s->sum.fallback_bytes += bytes;
+		res->sum.fallback_objects += objects;
+		res->sum.fallback_bytes += bytes;
 	}
 }
 
-bool scan_claim(struct hr_scan *s, uint32_t obj, uint64_t size, uint32_t node, bool typed)
+bool scan_claim(struct walker *wk, uint32_t obj, uint64_t size, uint32_t node, bool typed)
 {
-	if (!scan_mark(s, obj, node))
+	if (!scan_mark(wk, obj, node))
 		return false;
-	scan_charge(s, node, s->cur_goroutine, 1, size, typed);
+	scan_charge(wk, node, wk->cur_goroutine, 1, size, typed);
 	return true;
 }
 
 #define FEED_EVERY 256 /* objects queued; see pass1_feed() */
 
-int scan_enqueue(struct hr_scan *s, const struct work *w)
+int scan_enqueue(struct walker *wk, const struct work *w)
 {
-	int rc = queue_push(&s->queue, w);
+	struct scan_results *res = wk->res;
+	int rc = queue_push(&res->queue, w);
 
-	s->sum.queued_objects++;
-	if (s->pool && ++s->queued_since_feed >= FEED_EVERY) {
-		s->queued_since_feed = 0;
-		pass1_feed(s);
+	res->sum.queued_objects++;
+	if (res->pool && ++res->queued_since_feed >= FEED_EVERY) {
+		res->queued_since_feed = 0;
+		pass1_feed(wk);
 	}
 	return rc;
 }
 
 const struct hr_scan_summary *hr_scan_summary(const struct hr_scan *s)
 {
-	return &s->sum;
+	return &s->res.sum;
 }
 
-void scan_progress(struct hr_scan *s, const char *phase, uint64_t uncounted)
+void scan_progress(struct walker *wk, const char *phase, uint64_t uncounted)
 {
-	uint64_t done = s->sum.typed_objects + s->sum.fallback_objects + uncounted;
+	const struct scan_ctx *ctx = wk->ctx;
+	const struct hr_scan_options *opts = &ctx->opts;
+	struct scan_results *res = wk->res;
+	uint64_t done = res->sum.typed_objects + res->sum.fallback_objects + uncounted;
 
-	if (s->opts.progress && done >= s->progress_next) {
-		s->progress_next = done + PROGRESS_EVERY;
-		s->opts.progress(s->opts.progress_arg, phase, done, s->nobj);
+	if (opts->progress && done >= res->progress_next) {
+		res->progress_next = done + PROGRESS_EVERY;
+		opts->progress(opts->progress_arg, phase, done, ctx->nobj);
 	}
 }
 
@@ -263,25 +283,25 @@ static uint8_t role_of(const char *name)
 }
 
 /* Members of the types, by index; their roles. */
-static int load_member_roles(struct hr_scan *s)
+static int load_member_roles(struct scan_ctx *ctx)
 {
 	uint32_t n = 0;
 
-	for (uint32_t id = 0; id < s->ntypes; id++) {
-		const struct hr_type *t = hr_binary_type(s->bin, id);
+	for (uint32_t id = 0; id < ctx->ntypes; id++) {
+		const struct hr_type *t = hr_binary_type(ctx->bin, id);
 
 		if (t->member_count && t->first_member + t->member_count > n)
 			n = t->first_member + t->member_count;
 	}
-	s->member_roles = malloc(n ? n : 1);
-	if (!s->member_roles)
+	ctx->member_roles = malloc(n ? n : 1);
+	if (!ctx->member_roles)
 		return HR_ENOMEM;
 	for (uint32_t i = 0; i < n; i++) {
-		const struct hr_member *m = hr_binary_member(s->bin, i);
+		const struct hr_member *m = hr_binary_member(ctx->bin, i);
 
-		s->member_roles[i] = m ? role_of(m->name) : ROLE_OTHER;
+		ctx->member_roles[i] = m ? role_of(m->name) : ROLE_OTHER;
 	}
-	s->nmembers = n;
+	ctx->nmembers = n;
 	return HR_OK;
 }
 
@@ -292,19 +312,19 @@ enum { INERT_UNKNOWN, INERT_PENDING, INERT_YES, INERT_NO };
  * whatever pointer bits it holds. state[] memoises, and breaks cycles a broken binary
  * might have (a type found inside itself counts as not inert, as does a deep one).
  */
-static bool type_inert(struct hr_scan *s, uint8_t *state, uint32_t id, int depth)
+static bool type_inert(const struct scan_ctx *ctx, uint8_t *state, uint32_t id, int depth)
 {
 	const struct hr_type *t;
 	bool inert = true;
 
-	if (id >= s->ntypes)
+	if (id >= ctx->ntypes)
 		return true; /* the void type */
 	if (state[id] == INERT_YES || state[id] == INERT_NO)
 		return state[id] == INERT_YES;
 	if (state[id] == INERT_PENDING || depth > 64)
 		return false;
 	state[id] = INERT_PENDING;
-	t = s->types[id].t;
+	t = ctx->types[id].t;
 	switch (t->kind) {
 	case HR_KIND_PTR: case HR_KIND_UNSAFE_POINTER: case HR_KIND_STRING: case HR_KIND_SLICE:
 	case HR_KIND_INTERFACE: case HR_KIND_MAP: case HR_KIND_CHAN: case HR_KIND_FUNC:
@@ -313,11 +333,11 @@ static bool type_inert(struct hr_scan *s, uint8_t *state, uint32_t id, int depth
 	default:
 		if (t->shape == HR_SHAPE_STRUCT)
 			for (uint32_t k = 0; k < t->member_count && inert; k++)
-				inert = type_inert(s, state,
-						   hr_binary_member(s->bin, t->first_member + k)->type,
+				inert = type_inert(ctx, state,
+						   hr_binary_member(ctx->bin, t->first_member + k)->type,
 						   depth + 1);
 		else if (t->shape == HR_SHAPE_ARRAY && t->count && t->elem)
-			inert = type_inert(s, state, t->elem, depth + 1);
+			inert = type_inert(ctx, state, t->elem, depth + 1);
 		break;
 	}
 	state[id] = inert ? INERT_YES : INERT_NO;
@@ -336,19 +356,19 @@ static bool leaf_kind(unsigned kind)
  * each of whose members is inert or of a leaf kind: most heap objects of many programs
  * (list nodes, records of strings, slices and pointers).
  */
-static bool type_flat(const struct hr_scan *s, uint32_t id)
+static bool type_flat(const struct scan_ctx *ctx, uint32_t id)
 {
-	const struct hr_type *t = s->types[id].t;
+	const struct hr_type *t = ctx->types[id].t;
 
 	/* (DWARF gives strings, slices and interfaces the shape of a struct too) */
-	if (s->types[id].resolved != id || t->shape != HR_SHAPE_STRUCT || leaf_kind(t->kind) ||
+	if (ctx->types[id].resolved != id || t->shape != HR_SHAPE_STRUCT || leaf_kind(t->kind) ||
 	    t->kind == HR_KIND_INTERFACE || t->kind == HR_KIND_UNSAFE_POINTER ||
-	    s->types[id].layout || layout_atomic_pointer(s->bin, id))
+	    ctx->types[id].layout || layout_atomic_pointer(ctx->bin, id))
 		return false;
 	for (uint32_t k = 0; k < t->member_count; k++) {
-		uint32_t type = hr_binary_member(s->bin, t->first_member + k)->type;
+		uint32_t type = hr_binary_member(ctx->bin, t->first_member + k)->type;
 
-		if (!scan_type_inert(s, type) && !leaf_kind(scan_resolved_type(s, type)->kind))
+		if (!scan_type_inert(ctx, type) && !leaf_kind(scan_resolved_type(ctx, type)->kind))
 			return false;
 	}
 	return true;
@@ -359,33 +379,106 @@ static bool type_flat(const struct hr_scan *s, uint32_t id)
  * scan_member_role(): the walk looks a type up for every value it reads. (Types are
  * loaded with the binary, so their entries stay put.)
  */
-static int load_types(struct hr_scan *s)
+static int load_types(struct scan_ctx *ctx)
 {
-	uint32_t n = hr_binary_type_count(s->bin);
+	uint32_t n = hr_binary_type_count(ctx->bin);
 	uint8_t *state;
 
-	s->types = malloc(((size_t)n + 1) * sizeof(*s->types));
+	ctx->types = malloc(((size_t)n + 1) * sizeof(*ctx->types));
 	state = calloc((size_t)n + 1, 1);
-	if (!s->types || !state) {
+	if (!ctx->types || !state) {
 		free(state);
 		return HR_ENOMEM;
 	}
 	for (uint32_t id = 0; id < n; id++) {
-		uint32_t resolved = layout_resolve(s->bin, id);
+		uint32_t resolved = layout_resolve(ctx->bin, id);
 
-		s->types[id] = (struct scan_type){ hr_binary_type(s->bin, resolved), resolved, false,
-						   SL_NONE, false };
+		ctx->types[id] = (struct scan_type){ hr_binary_type(ctx->bin, resolved), resolved,
+						     false, SL_NONE, false };
 	}
-	s->types[n] = (struct scan_type){ hr_binary_type(s->bin, n), n, true, SL_NONE, false }; /* void */
-	s->ntypes = n;
+	ctx->types[n] = (struct scan_type){ hr_binary_type(ctx->bin, n), n, true, SL_NONE,
+					    false }; /* void */
+	ctx->ntypes = n;
 	for (uint32_t id = 0; id < n; id++)
-		s->types[id].inert = type_inert(s, state, id, 0);
+		ctx->types[id].inert = type_inert(ctx, state, id, 0);
 	free(state);
-	if (load_member_roles(s) || sync_load_layouts(s))
+	if (load_member_roles(ctx) || sync_load_layouts(ctx))
 		return HR_ENOMEM;
 	for (uint32_t id = 0; id < n; id++)
-		s->types[id].flat = type_flat(s, id);
+		ctx->types[id].flat = type_flat(ctx, id);
 	return HR_OK;
+}
+
+/* The N of the dump's go1.N, else of the binary's (dumps before go1.7's record none). */
+static unsigned go_minor_of(const struct hr_dump *dump, const struct hr_binary *bin)
+{
+	unsigned minor = scan_go_minor(hr_dump_provenance(dump)->go_version);
+
+	/* dumps before go1.5's format record no release: the binary's */
+	return minor ? minor : scan_go_minor(hr_binary_go_version(bin));
+}
+
+/* The context of a scan of dump with bin: the tables the walk reads. 0 or HR_ENOMEM. */
+static int ctx_init(struct scan_ctx *ctx, const struct hr_dump *dump, struct hr_binary *bin,
+		    const struct hr_scan_options *opts)
+{
+	ctx->dump = dump;
+	ctx->bin = bin;
+	if (opts)
+		ctx->opts = *opts;
+	ctx->ps = hr_dump_params(dump)->ptr_size;
+	ctx->nobj = hr_dump_object_count(dump);
+	ctx->go_minor = go_minor_of(dump, bin);
+	ctx->cpus = hr_cpus_usable();
+	ctx->record_types = hr_dump_has_object_types(dump);
+	return load_types(ctx) || layout_load_itabs(ctx) ? HR_ENOMEM : HR_OK;
+}
+
+static void ctx_release(struct scan_ctx *ctx)
+{
+	free(ctx->itabs);
+	free(ctx->types);
+	free(ctx->member_roles);
+	free(ctx->sync.tries);
+}
+
+/* Empty results for ctx, charging tree: the visited bits and the summary's totals. */
+static int results_init(struct scan_results *res, const struct scan_ctx *ctx,
+			struct hr_chains *tree)
+{
+	res->tree = tree;
+	res->sum.total_objects = ctx->nobj;
+	res->sum.total_bytes = hr_dump_object_bytes(ctx->dump);
+	res->sum.go_minor = ctx->go_minor;
+	res->visited = calloc(hr_bit_words(ctx->nobj) + 1, sizeof(uint64_t));
+	return res->visited ? HR_OK : HR_ENOMEM;
+}
+
+static void results_release(struct scan_results *res)
+{
+	free(res->visited);
+	free(res->paths);
+	free(res->obj_type);
+	share_map_release(&res->shares);
+	free(res->root_edges);
+	queue_release(&res->queue);
+	free(res->leftovers);
+	free(res->leftover_bits);
+	free(res->root_words);
+	free(res->stack2);
+	free(res->record_queue);
+}
+
+/* struct hr_scan zeroed, on cache lines of its own (see its comment); NULL out of memory. */
+static struct hr_scan *scan_alloc(void)
+{
+	size_t align = _Alignof(struct hr_scan);
+	size_t size = (sizeof(struct hr_scan) + align - 1) / align * align;
+	struct hr_scan *s = aligned_alloc(align, size);
+
+	if (s)
+		memset(s, 0, size);
+	return s;
 }
 
 struct hr_scan *hr_scan_new(const struct hr_dump *dump, struct hr_binary *bin,
@@ -396,27 +489,10 @@ struct hr_scan *hr_scan_new(const struct hr_dump *dump, struct hr_binary *bin,
 
 	if (check_pair(dump, bin, err))
 		return NULL;
-	s = calloc(1, sizeof(*s));
-	if (!s)
+	s = scan_alloc();
+	if (!s || ctx_init(&s->ctx, dump, bin, opts) || results_init(&s->res, &s->ctx, tree))
 		goto nomem;
-	s->dump = dump;
-	s->bin = bin;
-	s->tree = tree;
-	if (opts)
-		s->opts = *opts;
-	s->ps = hr_dump_params(dump)->ptr_size;
-	s->nobj = hr_dump_object_count(dump);
-	s->sum.total_objects = s->nobj;
-	s->sum.total_bytes = hr_dump_object_bytes(dump);
-	s->sum.go_minor = scan_go_minor(hr_dump_provenance(dump)->go_version);
-	if (!s->sum.go_minor) /* dumps before go1.5's format record no version */
-		s->sum.go_minor = scan_go_minor(hr_binary_go_version(bin));
-	s->holder = HR_SCAN_BY_ROOT;
-	s->cpus = hr_cpus_usable();
-	s->record_types = hr_dump_has_object_types(dump);
-	s->visited = calloc(hr_bit_words(s->nobj) + 1, sizeof(uint64_t));
-	if (!s->visited || load_types(s) || layout_load_itabs(s))
-		goto nomem;
+	walker_init(&s->wk, &s->ctx, &s->res);
 	return s;
 nomem:
 	hr_scan_free(s);
@@ -428,98 +504,79 @@ void hr_scan_free(struct hr_scan *s)
 {
 	if (!s)
 		return;
-	free(s->visited);
-	free(s->paths);
-	share_map_release(&s->shares);
-	free(s->root_edges);
-	free(s->obj_type);
-
-	free(s->pieces.mem);
-	free(s->pieces.bits);
-	free(s->pieces.frame_word);
-	queue_release(&s->queue);
-	free(s->frames);
-	free(s->path);
-	free(s->obj_bits);
-	free(s->task_bits);
-	free(s->leftovers);
-	free(s->leftover_bits);
-	free(s->root_words);
-	free(s->stack2);
-	free(s->record_queue);
-	free(s->itabs);
-	free(s->types);
-	free(s->member_roles);
-	free(s->sync.tries);
-	hr_frame_vars_release(&s->fv);
-	hr_frame_vars_release(&s->closure_fv);
+	walker_release(&s->wk);
+	results_release(&s->res);
+	ctx_release(&s->ctx);
 	free(s);
 }
 
 /* --- what pass 1 leaves for pass 2 -------------------------------------------------- */
 
-static int add_root_word(struct hr_scan *s, uint64_t value, uint32_t node)
+static int add_root_word(struct walker *wk, uint64_t value, uint32_t node)
 {
-	struct root_word *w = hr_array_push((void **)&s->root_words, &s->nroot_words,
-					    &s->root_words_cap, sizeof(*w));
+	struct scan_results *res = wk->res;
+	struct root_word *w = hr_array_push((void **)&res->root_words, &res->nroot_words,
+					    &res->root_words_cap, sizeof(*w));
 
 	if (!w)
 		return HR_ENOMEM;
-	*w = (struct root_word){ value, node, s->cur_goroutine };
+	*w = (struct root_word){ value, node, wk->cur_goroutine };
 	return HR_OK;
 }
 
 /* Whether value leads to a heap object nothing has reached yet. */
-static bool leads_somewhere(const struct hr_scan *s, uint64_t value)
+static bool leads_somewhere(const struct walker *wk, uint64_t value)
 {
-	int64_t i = hr_dump_object_at(s->dump, value);
+	int64_t i = hr_dump_object_at(wk->ctx->dump, value);
 
-	return i >= 0 && !scan_visited(s, (uint32_t)i);
+	return i >= 0 && !scan_visited(wk, (uint32_t)i);
 }
 
-int scan_add_leftover(struct hr_scan *s, uint32_t obj, uint32_t node, const uint64_t *bits,
+int scan_add_leftover(struct walker *wk, uint32_t obj, uint32_t node, const uint64_t *bits,
 		      uint64_t nwords)
 {
+	struct scan_results *res = wk->res;
 	struct leftover *l;
 	size_t words = (size_t)hr_bit_words(nwords);
 
-	if (s->log)
-		return pass1_log_leftover(s, obj, node, bits, nwords);
-	l = hr_array_push((void **)&s->leftovers, &s->nleftovers, &s->leftovers_cap, sizeof(*l));
+	if (wk->log)
+		return pass1_log_leftover(wk, obj, node, bits, nwords);
+	l = hr_array_push((void **)&res->leftovers, &res->nleftovers, &res->leftovers_cap,
+			  sizeof(*l));
 	if (!l)
 		return HR_ENOMEM;
 	*l = (struct leftover){ .obj = obj, .node = node, .bits = LEFTOVER_ALL,
-				.goroutine = s->cur_goroutine };
+				.goroutine = wk->cur_goroutine };
 	if (!bits)
 		return HR_OK;
-	if (hr_array_reserve((void **)&s->leftover_bits, &s->leftover_bits_cap,
-			     s->leftover_bits_len + words, sizeof(uint64_t)))
+	if (hr_array_reserve((void **)&res->leftover_bits, &res->leftover_bits_cap,
+			     res->leftover_bits_len + words, sizeof(uint64_t)))
 		return HR_ENOMEM;
-	l->bits = s->leftover_bits_len;
-	memcpy(s->leftover_bits + s->leftover_bits_len, bits, words * sizeof(uint64_t));
-	s->leftover_bits_len += words;
+	l->bits = res->leftover_bits_len;
+	memcpy(res->leftover_bits + res->leftover_bits_len, bits, words * sizeof(uint64_t));
+	res->leftover_bits_len += words;
 	return HR_OK;
 }
 
-int scan_object_region(const struct hr_scan *s, uint32_t obj, uint64_t **bits, size_t *cap,
+int scan_object_region(const struct scan_ctx *ctx, uint32_t obj, uint64_t **bits, size_t *cap,
 		       struct region *r)
 {
-	struct hr_object o = hr_dump_object(s->dump, obj);
-	uint64_t nwords = o.size / s->ps;
+	struct hr_object o = hr_dump_object(ctx->dump, obj);
+	uint64_t nwords = o.size / ctx->ps;
 
 	if (hr_array_reserve((void **)bits, cap, hr_bit_words(nwords) + 1, sizeof(uint64_t)))
 		return HR_ENOMEM;
-	hr_dump_ptr_bits_at(s->dump, o.addr, nwords, *bits);
-	*r = (struct region){ o.addr, o.size, o.data, *bits, nwords, s->ps };
+	hr_dump_ptr_bits_at(ctx->dump, o.addr, nwords, *bits);
+	*r = (struct region){ o.addr, o.size, o.data, *bits, nwords, ctx->ps };
 	return HR_OK;
 }
 
 /* --- pass 1: roots ------------------------------------------------------------------ */
 
-static void set_root_name(struct hr_scan *s, char *buf, size_t len, const char *fmt, ...)
+static void set_root_name(struct walker *wk, char *buf, size_t len, const char *fmt, ...)
 	HR_PRINTF(4, 5);
 
-static void set_root_name(struct hr_scan *s, char *buf, size_t len, const char *fmt, ...)
+static void set_root_name(struct walker *wk, char *buf, size_t len, const char *fmt, ...)
 {
 	va_list ap;
 	int n;
@@ -527,12 +584,12 @@ static void set_root_name(struct hr_scan *s, char *buf, size_t len, const char *
 	va_start(ap, fmt);
 	n = vsnprintf(buf, len, fmt, ap);
 	va_end(ap);
-	s->root_name = buf;
-	s->root_name_len = n < 0 ? 0 : (size_t)n < len ? (size_t)n : len - 1;
+	wk->root_name = buf;
+	wk->root_name_len = n < 0 ? 0 : (size_t)n < len ? (size_t)n : len - 1;
 }
 
 /* A region over a data or bss segment, its bits a copy to tick. */
-static int segment_region(const struct hr_scan *s, const struct hr_segment *seg,
+static int segment_region(const struct scan_ctx *ctx, const struct hr_segment *seg,
 			  struct region *r)
 {
 	*r = (struct region){ 0 };
@@ -541,8 +598,8 @@ static int segment_region(const struct hr_scan *s, const struct hr_segment *seg,
 	r->addr = seg->addr;
 	r->len = seg->contents.len;
 	r->data = seg->contents.ptr;
-	r->nwords = r->len / s->ps;
-	r->ps = s->ps;
+	r->nwords = r->len / ctx->ps;
+	r->ps = ctx->ps;
 	r->bits = malloc(hr_bit_words(r->nwords) * sizeof(uint64_t) + sizeof(uint64_t));
 	if (!r->bits)
 		return HR_ENOMEM;
@@ -550,29 +607,30 @@ static int segment_region(const struct hr_scan *s, const struct hr_segment *seg,
 	return HR_OK;
 }
 
-static int walk_globals(struct hr_scan *s, struct region seg[2])
+static int walk_globals(struct walker *wk, struct region seg[2])
 {
+	const struct scan_ctx *ctx = wk->ctx;
 	char name[512];
 
-	for (size_t i = 0; i < hr_binary_global_count(s->bin) && !s->status; i++) {
-		const struct hr_global *g = hr_binary_global(s->bin, i);
-		uint64_t size = hr_binary_type(s->bin, layout_resolve(s->bin, g->type))->size;
+	for (size_t i = 0; i < hr_binary_global_count(ctx->bin) && !wk->status; i++) {
+		const struct hr_global *g = hr_binary_global(ctx->bin, i);
+		uint64_t size = hr_binary_type(ctx->bin, layout_resolve(ctx->bin, g->type))->size;
 
 		for (int k = 0; k < 2; k++) {
 			struct region *r = &seg[k];
 
 			if (g->addr < r->addr || g->addr - r->addr >= r->len)
 				continue;
-			if (!region_has_ptrs(r, g->addr, size ? size : s->ps))
+			if (!region_has_ptrs(r, g->addr, size ? size : ctx->ps))
 				break;
-			s->sum.roots[HR_ROOT_GLOBAL]++;
-			set_root_name(s, name, sizeof(name), "%s", g->name);
-			walk_value(s, r, g->addr, g->type, 0, M_VALUE, N_SAME, 0, N_ROOT,
+			wk->res->sum.roots[HR_ROOT_GLOBAL]++;
+			set_root_name(wk, name, sizeof(name), "%s", g->name);
+			walk_value(wk, r, g->addr, g->type, 0, M_VALUE, N_SAME, 0, N_ROOT,
 				   HR_CHAINS_NONE);
 			break;
 		}
 	}
-	return s->status;
+	return wk->status;
 }
 
 /*
@@ -580,39 +638,40 @@ static int walk_globals(struct hr_scan *s, struct region seg[2])
  * unsafe.Pointer, say) they go below it as "$sub_objects$"; elsewhere they are roots
  * named by the ELF symbol holding them.
  */
-static int leftover_segment_words(struct hr_scan *s, const struct region *r, const char *seg)
+static int leftover_segment_words(struct walker *wk, const struct region *r, const char *seg)
 {
+	const struct scan_ctx *ctx = wk->ctx;
 	char name[512];
 
 	for (uint64_t w = hr_bit_next(r->bits, 0, r->nwords); w < r->nwords;
 	     w = hr_bit_next(r->bits, w + 1, r->nwords)) {
-		uint64_t addr = r->addr + w * s->ps, value = region_word(s, r, addr);
+		uint64_t addr = r->addr + w * ctx->ps, value = region_word(ctx, r, addr);
 		const struct hr_global *g;
 		const struct hr_symbol *sym;
 		uint32_t node;
 		size_t len;
 
-		if (!leads_somewhere(s, value))
+		if (!leads_somewhere(wk, value))
 			continue;
-		g = hr_binary_global_at(s->bin, addr);
+		g = hr_binary_global_at(ctx->bin, addr);
 		if (g) { /* in a variable, but not where its type has a pointer: $sub_objects$ */
-			node = sub_objects_node(s, root_node(s, g->name, strlen(g->name)));
-			s->sum.roots[HR_ROOT_DATA_WORDS]++;
-			if (add_root_word(s, value, node))
+			node = sub_objects_node(wk, root_node(wk, g->name, strlen(g->name)));
+			wk->res->sum.roots[HR_ROOT_DATA_WORDS]++;
+			if (add_root_word(wk, value, node))
 				return HR_ENOMEM;
 			continue;
 		}
-		sym = hr_binary_symbol_at(s->bin, addr);
+		sym = hr_binary_symbol_at(ctx->bin, addr);
 		if (sym)
 			len = (size_t)snprintf(name, sizeof(name), "%s", sym->name);
 		else
 			len = (size_t)snprintf(name, sizeof(name), "$%s+0x%" PRIx64, seg,
 					       addr - r->addr);
-		s->sum.roots[HR_ROOT_DATA_WORDS]++;
-		if (add_root_word(s, value, root_node(s, name, len < sizeof(name) ? len : sizeof(name) - 1)))
+		wk->res->sum.roots[HR_ROOT_DATA_WORDS]++;
+		if (add_root_word(wk, value, root_node(wk, name, len < sizeof(name) ? len : sizeof(name) - 1)))
 			return HR_ENOMEM;
 	}
-	return s->status;
+	return wk->status;
 }
 
 /* One goroutine's stack as a region: its frames, contiguous in memory, copied together. */
@@ -624,7 +683,7 @@ struct stack {
 	size_t bits_cap;
 };
 
-static int build_stack(const struct hr_scan *s, const struct hr_frame *f, size_t n,
+static int build_stack(const struct scan_ctx *ctx, const struct hr_frame *f, size_t n,
 		       struct stack *st)
 {
 	uint64_t lo = f[0].sp, hi = f[0].sp, total = 0;
@@ -636,71 +695,72 @@ static int build_stack(const struct hr_scan *s, const struct hr_frame *f, size_t
 		total += f[i].contents.len;
 	}
 	if (hr_array_reserve((void **)&st->mem, &st->mem_cap, total + 1, 1) ||
-	    hr_array_reserve((void **)&st->bits, &st->bits_cap, hr_bit_words(total / s->ps) + 1,
+	    hr_array_reserve((void **)&st->bits, &st->bits_cap, hr_bit_words(total / ctx->ps) + 1,
 			     sizeof(uint64_t)))
 		return HR_ENOMEM;
-	memset(st->bits, 0, (hr_bit_words(total / s->ps) + 1) * sizeof(uint64_t));
+	memset(st->bits, 0, (hr_bit_words(total / ctx->ps) + 1) * sizeof(uint64_t));
 	for (size_t i = 0; i < n; i++) {
 		uint64_t at = f[i].sp - lo;
 
 		memcpy(st->mem + at, f[i].contents.ptr, f[i].contents.len);
-		for (uint64_t w = 0; w < f[i].contents.len / s->ps; w++)
-			if (hr_dump_frame_ptr_bit(s->dump, &f[i], w))
-				hr_bit_set(st->bits, at / s->ps + w);
+		for (uint64_t w = 0; w < f[i].contents.len / ctx->ps; w++)
+			if (hr_dump_frame_ptr_bit(ctx->dump, &f[i], w))
+				hr_bit_set(st->bits, at / ctx->ps + w);
 	}
 	st->r = (struct region){ .addr = lo, .len = total, .data = st->mem, .bits = st->bits,
-				 .nwords = total / s->ps, .ps = s->ps };
+				 .nwords = total / ctx->ps, .ps = ctx->ps };
 	return HR_OK;
 }
 
 /*
  * Lays out a variable located in pieces (DW_OP_piece: optimised code keeps a slice's
  * pointer in a stack slot and its length and capacity in registers, or nowhere) as one
- * value in s->pieces: the pieces in the frame copied with their pointer bits, constants
+ * value in wk->pieces: the pieces in the frame copied with their pointer bits, constants
  * written, the rest zero, except an unknown slice capacity, which is set to the most
  * there can be (the walk then views the backing array as far as its object goes).
  * Returns how many words of the value are in the frame, 0 if none (or if a piece is
  * not where a frame's word is).
  */
-static size_t assemble_pieces(struct hr_scan *s, const struct region *r, uint64_t cfa,
+static size_t assemble_pieces(struct walker *wk, const struct region *r, uint64_t cfa,
 			      const struct hr_var *v, uint64_t size, bool slice)
 {
-	struct piece_scratch *ps = &s->pieces;
-	uint64_t nwords = (size + s->ps - 1) / s->ps, at = 0;
+	const struct scan_ctx *ctx = wk->ctx;
+	struct piece_scratch *ps = &wk->pieces;
+	uint64_t nwords = (size + ctx->ps - 1) / ctx->ps, at = 0;
 	size_t known = 0;
 
 	if (!nwords || nwords > 64 || /* a huge value in pieces: not worth it */
-	    hr_array_reserve((void **)&ps->mem, &ps->mem_cap, nwords * s->ps, 1) ||
+	    hr_array_reserve((void **)&ps->mem, &ps->mem_cap, nwords * ctx->ps, 1) ||
 	    hr_array_reserve((void **)&ps->bits, &ps->bits_cap, 2, sizeof(uint64_t)) ||
 	    hr_array_reserve((void **)&ps->frame_word, &ps->frame_word_cap, nwords,
 			     sizeof(uint64_t)))
 		return 0;
-	memset(ps->mem, 0, nwords * s->ps);
+	memset(ps->mem, 0, nwords * ctx->ps);
 	ps->bits[0] = ps->bits[1] = 0;
 	for (uint64_t w = 0; w < nwords; w++)
 		ps->frame_word[w] = UINT64_MAX;
 	if (slice) /* unknown until a piece says otherwise */
-		memset(ps->mem + 2 * s->ps, 0xff, s->ps);
+		memset(ps->mem + 2 * ctx->ps, 0xff, ctx->ps);
 	for (uint32_t k = 0; k < v->piece_count; k++) {
-		const struct hr_loc_piece *p = &s->fv.pieces[v->first_piece + k];
+		const struct hr_loc_piece *p = &wk->fv.pieces[v->first_piece + k];
 		uint64_t len = p->size, addr = cfa + (uint64_t)p->offset;
 
-		if (!len || len > nwords * s->ps - at) /* at <= nwords * ps: no overflow */
+		if (!len || len > nwords * ctx->ps - at) /* at <= nwords * ps: no overflow */
 			return 0;
-		if (p->kind == HR_LOC_VALUE && len == s->ps && at % s->ps == 0) {
-			for (unsigned b = 0; b < s->ps; b++) /* little-endian dumps only */
+		if (p->kind == HR_LOC_VALUE && len == ctx->ps && at % ctx->ps == 0) {
+			for (unsigned b = 0; b < ctx->ps; b++) /* little-endian dumps only */
 				ps->mem[at + b] = (uint8_t)((uint64_t)p->offset >> (8 * b));
 		} else if (p->kind == HR_LOC_CFA) {
-			if (at % s->ps || len % s->ps || addr < r->addr || (addr - r->addr) % s->ps ||
+			if (at % ctx->ps || len % ctx->ps || addr < r->addr || (addr - r->addr) % ctx->ps ||
 			    addr - r->addr > r->len || r->len - (addr - r->addr) < len)
 				return 0;
 			memcpy(ps->mem + at, r->data + (addr - r->addr), len);
-			for (uint64_t w = 0; w < len / s->ps; w++) {
-				uint64_t fw = (addr - r->addr) / s->ps + w;
+			for (uint64_t w = 0; w < len / ctx->ps; w++) {
+				uint64_t fw = (addr - r->addr) / ctx->ps + w;
 
-				ps->frame_word[at / s->ps + w] = fw;
+				ps->frame_word[at / ctx->ps + w] = fw;
 				if (hr_bit_get(r->bits, fw))
-					hr_bit_set(ps->bits, at / s->ps + w);
+					hr_bit_set(ps->bits, at / ctx->ps + w);
 				known++;
 			}
 		}
@@ -716,29 +776,30 @@ static size_t assemble_pieces(struct hr_scan *s, const struct region *r, uint64_
  * object it leads to charged to the variable and its contents left to pass 2. Returns
  * false when no piece is in the frame.
  */
-static bool walk_pieces(struct hr_scan *s, struct region *r, uint64_t cfa,
+static bool walk_pieces(struct walker *wk, struct region *r, uint64_t cfa,
 			const struct hr_var *v, uint64_t size)
 {
-	const struct hr_type *t = hr_binary_type(s->bin, layout_resolve(s->bin, v->type));
-	struct piece_scratch *ps = &s->pieces;
+	const struct scan_ctx *ctx = wk->ctx;
+	const struct hr_type *t = hr_binary_type(ctx->bin, layout_resolve(ctx->bin, v->type));
+	struct piece_scratch *ps = &wk->pieces;
 	struct region value;
-	uint64_t nwords = (size + s->ps - 1) / s->ps;
+	uint64_t nwords = (size + ctx->ps - 1) / ctx->ps;
 
-	if (!assemble_pieces(s, r, cfa, v, size, t->kind == HR_KIND_SLICE))
+	if (!assemble_pieces(wk, r, cfa, v, size, t->kind == HR_KIND_SLICE))
 		return false;
 	if (!bits_any(ps->bits, 0, nwords))
 		return true; /* in the frame, but nothing there leads anywhere */
-	s->sum.roots[HR_ROOT_FRAME_VAR]++;
-	value = (struct region){ .addr = 0x1000, .len = nwords * s->ps, .data = ps->mem,
-				 .bits = ps->bits, .nwords = nwords, .ps = s->ps };
-	walk_value(s, &value, value.addr, v->type, 0, M_VALUE, N_SAME, 0, N_ROOT, HR_CHAINS_NONE);
-	for (uint64_t w = 0; w < nwords && !s->status; w++) {
+	wk->res->sum.roots[HR_ROOT_FRAME_VAR]++;
+	value = (struct region){ .addr = 0x1000, .len = nwords * ctx->ps, .data = ps->mem,
+				 .bits = ps->bits, .nwords = nwords, .ps = ctx->ps };
+	walk_value(wk, &value, value.addr, v->type, 0, M_VALUE, N_SAME, 0, N_ROOT, HR_CHAINS_NONE);
+	for (uint64_t w = 0; w < nwords && !wk->status; w++) {
 		uint64_t fw = ps->frame_word[w];
 
 		if (fw == UINT64_MAX || !hr_bit_get(r->bits, fw))
 			continue;
 		if (hr_bit_get(ps->bits, w) &&
-		    !follow_root_value(s, region_word(s, &value, value.addr + w * s->ps), 0,
+		    !follow_root_value(wk, region_word(ctx, &value, value.addr + w * ctx->ps), 0,
 				       M_VALUE))
 			continue;
 		hr_bit_clear(r->bits, fw); /* settled: read by type, or followed untyped */
@@ -747,203 +808,210 @@ static bool walk_pieces(struct hr_scan *s, struct region *r, uint64_t cfa,
 }
 
 /* The variables DWARF places in frame f, walked as roots "pkg.Func.var". */
-static int walk_frame_vars(struct hr_scan *s, const struct hr_frame *f, struct region *r)
+static int walk_frame_vars(struct walker *wk, const struct hr_frame *f, struct region *r)
 {
+	const struct scan_ctx *ctx = wk->ctx;
 	uint64_t pc = f->pc != f->entry_pc ? f->pc - 1 : f->pc; /* as the GC reads it */
 	uint64_t cfa = f->sp + f->contents.len;
-	int64_t fn = hr_binary_func_at(s->bin, pc);
+	int64_t fn = hr_binary_func_at(ctx->bin, pc);
 	struct hr_error err = { 0 };
 	char name[512];
 
-	if (fn < 0 || hr_binary_func_vars(s->bin, (size_t)fn, pc, &s->fv, &err))
+	if (fn < 0 || hr_binary_func_vars(ctx->bin, (size_t)fn, pc, &wk->fv, &err))
 		return err.code == HR_ENOMEM ? HR_ENOMEM : HR_OK;
-	for (size_t i = 0; i < s->fv.count && !s->status; i++) {
-		const struct hr_var *v = &s->fv.vars[i];
-		const struct hr_loc_piece *p = &s->fv.pieces[v->first_piece];
-		uint64_t size = hr_binary_type(s->bin, layout_resolve(s->bin, v->type))->size, addr;
+	for (size_t i = 0; i < wk->fv.count && !wk->status; i++) {
+		const struct hr_var *v = &wk->fv.vars[i];
+		const struct hr_loc_piece *p = &wk->fv.pieces[v->first_piece];
+		uint64_t size = hr_binary_type(ctx->bin, layout_resolve(ctx->bin, v->type))->size, addr;
 
 		if (!v->in_scope || !v->piece_count || p->kind == HR_LOC_NONE ||
 		    p->kind == HR_LOC_VALUE)
 			continue;
 		if (v->piece_count > 1) {
-			set_root_name(s, name, sizeof(name), "%s.%s",
-				      hr_binary_func(s->bin, (size_t)fn)->name, v->name);
-			if (!walk_pieces(s, r, cfa, v, size))
-				s->sum.skipped_vars++;
+			set_root_name(wk, name, sizeof(name), "%s.%s",
+				      hr_binary_func(ctx->bin, (size_t)fn)->name, v->name);
+			if (!walk_pieces(wk, r, cfa, v, size))
+				wk->res->sum.skipped_vars++;
 			continue;
 		}
 		if (p->kind != HR_LOC_CFA) {
-			s->sum.skipped_vars++;
+			wk->res->sum.skipped_vars++;
 			continue;
 		}
 		addr = cfa + (uint64_t)p->offset;
-		if (!region_has_ptrs(r, addr, size ? size : s->ps))
+		if (!region_has_ptrs(r, addr, size ? size : ctx->ps))
 			continue;
-		s->sum.roots[HR_ROOT_FRAME_VAR]++;
-		set_root_name(s, name, sizeof(name), "%s.%s",
-			      hr_binary_func(s->bin, (size_t)fn)->name, v->name);
-		walk_value(s, r, addr, v->type, 0, M_VALUE, N_SAME, 0, N_ROOT, HR_CHAINS_NONE);
+		wk->res->sum.roots[HR_ROOT_FRAME_VAR]++;
+		set_root_name(wk, name, sizeof(name), "%s.%s",
+			      hr_binary_func(ctx->bin, (size_t)fn)->name, v->name);
+		walk_value(wk, r, addr, v->type, 0, M_VALUE, N_SAME, 0, N_ROOT, HR_CHAINS_NONE);
 	}
-	return s->status;
+	return wk->status;
 }
 
 /* Frame words no variable explained: roots named after the frame's function. */
-static int leftover_frame_words(struct hr_scan *s, const struct hr_frame *f,
+static int leftover_frame_words(struct walker *wk, const struct hr_frame *f,
 				const struct region *r)
 {
-	uint64_t from = (f->sp - r->addr) / s->ps, to = from + f->contents.len / s->ps;
+	const struct scan_ctx *ctx = wk->ctx;
+	uint64_t from = (f->sp - r->addr) / ctx->ps, to = from + f->contents.len / ctx->ps;
 	uint32_t node = HR_CHAINS_NONE;
 
 	for (uint64_t w = hr_bit_next(r->bits, from, to); w < to; w = hr_bit_next(r->bits, w + 1, to)) {
-		uint64_t value = region_word(s, r, r->addr + w * s->ps);
+		uint64_t value = region_word(ctx, r, r->addr + w * ctx->ps);
 
-		if (!leads_somewhere(s, value))
+		if (!leads_somewhere(wk, value))
 			continue;
 		if (node == HR_CHAINS_NONE) {
-			node = root_node(s, (const char *)f->func_name.ptr, f->func_name.len);
-			s->sum.roots[HR_ROOT_FRAME_WORDS]++;
+			node = root_node(wk, (const char *)f->func_name.ptr, f->func_name.len);
+			wk->res->sum.roots[HR_ROOT_FRAME_WORDS]++;
 		}
-		if (add_root_word(s, value, node))
+		if (add_root_word(wk, value, node))
 			return HR_ENOMEM;
 	}
-	return s->status;
+	return wk->status;
 }
 
-static int walk_frames(struct hr_scan *s, const struct hr_frame *f, size_t n, struct stack *st)
+static int walk_frames(struct walker *wk, const struct hr_frame *f, size_t n, struct stack *st)
 {
-	int rc = build_stack(s, f, n, st);
+	int rc = build_stack(wk->ctx, f, n, st);
 
 	if (rc == HR_EINPUT) { /* frames that do not touch: one region each */
 		rc = HR_OK;
 		for (size_t i = 0; i < n && !rc; i++)
-			rc = walk_frames(s, &f[i], 1, st);
+			rc = walk_frames(wk, &f[i], 1, st);
 		return rc;
 	}
 	for (size_t i = 0; i < n && !rc; i++)
-		rc = walk_frame_vars(s, &f[i], &st->r);
+		rc = walk_frame_vars(wk, &f[i], &st->r);
 	for (size_t i = 0; i < n && !rc; i++)
-		rc = leftover_frame_words(s, &f[i], &st->r);
+		rc = leftover_frame_words(wk, &f[i], &st->r);
 	return rc;
 }
 
-static int walk_goroutines(struct hr_scan *s)
+static int walk_goroutines(struct walker *wk)
 {
+	const struct scan_ctx *ctx = wk->ctx;
 	size_t ng, nf;
-	const struct hr_goroutine *g = hr_dump_goroutines(s->dump, &ng);
-	const struct hr_frame *frames = hr_dump_frames(s->dump, &nf);
+	const struct hr_goroutine *g = hr_dump_goroutines(ctx->dump, &ng);
+	const struct hr_frame *frames = hr_dump_frames(ctx->dump, &nf);
 	struct stack st = { 0 };
 	int rc = HR_OK;
 
 	for (size_t i = 0; i < ng && !rc; i++) {
-		s->cur_goroutine = (uint32_t)i + 1;
+		wk->cur_goroutine = (uint32_t)i + 1;
 		if (g[i].frame_count)
-			rc = walk_frames(s, &frames[g[i].first_frame], g[i].frame_count, &st);
+			rc = walk_frames(wk, &frames[g[i].first_frame], g[i].frame_count, &st);
 	}
-	s->cur_goroutine = 0;
+	wk->cur_goroutine = 0;
 	free(st.mem);
 	free(st.bits);
 	return rc;
 }
 
-static const char *rtype_name(const struct hr_scan *s, uint64_t rtype)
+static const char *rtype_name(const struct walker *wk, uint64_t rtype)
 {
-	uint32_t id = rtype ? hr_binary_type_by_runtime_addr(s->bin, rtype) : 0;
+	const struct scan_ctx *ctx = wk->ctx;
+	uint32_t id = rtype ? hr_binary_type_by_runtime_addr(ctx->bin, rtype) : 0;
 
-	return id ? hr_binary_type(s->bin, id)->name : "unknown type";
+	return id ? hr_binary_type(ctx->bin, id)->name : "unknown type";
 }
 
 /* Registered finalizers keep their function and what their object points to. */
-static int walk_finalizers(struct hr_scan *s)
+static int walk_finalizers(struct walker *wk)
 {
+	const struct scan_ctx *ctx = wk->ctx;
 	size_t n;
-	const struct hr_finalizer *fin = hr_dump_finalizers(s->dump, &n);
+	const struct hr_finalizer *fin = hr_dump_finalizers(ctx->dump, &n);
 	struct region r;
 	char name[512];
 
-	for (size_t i = 0; i < n && !s->status; i++) {
-		uint32_t ptr = fin[i].obj_type ? hr_binary_type_by_runtime_addr(s->bin, fin[i].obj_type) : 0;
-		int64_t obj = hr_dump_object_at(s->dump, fin[i].obj);
+	for (size_t i = 0; i < n && !wk->status; i++) {
+		uint32_t ptr = fin[i].obj_type ? hr_binary_type_by_runtime_addr(ctx->bin, fin[i].obj_type) : 0;
+		int64_t obj = hr_dump_object_at(ctx->dump, fin[i].obj);
 
-		s->sum.roots[HR_ROOT_FINALIZER]++;
-		set_root_name(s, name, sizeof(name), "$finalizer (%s)", rtype_name(s, fin[i].obj_type));
-		follow_root_value(s, fin[i].fn, 0, M_CLOSURE);
+		wk->res->sum.roots[HR_ROOT_FINALIZER]++;
+		set_root_name(wk, name, sizeof(name), "$finalizer (%s)", rtype_name(wk, fin[i].obj_type));
+		follow_root_value(wk, fin[i].fn, 0, M_CLOSURE);
 		if (obj >= 0 &&
-		    !scan_object_region(s, (uint32_t)obj, &s->obj_bits, &s->obj_bits_cap, &r)) {
+		    !scan_object_region(ctx, (uint32_t)obj, &wk->obj_bits, &wk->obj_bits_cap, &r)) {
 			/* the object itself is not kept: walk it without charging it */
 			uint32_t node = HR_CHAINS_NONE;
 
-			walk_value(s, &r, fin[i].obj, layout_pointee(s->bin, ptr), 0, M_VALUE, N_SAME,
+			walk_value(wk, &r, fin[i].obj, layout_pointee(ctx->bin, ptr), 0, M_VALUE, N_SAME,
 				   0, N_ROOT, HR_CHAINS_NONE);
-			for (uint64_t w = hr_bit_next(r.bits, 0, r.nwords); w < r.nwords && !s->status;
+			for (uint64_t w = hr_bit_next(r.bits, 0, r.nwords); w < r.nwords && !wk->status;
 			     w = hr_bit_next(r.bits, w + 1, r.nwords)) {
-				uint64_t value = region_word(s, &r, r.addr + w * s->ps);
+				uint64_t value = region_word(ctx, &r, r.addr + w * ctx->ps);
 
-				if (!leads_somewhere(s, value))
+				if (!leads_somewhere(wk, value))
 					continue;
 				if (node == HR_CHAINS_NONE)
-					node = root_node(s, s->root_name, s->root_name_len);
-				if (add_root_word(s, value, node))
+					node = root_node(wk, wk->root_name, wk->root_name_len);
+				if (add_root_word(wk, value, node))
 					return HR_ENOMEM;
 			}
 		} else if (obj >= 0) {
 			return HR_ENOMEM;
 		}
 	}
-	return s->status;
+	return wk->status;
 }
 
 /* Queued finalizers keep their object and function; "other root" records their pointer. */
-static int walk_queued_and_other(struct hr_scan *s)
+static int walk_queued_and_other(struct walker *wk)
 {
+	const struct scan_ctx *ctx = wk->ctx;
 	size_t n;
-	const struct hr_finalizer *q = hr_dump_queued_finalizers(s->dump, &n);
+	const struct hr_finalizer *q = hr_dump_queued_finalizers(ctx->dump, &n);
 	const struct hr_other_root *o;
 	char name[512];
 
-	for (size_t i = 0; i < n && !s->status; i++) {
-		uint32_t ptr = q[i].obj_type ? hr_binary_type_by_runtime_addr(s->bin, q[i].obj_type) : 0;
+	for (size_t i = 0; i < n && !wk->status; i++) {
+		uint32_t ptr = q[i].obj_type ? hr_binary_type_by_runtime_addr(ctx->bin, q[i].obj_type) : 0;
 
-		s->sum.roots[HR_ROOT_QUEUED_FINALIZER]++;
-		set_root_name(s, name, sizeof(name), "$queued_finalizer (%s)",
-			      rtype_name(s, q[i].obj_type));
-		follow_root_value(s, q[i].obj, layout_pointee(s->bin, ptr), M_VALUE);
-		follow_root_value(s, q[i].fn, 0, M_CLOSURE);
+		wk->res->sum.roots[HR_ROOT_QUEUED_FINALIZER]++;
+		set_root_name(wk, name, sizeof(name), "$queued_finalizer (%s)",
+			      rtype_name(wk, q[i].obj_type));
+		follow_root_value(wk, q[i].obj, layout_pointee(ctx->bin, ptr), M_VALUE);
+		follow_root_value(wk, q[i].fn, 0, M_CLOSURE);
 	}
-	o = hr_dump_other_roots(s->dump, &n);
-	for (size_t i = 0; i < n && !s->status; i++) {
-		s->sum.roots[HR_ROOT_OTHER]++;
-		set_root_name(s, name, sizeof(name), "$other_root (%.*s)",
+	o = hr_dump_other_roots(ctx->dump, &n);
+	for (size_t i = 0; i < n && !wk->status; i++) {
+		wk->res->sum.roots[HR_ROOT_OTHER]++;
+		set_root_name(wk, name, sizeof(name), "$other_root (%.*s)",
 			      (int)(o[i].description.len < 200 ? o[i].description.len : 200),
 			      (const char *)o[i].description.ptr);
-		follow_root_value(s, o[i].ptr, 0, M_VALUE);
+		follow_root_value(wk, o[i].ptr, 0, M_VALUE);
 	}
-	return s->status;
+	return wk->status;
 }
 
 /* --- pass 1: static objects --------------------------------------------------------- */
 
 /* Static objects are looked for in seg (pass 1's data and bss regions) from now on. */
-static int statics_begin(struct hr_scan *s, struct region seg[2])
+static int statics_begin(struct scan_results *res, struct region seg[2])
 {
-	struct statics *st = &s->statics;
+	struct statics *st = &res->statics;
 
 	for (int k = 0; k < 2; k++) {
 		st->started[k] = calloc(hr_bit_words(seg[k].nwords) + 1, sizeof(uint64_t));
 		if (!st->started[k])
 			return HR_ENOMEM;
 	}
-	st->segs = seg;
+	res->segs = seg;
 	return HR_OK;
 }
 
-static void statics_end(struct hr_scan *s)
+static void statics_end(struct scan_results *res)
 {
-	struct statics *st = &s->statics;
+	struct statics *st = &res->statics;
 
 	free(st->started[0]);
 	free(st->started[1]);
 	free(st->views);
 	*st = (struct statics){ 0 };
+	res->segs = NULL;
 }
 
 /*
@@ -952,47 +1020,48 @@ static void statics_end(struct hr_scan *s)
  * a global's, so they are not taken again as untyped data/bss words. Walking one may
  * find more.
  */
-int scan_walk_statics(struct hr_scan *s)
+int scan_walk_statics(struct walker *wk)
 {
-	struct statics *st = &s->statics;
+	struct statics *st = &wk->res->statics;
 
-	while (st->done < st->n && !s->status) {
+	while (st->done < st->n && !wk->status) {
 		struct static_view v = st->views[st->done++];
 
-		s->holder = HR_SCAN_BY_ROOT; /* the path of what it reaches starts at a root */
-		walk_value(s, &st->segs[v.seg], v.addr, v.type, v.count, v.mode, v.elem_name,
+		wk->holder = HR_SCAN_BY_ROOT; /* the path of what it reaches starts at a root */
+		walk_value(wk, &wk->res->segs[v.seg], v.addr, v.type, v.count, v.mode, v.elem_name,
 			   v.aux, N_SAME, v.node);
 	}
-	return s->status;
+	return wk->status;
 }
 
 /* --- pass 1: the heap --------------------------------------------------------------- */
 
-int scan_walk_object(struct hr_scan *s, const struct work *w)
+int scan_walk_object(struct walker *wk, const struct work *w)
 {
 	struct region r;
 
-	if (scan_object_region(s, w->obj, &s->obj_bits, &s->obj_bits_cap, &r))
+	if (scan_object_region(wk->ctx, w->obj, &wk->obj_bits, &wk->obj_bits_cap, &r))
 		return HR_ENOMEM;
 	if (!bits_any(r.bits, 0, r.nwords))
 		return HR_OK; /* nothing inside leads anywhere */
 	if (!w->type && w->mode != M_CLOSURE) /* no view: every pointer word is pass 2's */
-		return scan_add_leftover(s, w->obj, w->node, NULL, r.nwords);
-	if (walk_value(s, &r, r.addr + w->offset, w->type, w->count, w->mode, w->elem_name,
+		return scan_add_leftover(wk, w->obj, w->node, NULL, r.nwords);
+	if (walk_value(wk, &r, r.addr + w->offset, w->type, w->count, w->mode, w->elem_name,
 		       w->aux, N_SAME, w->node))
-		return s->status;
+		return wk->status;
 	if (bits_any(r.bits, 0, r.nwords))
-		return scan_add_leftover(s, w->obj, w->node, r.bits, r.nwords);
+		return scan_add_leftover(wk, w->obj, w->node, r.bits, r.nwords);
 	return HR_OK;
 }
 
 int hr_scan_pass1(struct hr_scan *s, struct hr_error *err)
 {
+	struct walker *wk = &s->wk;
 	struct region seg[2] = { 0 };
 	int rc;
 
-	if ((rc = segment_region(s, hr_dump_data(s->dump), &seg[0])) ||
-	    (rc = segment_region(s, hr_dump_bss(s->dump), &seg[1])))
+	if ((rc = segment_region(&s->ctx, hr_dump_data(s->ctx.dump), &seg[0])) ||
+	    (rc = segment_region(&s->ctx, hr_dump_bss(s->ctx.dump), &seg[1])))
 		goto out;
 	/*
 	 * Root words for pass 2 are kept in this order too: data and bss, then frames. Static
@@ -1001,14 +1070,15 @@ int hr_scan_pass1(struct hr_scan *s, struct hr_error *err)
 	 * the next heap object, their words then already pass 2 roots too (reaching nothing
 	 * new: the typed walk came first).
 	 */
-	if ((rc = statics_begin(s, seg)) || (rc = walk_globals(s, seg)) ||
-	    (rc = scan_walk_statics(s)) || (rc = leftover_segment_words(s, &seg[0], "data")) ||
-	    (rc = leftover_segment_words(s, &seg[1], "bss")) || (rc = walk_goroutines(s)) ||
-	    (rc = walk_finalizers(s)) || (rc = walk_queued_and_other(s)))
+	if ((rc = statics_begin(&s->res, seg)) || (rc = walk_globals(wk, seg)) ||
+	    (rc = scan_walk_statics(wk)) || (rc = leftover_segment_words(wk, &seg[0], "data")) ||
+	    (rc = leftover_segment_words(wk, &seg[1], "bss")) || (rc = walk_goroutines(wk)) ||
+	    (rc = walk_finalizers(wk)) || (rc = walk_queued_and_other(wk)))
 		goto out;
-	rc = pass1_walk_heap(s);
+	rc = pass1_walk_heap(wk);
 out:
-	statics_end(s);
+	walker_add_counts(wk, &s->res);
+	statics_end(&s->res);
 	free(seg[0].bits);
 	free(seg[1].bits);
 	if (rc)
@@ -1020,99 +1090,105 @@ out:
 /* --- pass 2 ------------------------------------------------------------------------- */
 
 /* Charges what value leads to (if new) to *node, made from parent on first use. */
-static int reach_untyped(struct hr_scan *s, uint64_t value, uint32_t *node, uint32_t parent)
+static int reach_untyped(struct walker *wk, uint64_t value, uint32_t *node, uint32_t parent)
 {
+	struct scan_results *res = wk->res;
 	uint64_t start, size;
-	int64_t i = hr_dump_object_span_at(s->dump, value, &start, &size);
+	int64_t i = hr_dump_object_span_at(wk->ctx->dump, value, &start, &size);
 	uint32_t *slot;
 
-	if (i < 0 || scan_visited(s, (uint32_t)i))
+	if (i < 0 || scan_visited(wk, (uint32_t)i))
 		return HR_OK;
 	if (*node == HR_CHAINS_NONE)
-		*node = sub_objects_node(s, parent);
-	scan_claim(s, (uint32_t)i, size, *node, false);
-	slot = hr_array_push((void **)&s->stack2, &s->nstack2, &s->stack2_cap, sizeof(*slot));
+		*node = sub_objects_node(wk, parent);
+	scan_claim(wk, (uint32_t)i, size, *node, false);
+	slot = hr_array_push((void **)&res->stack2, &res->nstack2, &res->stack2_cap, sizeof(*slot));
 	if (!slot)
 		return HR_ENOMEM;
 	*slot = (uint32_t)i;
-	return s->status;
+	return wk->status;
 }
 
 /* Charges what value leads to, and all that leads to, to *node (made as above). */
-static int follow_untyped(struct hr_scan *s, uint64_t value, uint32_t *node, uint32_t parent)
+static int follow_untyped(struct walker *wk, uint64_t value, uint32_t *node, uint32_t parent)
 {
+	const struct scan_ctx *ctx = wk->ctx;
 	int rc;
 
-	if (s->record_types) {
-		int64_t i = hr_dump_object_at(s->dump, value);
+	if (ctx->record_types) {
+		int64_t i = hr_dump_object_at(ctx->dump, value);
 
-		if (i < 0 || scan_visited(s, (uint32_t)i))
+		if (i < 0 || scan_visited(wk, (uint32_t)i))
 			return HR_OK;
 		if (*node == HR_CHAINS_NONE)
-			*node = sub_objects_node(s, parent);
-		return record_follow(s, value, *node);
+			*node = sub_objects_node(wk, parent);
+		return record_follow(wk, value, *node);
 	}
-	rc = reach_untyped(s, value, node, parent);
-	return rc ? rc : mark_drain(s, *node);
+	rc = reach_untyped(wk, value, node, parent);
+	return rc ? rc : mark_drain(wk, *node);
 }
 
 /* A leftover: the unticked words of one object, charged below its node. */
-static int follow_leftover(struct hr_scan *s, const struct leftover *l)
+static int follow_leftover(struct walker *wk, const struct leftover *l)
 {
-	struct hr_object o = hr_dump_object(s->dump, l->obj);
-	uint64_t nwords = o.size / s->ps;
+	const struct scan_ctx *ctx = wk->ctx;
+	struct hr_object o = hr_dump_object(ctx->dump, l->obj);
+	uint64_t nwords = o.size / ctx->ps;
 	uint32_t node = HR_CHAINS_NONE;
 	const uint64_t *bits;
 	struct region all;
 	int rc = HR_OK;
 
 	if (l->bits == LEFTOVER_ALL) { /* its own copy: draining reuses obj_bits */
-		if (scan_object_region(s, l->obj, &s->task_bits, &s->task_bits_cap, &all))
+		if (scan_object_region(ctx, l->obj, &wk->task_bits, &wk->task_bits_cap, &all))
 			return HR_ENOMEM;
 		bits = all.bits;
 	} else {
-		bits = s->leftover_bits + l->bits;
+		bits = wk->res->leftover_bits + l->bits;
 	}
 	for (uint64_t w = hr_bit_next(bits, 0, nwords); w < nwords && !rc;
 	     w = hr_bit_next(bits, w + 1, nwords))
-		rc = follow_untyped(s, hr_dump_word(s->dump, o.data + w * s->ps), &node, l->node);
+		rc = follow_untyped(wk, hr_dump_word(ctx->dump, o.data + w * ctx->ps), &node, l->node);
 	return rc;
 }
 
 /* A root word's edge to the object it leads to, if any (hr_scan_keep_root_edges()). */
-static void root_word_edge(struct hr_scan *s, uint64_t value, uint32_t node)
+static void root_word_edge(struct walker *wk, uint64_t value, uint32_t node)
 {
-	int64_t i = hr_dump_object_at(s->dump, value);
+	int64_t i = hr_dump_object_at(wk->ctx->dump, value);
 
 	if (i >= 0)
-		scan_root_edge(s, node, (uint32_t)i);
+		scan_root_edge(wk, node, (uint32_t)i);
 }
 
 int hr_scan_pass2(struct hr_scan *s, struct hr_error *err)
 {
+	struct walker *wk = &s->wk;
+	struct scan_results *res = &s->res;
 	int rc = HR_OK;
 
-	for (size_t i = 0; i < s->nleftovers && !rc; i++) {
-		struct leftover l = s->leftovers[i];
+	for (size_t i = 0; i < res->nleftovers && !rc; i++) {
+		struct leftover l = res->leftovers[i];
 
-		s->holder = l.obj;
-		s->cur_goroutine = l.goroutine;
-		rc = follow_leftover(s, &l);
+		wk->holder = l.obj;
+		wk->cur_goroutine = l.goroutine;
+		rc = follow_leftover(wk, &l);
 	}
-	s->holder = HR_SCAN_BY_ROOT;
-	for (size_t i = 0; i < s->nroot_words && !rc; i++) {
+	wk->holder = HR_SCAN_BY_ROOT;
+	for (size_t i = 0; i < res->nroot_words && !rc; i++) {
 		/* words of roots that are no variable: charged to the root itself */
-		uint32_t node = s->root_words[i].node;
+		uint32_t node = res->root_words[i].node;
 
-		if (s->keep_root_edges)
-			root_word_edge(s, s->root_words[i].value, node);
-		s->cur_goroutine = s->root_words[i].goroutine;
-		rc = follow_untyped(s, s->root_words[i].value, &node, node);
+		if (s->ctx.keep_root_edges)
+			root_word_edge(wk, res->root_words[i].value, node);
+		wk->cur_goroutine = res->root_words[i].goroutine;
+		rc = follow_untyped(wk, res->root_words[i].value, &node, node);
 	}
-	s->cur_goroutine = 0;
-	s->sum.unreachable_objects = s->sum.total_objects - s->sum.typed_objects -
-				     s->sum.fallback_objects;
-	s->sum.unreachable_bytes = s->sum.total_bytes - s->sum.typed_bytes - s->sum.fallback_bytes;
+	wk->cur_goroutine = 0;
+	res->sum.unreachable_objects = res->sum.total_objects - res->sum.typed_objects -
+				       res->sum.fallback_objects;
+	res->sum.unreachable_bytes = res->sum.total_bytes - res->sum.typed_bytes -
+				     res->sum.fallback_bytes;
 	if (rc)
 		hr_error_set(err, rc, rc == HR_ENOMEM ? "out of memory in the fallback walk (pass 2)"
 						      : "the fallback walk (pass 2) failed");

@@ -109,7 +109,7 @@ size_t sync_sibling_name(const char *name, const char *kind, enum type_args as, 
  * A pointer's shape is named for its type (go.shape.*internal/abi.Type in Go 1.26), or
  * go.shape.*uint8: both are tried.
  */
-static uint32_t find_sibling(const struct hr_scan *s, const char *node_name, const char *kind,
+static uint32_t find_sibling(const struct scan_ctx *ctx, const char *node_name, const char *kind,
 			     bool *shape)
 {
 	static const enum type_args tries[] = { ARGS_AS_IS, ARGS_SHAPES, ARGS_SHAPES_PTR_UINT8 };
@@ -119,19 +119,19 @@ static uint32_t find_sibling(const struct hr_scan *s, const char *node_name, con
 	for (size_t k = 0; k < sizeof(tries) / sizeof(tries[0]) && !id; k++) {
 		*shape = tries[k] != ARGS_AS_IS;
 		if (sync_sibling_name(node_name, kind, tries[k], buf, sizeof(buf)))
-			id = scan_resolve(s, hr_binary_find_type(s->bin, buf));
+			id = scan_resolve(ctx, hr_binary_find_type(ctx->bin, buf));
 	}
-	return id && hr_binary_type(s->bin, id)->shape == HR_SHAPE_STRUCT ? id : 0;
+	return id && hr_binary_type(ctx->bin, id)->shape == HR_SHAPE_STRUCT ? id : 0;
 }
 
 /* Whether struct id starts with a node whose isEntry is at offset is_entry. */
-static bool starts_with_node(const struct hr_scan *s, uint32_t id, uint64_t is_entry)
+static bool starts_with_node(const struct scan_ctx *ctx, uint32_t id, uint64_t is_entry)
 {
-	const struct hr_type *t = scan_resolved_type(s, id);
+	const struct hr_type *t = scan_resolved_type(ctx, id);
 
 	for (uint32_t i = 0; i < t->member_count; i++) {
-		const struct hr_member *m = hr_binary_member(s->bin, t->first_member + i);
-		const struct hr_member *e = layout_member(s->bin, m->type, "isEntry");
+		const struct hr_member *m = hr_binary_member(ctx->bin, t->first_member + i);
+		const struct hr_member *e = layout_member(ctx->bin, m->type, "isEntry");
 
 		if (m->offset == 0 && e && e->offset == is_entry)
 			return true;
@@ -144,7 +144,7 @@ static bool starts_with_node(const struct hr_scan *s, uint32_t id, uint64_t is_e
  * the entry is a shape's, whose members have shape types: then the node's type
  * argument by name, if the binary has it.
  */
-static uint32_t entry_part(const struct hr_scan *s, const char *node_name,
+static uint32_t entry_part(const struct scan_ctx *ctx, const char *node_name,
 			   const struct hr_member *m, bool shape, unsigned k)
 {
 	char buf[1024];
@@ -155,172 +155,172 @@ static uint32_t entry_part(const struct hr_scan *s, const char *node_name,
 	if (arg && n < sizeof(buf)) {
 		memcpy(buf, arg, n);
 		buf[n] = '\0';
-		id = hr_binary_find_type(s->bin, buf);
+		id = hr_binary_find_type(ctx->bin, buf);
 	}
 	return id ? id : m->type;
 }
 
 /* A trie's node type (struct id named P.node[A] with isEntry), with its siblings. */
-static int add_trie(struct hr_scan *s, uint32_t id, size_t *cap)
+static int add_trie(struct scan_ctx *ctx, uint32_t id, size_t *cap)
 {
-	const char *name = hr_binary_type(s->bin, id)->name;
-	const struct hr_member *is_entry = layout_member(s->bin, id, "isEntry"), *over, *key, *val;
+	const char *name = hr_binary_type(ctx->bin, id)->name;
+	const struct hr_member *is_entry = layout_member(ctx->bin, id, "isEntry"), *over, *key, *val;
 	bool shape;
-	uint32_t indirect = is_entry ? find_sibling(s, name, "indirect", &shape) : 0;
-	uint32_t entry = indirect ? find_sibling(s, name, "entry", &shape) : 0;
+	uint32_t indirect = is_entry ? find_sibling(ctx, name, "indirect", &shape) : 0;
+	uint32_t entry = indirect ? find_sibling(ctx, name, "entry", &shape) : 0;
 	const struct hr_member *v;
 
-	if (!entry || !starts_with_node(s, entry, is_entry->offset) ||
-	    !starts_with_node(s, indirect, is_entry->offset) ||
-	    !(over = layout_member(s->bin, entry, "overflow")) ||
-	    !(key = layout_member(s->bin, entry, "key")))
+	if (!entry || !starts_with_node(ctx, entry, is_entry->offset) ||
+	    !starts_with_node(ctx, indirect, is_entry->offset) ||
+	    !(over = layout_member(ctx->bin, entry, "overflow")) ||
+	    !(key = layout_member(ctx->bin, entry, "key")))
 		return HR_OK;
-	val = layout_member(s->bin, entry, "value"); /* unique.canonMap's has none */
-	v = layout_member(s->bin, over->type, "v");
-	if (hr_array_reserve((void **)&s->sync.tries, cap, s->sync.ntries + 1,
-			     sizeof(*s->sync.tries)))
+	val = layout_member(ctx->bin, entry, "value"); /* unique.canonMap's has none */
+	v = layout_member(ctx->bin, over->type, "v");
+	if (hr_array_reserve((void **)&ctx->sync.tries, cap, ctx->sync.ntries + 1,
+			     sizeof(*ctx->sync.tries)))
 		return HR_ENOMEM;
-	s->sync.tries[s->sync.ntries++] = (struct trie_types){
+	ctx->sync.tries[ctx->sync.ntries++] = (struct trie_types){
 		.node = id, .indirect = indirect,
-		.key_type = entry_part(s, name, key, shape, 0),
-		.value_type = val ? entry_part(s, name, val, shape, 1) : 0,
+		.key_type = entry_part(ctx, name, key, shape, 0),
+		.value_type = val ? entry_part(ctx, name, val, shape, 1) : 0,
 		.is_entry = is_entry->offset, .overflow = over->offset + (v ? v->offset : 0),
 		.key = key->offset, .value = val ? val->offset : 0,
 	};
 	return HR_OK;
 }
 
-const struct trie_types *sync_trie(const struct hr_scan *s, uint32_t id)
+const struct trie_types *sync_trie(const struct scan_ctx *ctx, uint32_t id)
 {
-	id = scan_resolve(s, id);
-	for (size_t i = 0; i < s->sync.ntries; i++)
-		if (s->sync.tries[i].node == id || s->sync.tries[i].indirect == id)
-			return &s->sync.tries[i];
+	id = scan_resolve(ctx, id);
+	for (size_t i = 0; i < ctx->sync.ntries; i++)
+		if (ctx->sync.tries[i].node == id || ctx->sync.tries[i].indirect == id)
+			return &ctx->sync.tries[i];
 	return NULL;
 }
 
 /* The type a pointer-like member leads to: *T, or sync/atomic.Pointer[T]'s T. */
-static uint32_t member_target(const struct hr_scan *s, const struct hr_member *m)
+static uint32_t member_target(const struct scan_ctx *ctx, const struct hr_member *m)
 {
-	uint32_t id = scan_resolve(s, m->type);
-	uint32_t ptr = layout_atomic_pointer(s->bin, id);
+	uint32_t id = scan_resolve(ctx, m->type);
+	uint32_t ptr = layout_atomic_pointer(ctx->bin, id);
 
-	return layout_pointee(s->bin, ptr ? ptr : id);
+	return layout_pointee(ctx->bin, ptr ? ptr : id);
 }
 
 /* A struct with a root pointing to a trie's indirect node: the trie map itself. */
-static bool is_trie_map(const struct hr_scan *s, uint32_t id)
+static bool is_trie_map(const struct scan_ctx *ctx, uint32_t id)
 {
-	const struct hr_member *root = layout_member(s->bin, id, "root");
+	const struct hr_member *root = layout_member(ctx->bin, id, "root");
 	const struct trie_types *tt;
 
 	if (!root)
 		return false;
-	tt = sync_trie(s, member_target(s, root));
-	return tt && tt->indirect == scan_resolve(s, member_target(s, root));
+	tt = sync_trie(ctx, member_target(ctx, root));
+	return tt && tt->indirect == scan_resolve(ctx, member_target(ctx, root));
 }
 
-static bool has_members(const struct hr_scan *s, uint32_t id, const char *a, const char *b)
+static bool has_members(const struct scan_ctx *ctx, uint32_t id, const char *a, const char *b)
 {
-	return layout_member(s->bin, id, a) && layout_member(s->bin, id, b);
+	return layout_member(ctx->bin, id, a) && layout_member(ctx->bin, id, b);
 }
 
 /* The layout of a resolved struct type by its name, before tries and references. */
-static uint8_t named_layout(const struct hr_scan *s, uint32_t id)
+static uint8_t named_layout(const struct scan_ctx *ctx, uint32_t id)
 {
-	const char *name = hr_binary_type(s->bin, id)->name;
+	const char *name = hr_binary_type(ctx->bin, id)->name;
 
 	if (!strcmp(name, "sync.Map"))
 		return SL_SYNC_MAP;
-	if (!strcmp(name, "sync.entry") && layout_member(s->bin, id, "p"))
+	if (!strcmp(name, "sync.entry") && layout_member(ctx->bin, id, "p"))
 		return SL_MAP_ENTRY;
-	if (!strcmp(name, "sync.Pool") && has_members(s, id, "local", "localSize"))
+	if (!strcmp(name, "sync.Pool") && has_members(ctx, id, "local", "localSize"))
 		return SL_POOL;
-	if (!strcmp(name, "sync.eface") && has_members(s, id, "typ", "val"))
+	if (!strcmp(name, "sync.eface") && has_members(ctx, id, "typ", "val"))
 		return SL_EFACE;
 	return SL_NONE;
 }
 
-static uint8_t derived_layout(const struct hr_scan *s, uint32_t id)
+static uint8_t derived_layout(const struct scan_ctx *ctx, uint32_t id)
 {
-	const struct hr_type *t = hr_binary_type(s->bin, id);
+	const struct hr_type *t = hr_binary_type(ctx->bin, id);
 
 	if (t->kind == HR_KIND_PTR && t->target &&
-	    s->types[scan_resolve(s, t->target)].layout == SL_MAP_ENTRY)
+	    ctx->types[scan_resolve(ctx, t->target)].layout == SL_MAP_ENTRY)
 		return SL_ENTRY_REF;
 	if (t->shape != HR_SHAPE_STRUCT)
 		return SL_NONE;
-	if (sync_trie(s, id) && sync_trie(s, id)->node == id)
+	if (sync_trie(ctx, id) && sync_trie(ctx, id)->node == id)
 		return SL_TRIE_NODE;
-	return is_trie_map(s, id) ? SL_TRIE_MAP : SL_NONE;
+	return is_trie_map(ctx, id) ? SL_TRIE_MAP : SL_NONE;
 }
 
-int sync_load_layouts(struct hr_scan *s)
+int sync_load_layouts(struct scan_ctx *ctx)
 {
 	size_t cap = 0;
 
-	for (uint32_t id = 0; id < s->ntypes; id++) {
-		const struct hr_type *t = hr_binary_type(s->bin, id);
+	for (uint32_t id = 0; id < ctx->ntypes; id++) {
+		const struct hr_type *t = hr_binary_type(ctx->bin, id);
 
-		if (s->types[id].resolved != id || t->shape != HR_SHAPE_STRUCT)
+		if (ctx->types[id].resolved != id || t->shape != HR_SHAPE_STRUCT)
 			continue;
-		s->types[id].layout = named_layout(s, id);
+		ctx->types[id].layout = named_layout(ctx, id);
 		if (!strcmp(t->name, "sync.poolLocal"))
-			s->sync.pool_local = id;
-		if (strchr(t->name, '[') && add_trie(s, id, &cap))
+			ctx->sync.pool_local = id;
+		if (strchr(t->name, '[') && add_trie(ctx, id, &cap))
 			return HR_ENOMEM;
 	}
-	for (uint32_t id = 0; id < s->ntypes; id++) {
-		const struct hr_type *t = hr_binary_type(s->bin, id);
+	for (uint32_t id = 0; id < ctx->ntypes; id++) {
+		const struct hr_type *t = hr_binary_type(ctx->bin, id);
 
-		if (!s->sync.any && t->kind == HR_KIND_INTERFACE && !strcmp(t->name, "interface {}"))
-			s->sync.any = id;
-		if (s->types[id].resolved == id && !s->types[id].layout)
-			s->types[id].layout = derived_layout(s, id);
+		if (!ctx->sync.any && t->kind == HR_KIND_INTERFACE && !strcmp(t->name, "interface {}"))
+			ctx->sync.any = id;
+		if (ctx->types[id].resolved == id && !ctx->types[id].layout)
+			ctx->types[id].layout = derived_layout(ctx, id);
 	}
-	for (uint32_t id = 0; id < s->ntypes; id++)
-		s->types[id].layout = s->types[s->types[id].resolved].layout;
+	for (uint32_t id = 0; id < ctx->ntypes; id++)
+		ctx->types[id].layout = ctx->types[ctx->types[id].resolved].layout;
 	return HR_OK;
 }
 
 /* --- the walk ----------------------------------------------------------------------- */
 
 /* A trie's entry: its overflow entry is storage; key and value are named. */
-static enum sync_start walk_trie_entry(struct hr_scan *s, uint32_t i,
+static enum sync_start walk_trie_entry(struct walker *wk, uint32_t i,
 				       const struct trie_types *tt)
 {
-	uint64_t addr = s->frames[i].addr;
+	uint64_t addr = wk->frames[i].addr;
 
-	s->frames[i].mode = M_DONE;
-	follow_word(s, addr + tt->overflow, tt->node, 0, M_TRIE, N_SAME, 0, true, i);
+	wk->frames[i].mode = M_DONE;
+	follow_word(wk, addr + tt->overflow, tt->node, 0, M_TRIE, N_SAME, 0, true, i);
 	if (tt->value_type)
-		push_child(s, i, addr + tt->value, tt->value_type, M_VALUE, N_MAPVAL, 0,
+		push_child(wk, i, addr + tt->value, tt->value_type, M_VALUE, N_MAPVAL, 0,
 			   tt->value_type, 0);
-	push_child(s, i, addr + tt->key, tt->key_type, M_VALUE, N_MAPKEY, 0, tt->key_type, 0);
+	push_child(wk, i, addr + tt->key, tt->key_type, M_VALUE, N_MAPKEY, 0, tt->key_type, 0);
 	return SYNC_KEEP;
 }
 
 /* A *node of a trie, an entry or an indirect as its isEntry byte says. */
-static enum sync_start start_trie_node(struct hr_scan *s, uint32_t i)
+static enum sync_start start_trie_node(struct walker *wk, uint32_t i)
 {
-	struct vframe *f = &s->frames[i];
-	const struct trie_types *tt = sync_trie(s, f->type);
-	const struct region *r = s->region;
+	struct vframe *f = &wk->frames[i];
+	const struct trie_types *tt = sync_trie(wk->ctx, f->type);
+	const struct region *r = wk->region;
 	uint64_t at = f->addr + (tt ? tt->is_entry : 0);
 
 	if (!tt || at < r->addr || at - r->addr >= r->len)
 		return SYNC_POP;
 	if (r->data[at - r->addr])
-		return walk_trie_entry(s, i, tt);
+		return walk_trie_entry(wk, i, tt);
 	f->type = tt->indirect;
 	f->mode = M_TRIE;
 	return SYNC_GO_ON;
 }
 
 /* A sync.eface in a pool's dequeue: an interface{} by its type word, a pooled value. */
-static enum sync_start start_eface(struct hr_scan *s, uint32_t i)
+static enum sync_start start_eface(struct walker *wk, uint32_t i)
 {
-	struct vframe *f = &s->frames[i];
+	struct vframe *f = &wk->frames[i];
 
 	if (f->mode == M_POOL) {
 		f->name = N_POOLED;
@@ -329,19 +329,19 @@ static enum sync_start start_eface(struct hr_scan *s, uint32_t i)
 		f->name_type = f->type;
 	}
 	f->mode = M_VALUE;
-	walk_iface(s, i);
-	return s->frames[i].mode == M_DONE ? SYNC_KEEP : SYNC_POP;
+	walk_iface(wk, i);
+	return wk->frames[i].mode == M_DONE ? SYNC_KEEP : SYNC_POP;
 }
 
-enum sync_start sync_start_frame(struct hr_scan *s, uint32_t i)
+enum sync_start sync_start_frame(struct walker *wk, uint32_t i)
 {
-	struct vframe *f = &s->frames[i];
+	struct vframe *f = &wk->frames[i];
 
-	switch (scan_type_layout(s, f->type)) {
+	switch (scan_type_layout(wk->ctx, f->type)) {
 	case SL_TRIE_NODE:
-		return start_trie_node(s, i);
+		return start_trie_node(wk, i);
 	case SL_EFACE:
-		return start_eface(s, i);
+		return start_eface(wk, i);
 	case SL_SYNC_MAP:
 	case SL_MAP_ENTRY:
 		f->mode = M_SYNC;
@@ -362,22 +362,23 @@ enum sync_start sync_start_frame(struct hr_scan *s, uint32_t i)
  * sync.Pool's local or victim: [localSize]poolLocal (or victimSize), the pool's storage.
  * False for its other members.
  */
-static bool pool_locals(struct hr_scan *s, uint32_t i, const struct hr_member *m)
+static bool pool_locals(struct walker *wk, uint32_t i, const struct hr_member *m)
 {
-	const struct vframe *f = &s->frames[i];
+	const struct scan_ctx *ctx = wk->ctx;
+	const struct vframe *f = &wk->frames[i];
 	const struct hr_member *size;
 
 	if (!strcmp(m->name, "local"))
-		size = layout_member(s->bin, f->type, "localSize");
+		size = layout_member(ctx->bin, f->type, "localSize");
 	else if (!strcmp(m->name, "victim"))
-		size = layout_member(s->bin, f->type, "victimSize");
+		size = layout_member(ctx->bin, f->type, "victimSize");
 	else
 		return false;
-	if (size && s->sync.pool_local) {
-		uint64_t n = region_word(s, s->region, f->addr + size->offset);
+	if (size && ctx->sync.pool_local) {
+		uint64_t n = region_word(ctx, wk->region, f->addr + size->offset);
 
 		if (n)
-			follow_word(s, f->addr + m->offset, s->sync.pool_local, n, M_POOL, N_SAME, 0,
+			follow_word(wk, f->addr + m->offset, ctx->sync.pool_local, n, M_POOL, N_SAME, 0,
 				    true, i);
 	}
 	return true;
@@ -388,34 +389,36 @@ static bool pool_locals(struct hr_scan *s, uint32_t i, const struct hr_member *m
  * atomic.Pointer[interface{}]): the boxed interface{} is the map's storage, the value
  * in it is named $mapval by its dynamic type.
  */
-static void map_entry_value(struct hr_scan *s, uint32_t i, const struct hr_member *m)
+static void map_entry_value(struct walker *wk, uint32_t i, const struct hr_member *m)
 {
-	const struct hr_member *v = layout_member(s->bin, m->type, "v");
-	uint64_t addr = s->frames[i].addr + m->offset + (v ? v->offset : 0);
+	const struct scan_ctx *ctx = wk->ctx;
+	const struct hr_member *v = layout_member(ctx->bin, m->type, "v");
+	uint64_t addr = wk->frames[i].addr + m->offset + (v ? v->offset : 0);
 
-	if (s->sync.any)
-		follow_word(s, addr, s->sync.any, 1, M_VALUE, N_MAPVAL, 0, true, i);
+	if (ctx->sync.any)
+		follow_word(wk, addr, ctx->sync.any, 1, M_VALUE, N_MAPVAL, 0, true, i);
 }
 
-void sync_next_member(struct hr_scan *s, uint32_t i, uint32_t index)
+void sync_next_member(struct walker *wk, uint32_t i, uint32_t index)
 {
-	const struct vframe *f = &s->frames[i];
-	const struct hr_member *m = hr_binary_member(s->bin, index);
+	const struct scan_ctx *ctx = wk->ctx;
+	const struct vframe *f = &wk->frames[i];
+	const struct hr_member *m = hr_binary_member(ctx->bin, index);
 	uint64_t addr = f->addr + m->offset;
-	unsigned role = scan_member_role(s, index), kind = scan_resolved_type(s, m->type)->kind;
-	uint8_t mode = f->mode, layout = scan_type_layout(s, f->type);
+	unsigned role = scan_member_role(ctx, index), kind = scan_resolved_type(ctx, m->type)->kind;
+	uint8_t mode = f->mode, layout = scan_type_layout(ctx, f->type);
 	uint32_t ptr;
 
-	if (layout == SL_POOL && pool_locals(s, i, m))
+	if (layout == SL_POOL && pool_locals(wk, i, m))
 		return;
 	if (layout == SL_MAP_ENTRY && !strcmp(m->name, "p"))
-		map_entry_value(s, i, m);
-	else if (role == ROLE_V && (ptr = layout_atomic_pointer(s->bin, f->type)))
-		push_child(s, i, addr, ptr, mode, N_SAME, 0, 0, 0);
+		map_entry_value(wk, i, m);
+	else if (role == ROLE_V && (ptr = layout_atomic_pointer(ctx->bin, f->type)))
+		push_child(wk, i, addr, ptr, mode, N_SAME, 0, 0, 0);
 	else if (mode == M_POOL && kind == HR_KIND_INTERFACE)
-		push_child(s, i, addr, m->type, M_VALUE, N_POOLED, 0, m->type, 0);
+		push_child(wk, i, addr, m->type, M_VALUE, N_POOLED, 0, m->type, 0);
 	else if (mode == M_POOL && kind == HR_KIND_FUNC) /* Pool.New */
-		push_known(s, i, addr, m->type, M_VALUE, N_FIELD, index, m->type, 0);
+		push_known(wk, i, addr, m->type, M_VALUE, N_FIELD, index, m->type, 0);
 	else
-		push_known(s, i, addr, m->type, mode, N_SAME, 0, 0, 0);
+		push_known(wk, i, addr, m->type, mode, N_SAME, 0, 0, 0);
 }

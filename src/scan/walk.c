@@ -15,15 +15,48 @@
  */
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "scan_internal.h"
 
-uint64_t region_word(const struct hr_scan *s, const struct region *r, uint64_t addr)
+/* --- the walker ------------------------------------------------------------------------ */
+
+void walker_init(struct walker *wk, const struct scan_ctx *ctx, struct scan_results *res)
 {
-	if (addr < r->addr || addr - r->addr > r->len || r->len - (addr - r->addr) < s->ps)
+	memset(wk, 0, sizeof(*wk));
+	wk->ctx = ctx;
+	wk->res = res;
+	wk->visited = res->visited;
+	wk->holder = HR_SCAN_BY_ROOT;
+}
+
+void walker_release(struct walker *wk)
+{
+	free(wk->frames);
+	free(wk->path);
+	free(wk->obj_bits);
+	free(wk->task_bits);
+	free(wk->pieces.mem);
+	free(wk->pieces.bits);
+	free(wk->pieces.frame_word);
+	hr_frame_vars_release(&wk->fv);
+	hr_frame_vars_release(&wk->closure_fv);
+	memset(wk, 0, sizeof(*wk));
+}
+
+void walker_add_counts(struct walker *wk, struct scan_results *res)
+{
+	res->sum.header_typed += wk->counts.header_typed;
+	res->sum.worker_objects += wk->counts.worker_objects;
+	wk->counts = (struct walk_counts){ 0 };
+}
+
+uint64_t region_word(const struct scan_ctx *ctx, const struct region *r, uint64_t addr)
+{
+	if (addr < r->addr || addr - r->addr > r->len || r->len - (addr - r->addr) < ctx->ps)
 		return 0;
-	return hr_dump_word(s->dump, r->data + (addr - r->addr));
+	return hr_dump_word(ctx->dump, r->data + (addr - r->addr));
 }
 
 bool region_has_ptrs(const struct region *r, uint64_t addr, uint64_t len)
@@ -48,38 +81,38 @@ bool region_has_ptrs(const struct region *r, uint64_t addr, uint64_t len)
 
 /* --- chain names -------------------------------------------------------------------- */
 
-static const char *type_name(const struct hr_scan *s, uint32_t id)
+static const char *type_name(const struct scan_ctx *ctx, uint32_t id)
 {
-	const char *n = hr_binary_type(s->bin, id)->name;
+	const char *n = hr_binary_type(ctx->bin, id)->name;
 
 	return n[0] ? n : "?";
 }
 
 /* hr_chains_child(), as a worker or while workers read the tree (see pass1_threads.c). */
-uint32_t scan_tree_child(struct hr_scan *s, uint32_t parent, const char *name, size_t len)
+uint32_t scan_tree_child(struct walker *wk, uint32_t parent, const char *name, size_t len)
 {
 	uint32_t id;
 
-	if (s->log)
-		return pass1_log_child(s, parent, name, len);
-	if (!s->tree_lock)
-		return hr_chains_child(s->tree, parent, name, len);
+	if (wk->log)
+		return pass1_log_child(wk, parent, name, len);
+	if (!wk->res->tree_lock)
+		return hr_chains_child(wk->res->tree, parent, name, len);
 	/* the workers only read: this thread may, unlocked; a new node waits for their reads */
-	id = hr_chains_find(s->tree, parent, name, len);
+	id = hr_chains_find(wk->res->tree, parent, name, len);
 	if (id != HR_CHAINS_NONE)
 		return id;
-	pthread_rwlock_wrlock(s->tree_lock);
-	id = hr_chains_child(s->tree, parent, name, len);
-	pthread_rwlock_unlock(s->tree_lock);
+	pthread_rwlock_wrlock(wk->res->tree_lock);
+	id = hr_chains_child(wk->res->tree, parent, name, len);
+	pthread_rwlock_unlock(wk->res->tree_lock);
 	return id;
 }
 
-static uint32_t make_child(struct hr_scan *s, uint32_t parent, const char *name)
+static uint32_t make_child(struct walker *wk, uint32_t parent, const char *name)
 {
-	uint32_t id = scan_tree_child(s, parent, name, strlen(name));
+	uint32_t id = scan_tree_child(wk, parent, name, strlen(name));
 
 	if (id == HR_CHAINS_NONE) {
-		s->status = HR_ENOMEM;
+		wk->status = HR_ENOMEM;
 		return parent;
 	}
 	return id;
@@ -91,77 +124,78 @@ static uint32_t make_child(struct hr_scan *s, uint32_t parent, const char *name)
  * The child of parent for a name (kind, a, b), through a small cache so that the name
  * is formatted and hashed once per distinct chain, not once per object.
  */
-static uint32_t named_child(struct hr_scan *s, uint32_t parent, unsigned kind, uint64_t a,
+static uint32_t named_child(struct walker *wk, uint32_t parent, unsigned kind, uint64_t a,
 			    uint32_t b, const char *str)
 {
+	const struct scan_ctx *ctx = wk->ctx;
 	uint64_t h = ((uint64_t)parent * 0x9E3779B97F4A7C15u) ^ (a * 0xC2B2AE3D27D4EB4Fu) ^
 		     ((uint64_t)b << 32 | kind);
-	struct node_cache_entry *e = &s->node_cache[(h ^ (h >> 29)) % NODE_CACHE_SIZE];
-	char *buf = s->name_buf;
-	size_t len = sizeof(s->name_buf);
+	struct node_cache_entry *e = &wk->node_cache[(h ^ (h >> 29)) % NODE_CACHE_SIZE];
+	char *buf = wk->name_buf;
+	size_t len = sizeof(wk->name_buf);
 	uint32_t child;
 
 	if (e->child && e->parent == parent && e->kind == kind && e->a == a && e->b == b &&
-	    (!(e->child & PENDING_NODE) || e->log_seq == s->log_seq))
+	    (!(e->child & PENDING_NODE) || e->log_seq == wk->log_seq))
 		return e->child;
 	switch (kind) {
 	case N_FIELD:
-		snprintf(buf, len, "%s. (%s)", hr_binary_member(s->bin, (uint32_t)a)->name,
-			 type_name(s, b));
+		snprintf(buf, len, "%s. (%s)", hr_binary_member(ctx->bin, (uint32_t)a)->name,
+			 type_name(ctx, b));
 		break;
 	case N_VAR:
-		snprintf(buf, len, "%s. (%s)", str, type_name(s, b));
+		snprintf(buf, len, "%s. (%s)", str, type_name(ctx, b));
 		break;
 	case N_INDEX:
 		if (a < 10)
-			snprintf(buf, len, "[%u]. (%s)", (unsigned)a, type_name(s, b));
+			snprintf(buf, len, "[%u]. (%s)", (unsigned)a, type_name(ctx, b));
 		else
-			snprintf(buf, len, "[10+]. (%s)", type_name(s, b));
+			snprintf(buf, len, "[10+]. (%s)", type_name(ctx, b));
 		break;
 	case N_MAPKEY:
-		snprintf(buf, len, "$mapkey. (%s)", type_name(s, b));
+		snprintf(buf, len, "$mapkey. (%s)", type_name(ctx, b));
 		break;
 	case N_MAPVAL:
-		snprintf(buf, len, "$mapval. (%s)", type_name(s, b));
+		snprintf(buf, len, "$mapval. (%s)", type_name(ctx, b));
 		break;
 	case N_POOLED:
-		snprintf(buf, len, "$pooled. (%s)", type_name(s, b));
+		snprintf(buf, len, "$pooled. (%s)", type_name(ctx, b));
 		break;
 	default:
 		snprintf(buf, len, "$sub_objects$");
 		break;
 	}
-	child = make_child(s, parent, buf);
+	child = make_child(wk, parent, buf);
 	*e = (struct node_cache_entry){ .a = a, .parent = parent, .b = b, .child = child,
-					.kind = kind, .log_seq = s->log_seq };
+					.kind = kind, .log_seq = wk->log_seq };
 	return child;
 }
 
-uint32_t sub_objects_node(struct hr_scan *s, uint32_t parent)
+uint32_t sub_objects_node(struct walker *wk, uint32_t parent)
 {
-	return named_child(s, parent, N_SUB, 0, 0, NULL);
+	return named_child(wk, parent, N_SUB, 0, 0, NULL);
 }
 
-uint32_t root_node(struct hr_scan *s, const char *name, size_t len)
+uint32_t root_node(struct walker *wk, const char *name, size_t len)
 {
-	uint32_t id = scan_tree_child(s, HR_CHAINS_TOP, name, len);
+	uint32_t id = scan_tree_child(wk, HR_CHAINS_TOP, name, len);
 
 	if (id == HR_CHAINS_NONE) {
-		s->status = HR_ENOMEM;
+		wk->status = HR_ENOMEM;
 		return HR_CHAINS_TOP;
 	}
 	return id;
 }
 
 /* The node of a value named (name, a, name_type, str) below node parent. */
-static uint32_t name_node(struct hr_scan *s, uint32_t parent, uint8_t name, uint64_t a,
+static uint32_t name_node(struct walker *wk, uint32_t parent, uint8_t name, uint64_t a,
 			  uint32_t name_type, const char *str)
 {
 	switch (name) {
 	case N_SAME:
 		return parent;
 	case N_ROOT:
-		return root_node(s, s->root_name, s->root_name_len);
+		return root_node(wk, wk->root_name, wk->root_name_len);
 	case N_INDEX:
 		a = a < 10 ? a : 10;
 		break;
@@ -171,28 +205,28 @@ static uint32_t name_node(struct hr_scan *s, uint32_t parent, uint8_t name, uint
 	default:
 		break;
 	}
-	return named_child(s, parent, name, a, name_type, str);
+	return named_child(wk, parent, name, a, name_type, str);
 }
 
 /* Makes the node of frame j, whose parent's node (if it has a parent) exists. */
-static void make_frame_node(struct hr_scan *s, struct vframe *f)
+static void make_frame_node(struct walker *wk, struct vframe *f)
 {
-	uint32_t parent = f->parent == NO_FRAME ? HR_CHAINS_TOP : s->frames[f->parent].node;
+	uint32_t parent = f->parent == NO_FRAME ? HR_CHAINS_TOP : wk->frames[f->parent].node;
 
-	f->node = name_node(s, parent, f->name, f->a, f->name_type, f->str);
+	f->node = name_node(wk, parent, f->name, f->a, f->name_type, f->str);
 }
 
-uint32_t frame_node(struct hr_scan *s, uint32_t i)
+uint32_t frame_node(struct walker *wk, uint32_t i)
 {
 	size_t n = 0;
 	uint32_t j;
 
 	/* Parents sit below their children on the stack, so the path is at most i long. */
-	for (j = i; j != NO_FRAME && s->frames[j].node == HR_CHAINS_NONE; j = s->frames[j].parent)
-		s->path[n++] = j;
+	for (j = i; j != NO_FRAME && wk->frames[j].node == HR_CHAINS_NONE; j = wk->frames[j].parent)
+		wk->path[n++] = j;
 	while (n > 0)
-		make_frame_node(s, &s->frames[s->path[--n]]);
-	return s->frames[i].node;
+		make_frame_node(wk, &wk->frames[wk->path[--n]]);
+	return wk->frames[i].node;
 }
 
 /* --- following pointers ------------------------------------------------------------- */
@@ -209,19 +243,19 @@ struct charge_to {
 	uint32_t name_type;
 };
 
-static uint32_t charge_node(struct hr_scan *s, const struct charge_to *c)
+static uint32_t charge_node(struct walker *wk, const struct charge_to *c)
 {
-	uint32_t node = frame_node(s, c->frame);
+	uint32_t node = frame_node(wk, c->frame);
 
-	return c->name == N_SAME || s->status ? node
-					      : name_node(s, node, c->name, c->a, c->name_type, NULL);
+	return c->name == N_SAME || wk->status ? node
+					      : name_node(wk, node, c->name, c->a, c->name_type, NULL);
 }
 
 /* The segment (0 data, 1 bss) of pass 1's regions holding addr, or -1. */
-static int static_segment(const struct hr_scan *s, uint64_t addr)
+static int static_segment(const struct scan_results *res, uint64_t addr)
 {
-	for (int k = 0; s->statics.segs && k < 2; k++) {
-		const struct region *r = &s->statics.segs[k];
+	for (int k = 0; res->segs && k < 2; k++) {
+		const struct region *r = &res->segs[k];
 
 		if (r->nwords && addr >= r->addr && addr - r->addr < r->len)
 			return k;
@@ -238,155 +272,161 @@ static int static_segment(const struct hr_scan *s, uint64_t addr)
  * leaves that memory to the global, a root of its own. Static memory is no heap object:
  * nothing is charged for it. Always settled.
  */
-static bool follow_static(struct hr_scan *s, uint64_t value, uint32_t type, uint32_t count,
+static bool follow_static(struct walker *wk, uint64_t value, uint32_t type, uint32_t count,
 			  uint8_t mode, uint8_t elem_name, uint32_t aux, const struct charge_to *to)
 {
-	int k = static_segment(s, value);
+	const struct scan_ctx *ctx = wk->ctx;
+	int k = static_segment(wk->res, value);
 	struct static_view v = { .addr = value, .type = type, .aux = aux, .count = count,
 				 .mode = mode, .elem_name = elem_name, .seg = (uint8_t)k };
 	struct static_view *kept;
 	uint64_t len;
 
-	if (k < 0 || !type || count == COUNT_FILL || hr_binary_global_at(s->bin, value))
+	if (k < 0 || !type || count == COUNT_FILL || hr_binary_global_at(ctx->bin, value))
 		return true;
-	len = scan_resolved_type(s, type)->size;
+	len = scan_resolved_type(ctx, type)->size;
 	if (count)
 		len = hr_mul_ok(len, count, &len) ? len : UINT64_MAX;
-	if (s->log) { /* a worker: whether a view takes it is known in order only */
-		v.node = charge_node(s, to);
-		pass1_log_static(s, &v, len);
-	} else if ((kept = static_accept(s, &v, len))) {
-		kept->node = charge_node(s, to);
+	if (wk->log) { /* a worker: whether a view takes it is known in order only */
+		v.node = charge_node(wk, to);
+		pass1_log_static(wk, &v, len);
+	} else if ((kept = static_accept(wk, &v, len))) {
+		kept->node = charge_node(wk, to);
 	}
 	return true;
 }
 
-struct static_view *static_accept(struct hr_scan *s, const struct static_view *v, uint64_t len)
+struct static_view *static_accept(struct walker *wk, const struct static_view *v, uint64_t len)
 {
-	struct statics *st = &s->statics;
+	const struct scan_ctx *ctx = wk->ctx;
+	const struct region *seg = &wk->res->segs[v->seg];
+	struct statics *st = &wk->res->statics;
 	uint64_t word;
 	struct static_view *kept;
 
-	if (!region_has_ptrs(&st->segs[v->seg], v->addr, len ? len : s->ps))
+	if (!region_has_ptrs(seg, v->addr, len ? len : ctx->ps))
 		return NULL;
-	word = scan_words(s, v->addr - st->segs[v->seg].addr);
+	word = scan_words(ctx, v->addr - seg->addr);
 	if (hr_bit_get(st->started[v->seg], word))
 		return NULL;
 	hr_bit_set(st->started[v->seg], word);
 	kept = hr_array_push((void **)&st->views, &st->n, &st->cap, sizeof(*kept));
 	if (!kept) {
-		s->status = HR_ENOMEM;
+		wk->status = HR_ENOMEM;
 		return NULL;
 	}
 	*kept = *v;
-	s->sum.static_objects++;
+	wk->res->sum.static_objects++;
 	return kept;
 }
 
-static bool follow_charged(struct hr_scan *s, uint64_t value, uint32_t type, uint32_t count,
+static bool follow_charged(struct walker *wk, uint64_t value, uint32_t type, uint32_t count,
 			   uint8_t mode, uint8_t elem_name, uint32_t aux, bool typed,
 			   const struct charge_to *to)
 {
+	const struct scan_ctx *ctx = wk->ctx;
 	uint64_t start, size;
-	int64_t i = hr_dump_object_span_at(s->dump, value, &start, &size);
+	int64_t i = hr_dump_object_span_at(ctx->dump, value, &start, &size);
 	uint32_t node;
 	struct work w;
 	bool pointer_free;
 
 	if (i < 0)
-		return follow_static(s, value, type, count, mode, elem_name, aux, to);
-	if (s->keep_root_edges && s->holder == HR_SCAN_BY_ROOT) /* a root's word: its edge */
-		scan_root_edge(s, frame_node(s, 0), (uint32_t)i);
-	if (scan_visited(s, (uint32_t)i))
+		return follow_static(wk, value, type, count, mode, elem_name, aux, to);
+	/* a root's word: its edge (a worker walks heap objects only: its holder is one) */
+	if (ctx->keep_root_edges && wk->holder == HR_SCAN_BY_ROOT && !wk->log)
+		scan_root_edge(wk, frame_node(wk, 0), (uint32_t)i);
+	if (scan_visited(wk, (uint32_t)i))
 		return true;
 	if (!type && !typed && mode != M_CLOSURE)
 		return false;
-	node = charge_node(s, to);
-	if (s->status)
+	node = charge_node(wk, to);
+	if (wk->status)
 		return true;
 	if (value - start > UINT32_MAX) /* a view deep inside a > 4 GiB object: pass 2 */
 		type = 0, mode = M_VALUE, count = 0;
 	w = (struct work){ .obj = (uint32_t)i, .node = node, .type = type, .aux = aux,
 			   .offset = (uint32_t)(value - start), .count = count, .mode = mode,
-			   .elem_name = elem_name, .goroutine = s->cur_goroutine };
-	pointer_free = hr_dump_span_pointer_free(s->dump, start, size);
-	if (s->log) { /* a worker: whether it is the first to reach it is known in order only */
-		pass1_log_claim(s, &w, size, pointer_free);
+			   .elem_name = elem_name, .goroutine = wk->cur_goroutine };
+	pointer_free = hr_dump_span_pointer_free(ctx->dump, start, size);
+	if (wk->log) { /* a worker: whether it is the first to reach it is known in order only */
+		pass1_log_claim(wk, &w, size, pointer_free);
 		return true;
 	}
-	scan_claim(s, w.obj, size, w.node, true);
-	scan_queue_view(s, &w, pointer_free);
+	scan_claim(wk, w.obj, size, w.node, true);
+	scan_queue_view(wk, &w, pointer_free);
 	return true;
 }
 
-void scan_queue_view(struct hr_scan *s, const struct work *w, bool pointer_free)
+void scan_queue_view(struct walker *wk, const struct work *w, bool pointer_free)
 {
-	if (s->obj_type && w->type && w->type < OBJ_TYPE_ARRAY)
-		s->obj_type[w->obj] = w->type | (w->count ? OBJ_TYPE_ARRAY : 0);
+	if (wk->res->obj_type && w->type && w->type < OBJ_TYPE_ARRAY)
+		wk->res->obj_type[w->obj] = w->type | (w->count ? OBJ_TYPE_ARRAY : 0);
 	/* strings, []byte, structs of numbers: most objects of many heaps; queued, each
 	 * would cost a queue item, its prefetches and a copy of its bits, to do nothing */
-	if (!pointer_free && scan_enqueue(s, w))
-		s->status = HR_ENOMEM;
+	if (!pointer_free && scan_enqueue(wk, w))
+		wk->status = HR_ENOMEM;
 }
 
-bool follow_value(struct hr_scan *s, uint64_t value, uint32_t type, uint32_t count,
+bool follow_value(struct walker *wk, uint64_t value, uint32_t type, uint32_t count,
 		  uint8_t mode, uint8_t elem_name, uint32_t aux, bool typed, uint32_t frame)
 {
-	return follow_charged(s, value, type, count, mode, elem_name, aux, typed,
+	return follow_charged(wk, value, type, count, mode, elem_name, aux, typed,
 			      &(struct charge_to){ .frame = frame, .name = N_SAME });
 }
 
 /* follow_word() charging to a frame-less value's node (see struct charge_to). */
-static void follow_word_to(struct hr_scan *s, uint64_t addr, uint32_t type, uint64_t count,
+static void follow_word_to(struct walker *wk, uint64_t addr, uint32_t type, uint64_t count,
 			   uint8_t mode, uint8_t elem_name, uint32_t aux, bool typed,
 			   const struct charge_to *to)
 {
-	struct region *r = s->region;
+	const struct scan_ctx *ctx = wk->ctx;
+	struct region *r = wk->region;
 	uint64_t w;
 
-	if (addr < r->addr || (addr - r->addr) & (s->ps - 1) || addr - r->addr >= r->len)
+	if (addr < r->addr || (addr - r->addr) & (ctx->ps - 1) || addr - r->addr >= r->len)
 		return;
-	w = scan_words(s, addr - r->addr);
+	w = scan_words(ctx, addr - r->addr);
 	if (w >= r->nwords || !hr_bit_get(r->bits, w))
 		return;
 	if (count >= COUNT_FILL)
 		count = COUNT_FILL;
-	if (follow_charged(s, region_word(s, r, addr), type, (uint32_t)count, mode, elem_name, aux,
-			   typed, to))
+	if (follow_charged(wk, region_word(ctx, r, addr), type, (uint32_t)count, mode,
+			   elem_name, aux, typed, to))
 		hr_bit_clear(r->bits, w);
 }
 
 /* Follows the pointer word at addr of r if the bitmap still has it; ticks it if settled. */
-void follow_word(struct hr_scan *s, uint64_t addr, uint32_t type, uint64_t count,
+void follow_word(struct walker *wk, uint64_t addr, uint32_t type, uint64_t count,
 		 uint8_t mode, uint8_t elem_name, uint32_t aux, bool typed, uint32_t frame)
 {
-	follow_word_to(s, addr, type, count, mode, elem_name, aux, typed,
+	follow_word_to(wk, addr, type, count, mode, elem_name, aux, typed,
 		       &(struct charge_to){ .frame = frame, .name = N_SAME });
 }
 
 /* --- the walk ----------------------------------------------------------------------- */
 
 /* A new frame on top of the stack, its fields unset; NULL (status set) when out of memory. */
-static struct vframe *new_frame(struct hr_scan *s)
+static struct vframe *new_frame(struct walker *wk)
 {
-	if (s->nframes == s->frames_cap) {
-		size_t cap = s->frames_cap;
+	if (wk->nframes == wk->frames_cap) {
+		size_t cap = wk->frames_cap;
 
-		if (hr_array_reserve((void **)&s->frames, &cap, s->nframes + 1, sizeof(*s->frames)) ||
-		    hr_array_reserve((void **)&s->path, &s->frames_cap, cap, sizeof(*s->path))) {
-			s->status = HR_ENOMEM;
+		if (hr_array_reserve((void **)&wk->frames, &cap, wk->nframes + 1, sizeof(*wk->frames)) ||
+		    hr_array_reserve((void **)&wk->path, &wk->frames_cap, cap, sizeof(*wk->path))) {
+			wk->status = HR_ENOMEM;
 			return NULL;
 		}
 	}
-	return &s->frames[s->nframes++];
+	return &wk->frames[wk->nframes++];
 }
 
-static int push_frame(struct hr_scan *s, const struct vframe *f)
+static int push_frame(struct walker *wk, const struct vframe *f)
 {
-	struct vframe *top = new_frame(s);
+	struct vframe *top = new_frame(wk);
 
 	if (!top)
-		return s->status;
+		return wk->status;
 	*top = *f;
 	return HR_OK;
 }
@@ -395,11 +435,11 @@ static int push_frame(struct hr_scan *s, const struct vframe *f)
  * Fills a new frame field by field. (Copying a struct built on the stack field by field
  * costs a store-forwarding stall per 16 bytes read back: this is the walk's busiest store.)
  */
-static struct vframe *push_value(struct hr_scan *s, uint64_t addr, uint64_t count, uint32_t type,
+static struct vframe *push_value(struct walker *wk, uint64_t addr, uint64_t count, uint32_t type,
 				 uint32_t aux, uint32_t parent, uint32_t node, uint8_t name,
 				 uint8_t mode, uint8_t elem_name)
 {
-	struct vframe *f = new_frame(s);
+	struct vframe *f = new_frame(wk);
 
 	if (!f)
 		return NULL;
@@ -421,26 +461,26 @@ static struct vframe *push_value(struct hr_scan *s, uint64_t addr, uint64_t coun
 	return f;
 }
 
-bool follow_root_value(struct hr_scan *s, uint64_t value, uint32_t type, uint8_t mode)
+bool follow_root_value(struct walker *wk, uint64_t value, uint32_t type, uint8_t mode)
 {
 	bool settled = true;
 
-	s->nframes = 0;
-	if (!push_frame(s, &(struct vframe){ .parent = NO_FRAME, .node = HR_CHAINS_NONE,
+	wk->nframes = 0;
+	if (!push_frame(wk, &(struct vframe){ .parent = NO_FRAME, .node = HR_CHAINS_NONE,
 					     .name = N_ROOT }))
-		settled = follow_value(s, value, type, 0, mode, N_SAME, 0, true, 0);
-	s->nframes = 0;
+		settled = follow_value(wk, value, type, 0, mode, N_SAME, 0, true, 0);
+	wk->nframes = 0;
 	return settled;
 }
 
 /* Pushes a frame for a value inside frame parent; returns it, or NULL (out of memory). */
-struct vframe *push_child(struct hr_scan *s, uint32_t parent, uint64_t addr, uint32_t type,
+struct vframe *push_child(struct walker *wk, uint32_t parent, uint64_t addr, uint32_t type,
 			  uint8_t mode, uint8_t name, uint64_t a, uint32_t name_type,
 			  uint32_t aux)
 {
 	/* a child named as its parent has the parent's node, as soon as that exists */
-	uint32_t node = name == N_SAME ? s->frames[parent].node : HR_CHAINS_NONE;
-	struct vframe *f = push_value(s, addr, 0, type, aux, parent, node, name, mode, 0);
+	uint32_t node = name == N_SAME ? wk->frames[parent].node : HR_CHAINS_NONE;
+	struct vframe *f = push_value(wk, addr, 0, type, aux, parent, node, name, mode, 0);
 
 	if (f) {
 		f->a = (uint32_t)a;
@@ -461,9 +501,9 @@ static uint8_t child_mode(const struct vframe *f)
 }
 
 /* The key or element type of the map type a map-storage frame carries in aux. */
-static uint32_t map_part(const struct hr_scan *s, uint32_t map_type, bool key)
+static uint32_t map_part(const struct scan_ctx *ctx, uint32_t map_type, bool key)
 {
-	const struct hr_type *t = hr_binary_type(s->bin, map_type);
+	const struct hr_type *t = hr_binary_type(ctx->bin, map_type);
 
 	return key ? t->key : t->elem;
 }
@@ -472,98 +512,106 @@ static uint32_t map_part(const struct hr_scan *s, uint32_t map_type, bool key)
  * Whether a map's values are a Go <= 1.23 sync.Map's *entry: its storage, the values
  * behind them named $mapval (sync_layouts.c).
  */
-static bool map_values_are_sync(const struct hr_scan *s, uint32_t map_type)
+static bool map_values_are_sync(const struct scan_ctx *ctx, uint32_t map_type)
 {
-	return scan_type_layout(s, map_part(s, map_type, false)) == SL_ENTRY_REF;
+	return scan_type_layout(ctx, map_part(ctx, map_type, false)) == SL_ENTRY_REF;
 }
 
 /* A bucket map's header hash<K,V>, or a swiss map's map<K,V>. */
-static void walk_map_header(struct hr_scan *s, uint32_t i)
+static void walk_map_header(struct walker *wk, uint32_t i)
 {
-	struct vframe f = s->frames[i];
+	const struct scan_ctx *ctx = wk->ctx;
+	struct vframe f = wk->frames[i];
 	const struct hr_member *m;
 
-	if ((m = layout_member(s->bin, f.type, "buckets"))) {
-		uint32_t bucket = layout_pointee(s->bin, m->type);
-		const struct hr_member *extra = layout_member(s->bin, f.type, "extra");
+	if ((m = layout_member(ctx->bin, f.type, "buckets"))) {
+		uint32_t bucket = layout_pointee(ctx->bin, m->type);
+		const struct hr_member *extra = layout_member(ctx->bin, f.type, "extra");
 
-		follow_word(s, f.addr + m->offset, bucket, COUNT_FILL, M_MAP_STORAGE, N_SAME,
+		follow_word(wk, f.addr + m->offset, bucket, COUNT_FILL, M_MAP_STORAGE, N_SAME,
 			    f.aux, true, i);
-		if ((m = layout_member(s->bin, f.type, "oldbuckets")))
-			follow_word(s, f.addr + m->offset, bucket, COUNT_FILL, M_MAP_STORAGE,
+		if ((m = layout_member(ctx->bin, f.type, "oldbuckets")))
+			follow_word(wk, f.addr + m->offset, bucket, COUNT_FILL, M_MAP_STORAGE,
 				    N_SAME, f.aux, true, i);
 		if (extra)
-			follow_word(s, f.addr + extra->offset, layout_pointee(s->bin, extra->type), 0,
+			follow_word(wk, f.addr + extra->offset, layout_pointee(ctx->bin, extra->type), 0,
 				    M_INTERNAL, N_SAME, f.aux, true, i);
-	} else if ((m = layout_member(s->bin, f.type, "dirPtr"))) {
-		const struct hr_member *len = layout_member(s->bin, f.type, "dirLen");
-		uint32_t table_ptr = layout_pointee(s->bin, m->type);
-		uint32_t table = layout_pointee(s->bin, table_ptr);
-		const struct hr_member *groups = layout_member(s->bin, table, "groups");
+	} else if ((m = layout_member(ctx->bin, f.type, "dirPtr"))) {
+		const struct hr_member *len = layout_member(ctx->bin, f.type, "dirLen");
+		uint32_t table_ptr = layout_pointee(ctx->bin, m->type);
+		uint32_t table = layout_pointee(ctx->bin, table_ptr);
+		const struct hr_member *groups = layout_member(ctx->bin, table, "groups");
 		const struct hr_member *data =
-			groups ? layout_member(s->bin, groups->type, "data") : NULL;
-		uint64_t dir_len = len ? region_word(s, s->region, f.addr + len->offset) : 0;
+			groups ? layout_member(ctx->bin, groups->type, "data") : NULL;
+		uint64_t dir_len = len ? region_word(ctx, wk->region, f.addr + len->offset) : 0;
 
 		if (dir_len == 0 && data) /* a small map: dirPtr is its one group */
-			follow_word(s, f.addr + m->offset, layout_pointee(s->bin, data->type), 0,
+			follow_word(wk, f.addr + m->offset, layout_pointee(ctx->bin, data->type), 0,
 				    M_MAP_STORAGE, N_SAME, f.aux, true, i);
 		else if (dir_len)
-			follow_word(s, f.addr + m->offset, table_ptr, dir_len, M_MAP_DIR, N_SAME,
+			follow_word(wk, f.addr + m->offset, table_ptr, dir_len, M_MAP_DIR, N_SAME,
 				    f.aux, true, i);
 	}
 }
 
 /* A swiss table<K,V>: its groups, lengthMask + 1 of them (all the object holds). */
-static void walk_map_table(struct hr_scan *s, uint32_t i)
+static void walk_map_table(struct walker *wk, uint32_t i)
 {
-	struct vframe f = s->frames[i];
-	const struct hr_member *groups = layout_member(s->bin, f.type, "groups");
-	const struct hr_member *data = groups ? layout_member(s->bin, groups->type, "data") : NULL;
+	const struct scan_ctx *ctx = wk->ctx;
+	struct vframe f = wk->frames[i];
+	const struct hr_member *groups = layout_member(ctx->bin, f.type, "groups");
+	const struct hr_member *data = groups ? layout_member(ctx->bin, groups->type, "data") : NULL;
 
 	if (data)
-		follow_word(s, f.addr + groups->offset + data->offset,
-			    layout_pointee(s->bin, data->type), COUNT_FILL, M_MAP_STORAGE, N_SAME,
+		follow_word(wk, f.addr + groups->offset + data->offset,
+			    layout_pointee(ctx->bin, data->type), COUNT_FILL, M_MAP_STORAGE, N_SAME,
 			    f.aux, true, i);
 }
 
 /* An hchan<T>: its buffer as [dataqsiz]T, elements named by slot; the rest is internal. */
-static void walk_chan(struct hr_scan *s, uint32_t i)
+static void walk_chan(struct walker *wk, uint32_t i)
 {
-	struct vframe f = s->frames[i];
-	const struct hr_member *buf = layout_member(s->bin, f.type, "buf");
-	const struct hr_member *size = layout_member(s->bin, f.type, "dataqsiz");
-	uint64_t n = size ? region_word(s, s->region, f.addr + size->offset) : 0;
+	const struct scan_ctx *ctx = wk->ctx;
+	struct vframe f = wk->frames[i];
+	const struct hr_member *buf = layout_member(ctx->bin, f.type, "buf");
+	const struct hr_member *size = layout_member(ctx->bin, f.type, "dataqsiz");
+	uint64_t n = size ? region_word(ctx, wk->region, f.addr + size->offset) : 0;
 
 	if (buf && n)
-		follow_word(s, f.addr + buf->offset, hr_binary_type(s->bin, f.aux)->elem, n,
+		follow_word(wk, f.addr + buf->offset, hr_binary_type(ctx->bin, f.aux)->elem, n,
 			    M_VALUE, N_INDEX, 0, true, i);
-	s->frames[i].mode = M_INTERNAL;
+	wk->frames[i].mode = M_INTERNAL;
 }
 
-/* A closure: captured variables at the offsets DWARF gives (Go >= 1.23). */
-static void walk_closure(struct hr_scan *s, uint32_t i)
+/*
+ * A closure: captured variables at the offsets DWARF gives (Go >= 1.23). A function whose
+ * variables cannot be read (DWARF heapref does not read) leaves its closures' words to
+ * pass 2; running out of memory fails the walk (the names would change silently).
+ */
+static void walk_closure(struct walker *wk, uint32_t i)
 {
-	struct vframe f = s->frames[i];
-	int64_t fn = hr_binary_func_at(s->bin, region_word(s, s->region, f.addr));
-	struct hr_error ignored = { 0 };
-	struct hr_frame_vars *fv = &s->closure_fv;
+	const struct scan_ctx *ctx = wk->ctx;
+	struct vframe f = wk->frames[i];
+	int64_t fn = hr_binary_func_at(ctx->bin, region_word(ctx, wk->region, f.addr));
+	struct hr_error err = { 0 };
+	struct hr_frame_vars *fv = &wk->closure_fv;
 	int rc;
 
-	s->frames[i].mode = M_DONE;
+	wk->frames[i].mode = M_DONE;
 	if (fn < 0)
 		return;
-	scan_lock_binary(s);
-	rc = hr_binary_func_vars(s->bin, (size_t)fn, hr_binary_func(s->bin, (size_t)fn)->low_pc,
-				 fv, &ignored);
-	scan_unlock_binary(s);
-	if (rc)
+	scan_lock_binary(wk);
+	rc = hr_binary_func_vars(ctx->bin, (size_t)fn, hr_binary_func(ctx->bin, (size_t)fn)->low_pc,
+				 fv, &err);
+	scan_unlock_binary(wk);
+	if (walker_fail_on_nomem(wk, rc))
 		return;
 	for (size_t k = fv->count; k-- > 0;) {
 		const struct hr_var *v = &fv->vars[k];
 
 		if (!v->has_closure_offset)
 			continue;
-		push_frame(s, &(struct vframe){ .addr = f.addr + v->closure_offset, .type = v->type,
+		push_frame(wk, &(struct vframe){ .addr = f.addr + v->closure_offset, .type = v->type,
 						.str = v->name, .parent = i,
 						.node = HR_CHAINS_NONE, .name_type = v->type,
 						.name = N_VAR, .mode = M_VALUE });
@@ -571,42 +619,44 @@ static void walk_closure(struct hr_scan *s, uint32_t i)
 }
 
 /* An interface: its dynamic type names it; the data word is that value or points to it. */
-void walk_iface(struct hr_scan *s, uint32_t i)
+void walk_iface(struct walker *wk, uint32_t i)
 {
-	struct vframe *f = &s->frames[i];
-	uint32_t dyn = layout_iface_dynamic(s, s->region, f->addr, f->type);
+	const struct scan_ctx *ctx = wk->ctx;
+	struct vframe *f = &wk->frames[i];
+	uint32_t dyn = layout_iface_dynamic(wk, wk->region, f->addr, f->type);
 	uint8_t mode = child_mode(f);
 
 	/* the type word leads nowhere in the heap, save for types made by reflect */
-	follow_word(s, f->addr, 0, 0, M_VALUE, N_SAME, 0, false, i);
+	follow_word(wk, f->addr, 0, 0, M_VALUE, N_SAME, 0, false, i);
 	if (!dyn)
 		return;
 	if (f->name != N_SAME && f->name != N_ROOT)
 		f->name_type = dyn;
 	f->mode = M_DONE;
-	if (layout_direct_iface(s->bin, dyn, s->ps, s->sum.go_minor))
-		push_child(s, i, f->addr + s->ps, dyn, mode, N_SAME, 0, 0, 0);
+	if (layout_direct_iface(ctx->bin, dyn, ctx->ps, ctx->go_minor))
+		push_child(wk, i, f->addr + ctx->ps, dyn, mode, N_SAME, 0, 0, 0);
 	else
-		follow_word(s, f->addr + s->ps, dyn, 0, mode, N_SAME, 0, true, i);
+		follow_word(wk, f->addr + ctx->ps, dyn, 0, mode, N_SAME, 0, true, i);
 }
 
-static void walk_unsafe_pointer(struct hr_scan *s, uint32_t i)
+static void walk_unsafe_pointer(struct walker *wk, uint32_t i)
 {
-	struct vframe f = s->frames[i];
-	uint32_t type = layout_header_type(s, region_word(s, s->region, f.addr));
+	const struct scan_ctx *ctx = wk->ctx;
+	struct vframe f = wk->frames[i];
+	uint32_t type = layout_header_type(ctx, region_word(ctx, wk->region, f.addr));
 
 	if (type) { /* typed by its malloc header; else left to pass 2 */
-		s->sum.header_typed++;
-		follow_word(s, f.addr, type, 0, child_mode(&f), N_SAME, 0, true, i);
+		wk->counts.header_typed++;
+		follow_word(wk, f.addr, type, 0, child_mode(&f), N_SAME, 0, true, i);
 	}
 }
 
-static uint64_t elem_size(const struct hr_scan *s, uint32_t type)
+static uint64_t elem_size(const struct scan_ctx *ctx, uint32_t type)
 {
-	return scan_resolved_type(s, type)->size;
+	return scan_resolved_type(ctx, type)->size;
 }
 
-static bool walk_leaf(struct hr_scan *s, uint32_t parent, uint64_t addr, uint32_t type,
+static bool walk_leaf(struct walker *wk, uint32_t parent, uint64_t addr, uint32_t type,
 		      uint8_t mode, uint8_t name, uint64_t a, uint32_t name_type);
 
 /*
@@ -614,17 +664,18 @@ static bool walk_leaf(struct hr_scan *s, uint32_t parent, uint64_t addr, uint32_
  * go, without the frame staying on the stack as a cursor: walk_leaf() does what each
  * member's push_known() would do, and checks its word's bit.
  */
-static void walk_flat_struct(struct hr_scan *s, uint32_t i, uint32_t id)
+static void walk_flat_struct(struct walker *wk, uint32_t i, uint32_t id)
 {
-	const struct hr_type *t = scan_resolved_type(s, id);
-	uint64_t addr = s->frames[i].addr;
+	const struct scan_ctx *ctx = wk->ctx;
+	const struct hr_type *t = scan_resolved_type(ctx, id);
+	uint64_t addr = wk->frames[i].addr;
 
-	for (uint32_t k = 0; k < t->member_count && !s->status; k++) {
+	for (uint32_t k = 0; k < t->member_count && !wk->status; k++) {
 		uint32_t index = t->first_member + k;
-		const struct hr_member *m = hr_binary_member(s->bin, index);
+		const struct hr_member *m = hr_binary_member(ctx->bin, index);
 
-		if (!scan_type_inert(s, m->type))
-			walk_leaf(s, i, addr + m->offset, m->type, M_VALUE, N_FIELD, index, m->type);
+		if (!scan_type_inert(ctx, m->type))
+			walk_leaf(wk, i, addr + m->offset, m->type, M_VALUE, N_FIELD, index, m->type);
 	}
 }
 
@@ -632,94 +683,95 @@ static void walk_flat_struct(struct hr_scan *s, uint32_t i, uint32_t id)
  * Starts frame i. Returns true when it stays on the stack as a cursor (a struct, an
  * array, or a frame whose children it pushed), false when it is done.
  */
-static bool start_frame(struct hr_scan *s, uint32_t i)
+static bool start_frame(struct walker *wk, uint32_t i)
 {
-	struct vframe *f = &s->frames[i];
-	uint32_t id = scan_resolve(s, f->type);
-	const struct hr_type *t = scan_resolved_type(s, f->type);
+	const struct scan_ctx *ctx = wk->ctx;
+	struct vframe *f = &wk->frames[i];
+	uint32_t id = scan_resolve(ctx, f->type);
+	const struct hr_type *t = scan_resolved_type(ctx, f->type);
 	uint8_t mode = child_mode(f);
 
 	if (f->count) {
-		uint64_t es = elem_size(s, f->type), room;
+		uint64_t es = elem_size(ctx, f->type), room;
 
-		if (!es || f->addr < s->region->addr ||
-		    f->addr - s->region->addr >= s->region->len)
+		if (!es || f->addr < wk->region->addr ||
+		    f->addr - wk->region->addr >= wk->region->len)
 			return false;
-		room = (s->region->len - (f->addr - s->region->addr)) / es;
+		room = (wk->region->len - (f->addr - wk->region->addr)) / es;
 		if (f->count > room)
 			f->count = room;
-		return f->count && region_has_ptrs(s->region, f->addr, f->count * es);
+		return f->count && region_has_ptrs(wk->region, f->addr, f->count * es);
 	}
 	if (f->mode == M_CLOSURE) {
-		walk_closure(s, i);
+		walk_closure(wk, i);
 		return true;
 	}
-	if (scan_type_layout(s, f->type)) {
-		enum sync_start next = sync_start_frame(s, i);
+	if (scan_type_layout(ctx, f->type)) {
+		enum sync_start next = sync_start_frame(wk, i);
 
 		if (next != SYNC_GO_ON)
 			return next == SYNC_KEEP;
-		f = &s->frames[i];
-		id = scan_resolve(s, f->type);
-		t = scan_resolved_type(s, f->type);
+		f = &wk->frames[i];
+		id = scan_resolve(ctx, f->type);
+		t = scan_resolved_type(ctx, f->type);
 		mode = child_mode(f);
 	}
-	if (!f->has_ptrs && !region_has_ptrs(s->region, f->addr, t->size ? t->size : s->ps))
+	if (!f->has_ptrs && !region_has_ptrs(wk->region, f->addr, t->size ? t->size : ctx->ps))
 		return false;
 	switch (f->mode) {
 	case M_MAP:
-		walk_map_header(s, i);
+		walk_map_header(wk, i);
 		return false;
 	case M_MAP_TABLE:
-		walk_map_table(s, i);
+		walk_map_table(wk, i);
 		return false;
 	case M_MAP_DIR:
-		follow_word(s, f->addr, layout_pointee(s->bin, f->type), 0, M_MAP_TABLE, N_SAME,
+		follow_word(wk, f->addr, layout_pointee(ctx->bin, f->type), 0, M_MAP_TABLE, N_SAME,
 			    f->aux, true, i);
 		return false;
 	case M_CHAN:
-		walk_chan(s, i);
-		f = &s->frames[i];
+		walk_chan(wk, i);
+		f = &wk->frames[i];
 		break;
 	default:
 		break;
 	}
 	switch (t->kind) {
 	case HR_KIND_PTR:
-		follow_word(s, f->addr, t->target, 0, mode, N_SAME, 0, t->target != 0, i);
+		follow_word(wk, f->addr, t->target, 0, mode, N_SAME, 0, t->target != 0, i);
 		return false;
 	case HR_KIND_UNSAFE_POINTER:
-		walk_unsafe_pointer(s, i);
+		walk_unsafe_pointer(wk, i);
 		return false;
 	case HR_KIND_STRING:
-		follow_word(s, f->addr, 0, 0, M_VALUE, N_SAME, 0, true, i);
+		follow_word(wk, f->addr, 0, 0, M_VALUE, N_SAME, 0, true, i);
 		return false;
 	case HR_KIND_SLICE: {
-		uint64_t cap = region_word(s, s->region, f->addr + 2 * s->ps);
+		uint64_t cap = region_word(ctx, wk->region, f->addr + 2 * ctx->ps);
 
-		follow_word(s, f->addr, cap ? t->elem : 0, cap, mode,
+		follow_word(wk, f->addr, cap ? t->elem : 0, cap, mode,
 			    storage_mode(mode) ? N_SAME : N_INDEX, 0, true, i);
 		return false;
 	}
 	case HR_KIND_INTERFACE:
-		walk_iface(s, i);
-		return s->frames[i].mode == M_DONE;
+		walk_iface(wk, i);
+		return wk->frames[i].mode == M_DONE;
 	case HR_KIND_MAP:
-		follow_word(s, f->addr, layout_pointee(s->bin, t->target), 0, M_MAP, N_SAME, id,
+		follow_word(wk, f->addr, layout_pointee(ctx->bin, t->target), 0, M_MAP, N_SAME, id,
 			    true, i);
 		return false;
 	case HR_KIND_CHAN:
-		follow_word(s, f->addr, layout_pointee(s->bin, t->target), 0, M_CHAN, N_SAME, id,
+		follow_word(wk, f->addr, layout_pointee(ctx->bin, t->target), 0, M_CHAN, N_SAME, id,
 			    true, i);
 		return false;
 	case HR_KIND_FUNC:
-		follow_word(s, f->addr, 0, 0, M_CLOSURE, N_SAME, 0, true, i);
+		follow_word(wk, f->addr, 0, 0, M_CLOSURE, N_SAME, 0, true, i);
 		return false;
 	default:
 		break;
 	}
-	if (f->mode == M_VALUE && scan_type_flat(s, id)) { /* (flat types are structs) */
-		walk_flat_struct(s, i, id);
+	if (f->mode == M_VALUE && scan_type_flat(ctx, id)) { /* (flat types are structs) */
+		walk_flat_struct(wk, i, id);
 		return false;
 	}
 	if (t->shape == HR_SHAPE_STRUCT) {
@@ -733,7 +785,7 @@ static bool start_frame(struct hr_scan *s, uint32_t i)
 			     : f->mode == M_MAP_VALS ? N_MAPVAL
 			     : f->mode == M_MAP_SLOTS || storage_mode(f->mode) ? N_SAME : N_INDEX;
 		f->mode = f->mode == M_MAP_SLOTS ? M_MAP_SLOT : mode;
-		if (f->elem_name == N_MAPVAL && map_values_are_sync(s, f->aux)) {
+		if (f->elem_name == N_MAPVAL && map_values_are_sync(ctx, f->aux)) {
 			f->elem_name = N_SAME;
 			f->mode = M_SYNC;
 		}
@@ -752,10 +804,11 @@ static bool start_frame(struct hr_scan *s, uint32_t i)
  * one. Most values the walk meets are such. False for other kinds and modes: the caller
  * pushes a frame.
  */
-static bool walk_leaf(struct hr_scan *s, uint32_t parent, uint64_t addr, uint32_t type,
+static bool walk_leaf(struct walker *wk, uint32_t parent, uint64_t addr, uint32_t type,
 		      uint8_t mode, uint8_t name, uint64_t a, uint32_t name_type)
 {
-	const struct hr_type *t = scan_resolved_type(s, type);
+	const struct scan_ctx *ctx = wk->ctx;
+	const struct hr_type *t = scan_resolved_type(ctx, type);
 	const struct charge_to to = { parent, name, (uint32_t)a, name_type };
 	uint64_t cap;
 
@@ -763,26 +816,26 @@ static bool walk_leaf(struct hr_scan *s, uint32_t parent, uint64_t addr, uint32_
 		return false;
 	switch (t->kind) {
 	case HR_KIND_PTR:
-		follow_word_to(s, addr, t->target, 0, mode, N_SAME, 0, t->target != 0, &to);
+		follow_word_to(wk, addr, t->target, 0, mode, N_SAME, 0, t->target != 0, &to);
 		return true;
 	case HR_KIND_STRING:
-		follow_word_to(s, addr, 0, 0, M_VALUE, N_SAME, 0, true, &to);
+		follow_word_to(wk, addr, 0, 0, M_VALUE, N_SAME, 0, true, &to);
 		return true;
 	case HR_KIND_SLICE:
-		cap = region_word(s, s->region, addr + 2 * s->ps);
-		follow_word_to(s, addr, cap ? t->elem : 0, cap, mode,
+		cap = region_word(ctx, wk->region, addr + 2 * ctx->ps);
+		follow_word_to(wk, addr, cap ? t->elem : 0, cap, mode,
 			       mode == M_INTERNAL ? N_SAME : N_INDEX, 0, true, &to);
 		return true;
 	case HR_KIND_MAP:
-		follow_word_to(s, addr, layout_pointee(s->bin, t->target), 0, M_MAP, N_SAME,
-			       scan_resolve(s, type), true, &to);
+		follow_word_to(wk, addr, layout_pointee(ctx->bin, t->target), 0, M_MAP, N_SAME,
+			       scan_resolve(ctx, type), true, &to);
 		return true;
 	case HR_KIND_CHAN:
-		follow_word_to(s, addr, layout_pointee(s->bin, t->target), 0, M_CHAN, N_SAME,
-			       scan_resolve(s, type), true, &to);
+		follow_word_to(wk, addr, layout_pointee(ctx->bin, t->target), 0, M_CHAN, N_SAME,
+			       scan_resolve(ctx, type), true, &to);
 		return true;
 	case HR_KIND_FUNC:
-		follow_word_to(s, addr, 0, 0, M_CLOSURE, N_SAME, 0, true, &to);
+		follow_word_to(wk, addr, 0, 0, M_CLOSURE, N_SAME, 0, true, &to);
 		return true;
 	default:
 		return false;
@@ -793,14 +846,14 @@ static bool walk_leaf(struct hr_scan *s, uint32_t parent, uint64_t addr, uint32_
  * A child of frame parent that holds a pointer word: walked at once by walk_leaf(), or
  * pushed, marked as holding one.
  */
-void push_known(struct hr_scan *s, uint32_t parent, uint64_t addr, uint32_t type,
+void push_known(struct walker *wk, uint32_t parent, uint64_t addr, uint32_t type,
 		uint8_t mode, uint8_t name, uint64_t a, uint32_t name_type, uint32_t aux)
 {
 	struct vframe *child;
 
-	if (walk_leaf(s, parent, addr, type, mode, name, a, name_type))
+	if (walk_leaf(wk, parent, addr, type, mode, name, a, name_type))
 		return;
-	child = push_child(s, parent, addr, type, mode, name, a, name_type, aux);
+	child = push_child(wk, parent, addr, type, mode, name, a, name_type, aux);
 	if (child)
 		child->has_ptrs = 1;
 }
@@ -808,22 +861,23 @@ void push_known(struct hr_scan *s, uint32_t parent, uint64_t addr, uint32_t type
 #define ELEMENTS_AHEAD 512 /* bytes */
 
 /* Pushes the next element of run i that still holds pointer words; false when none. */
-static bool next_element(struct hr_scan *s, uint32_t i)
+static bool next_element(struct walker *wk, uint32_t i)
 {
-	struct vframe *f = &s->frames[i];
-	struct region *r = s->region;
-	uint64_t es = elem_size(s, f->type), from, to, w, at, k, name_type = f->type;
+	const struct scan_ctx *ctx = wk->ctx;
+	struct vframe *f = &wk->frames[i];
+	struct region *r = wk->region;
+	uint64_t es = elem_size(ctx, f->type), from, to, w, at, k, name_type = f->type;
 
 	if (f->next >= f->count)
 		return false;
-	from = scan_words(s, f->addr + f->next * es - r->addr);
-	to = scan_words(s, f->addr + f->count * es - r->addr + s->ps - 1);
+	from = scan_words(ctx, f->addr + f->next * es - r->addr);
+	to = scan_words(ctx, f->addr + f->count * es - r->addr + ctx->ps - 1);
 	if (to > r->nwords)
 		to = r->nwords;
 	w = hr_bit_next(r->bits, from, to);
 	if (w >= to)
 		return false;
-	at = r->addr + w * s->ps;
+	at = r->addr + w * ctx->ps;
 	k = at <= f->addr ? 0 : (at - f->addr) / es;
 	if (k < f->next) /* the word straddles into the previous element */
 		k = f->next;
@@ -835,30 +889,32 @@ static bool next_element(struct hr_scan *s, uint32_t i)
 	if (at - r->addr + ELEMENTS_AHEAD < r->len)
 		__builtin_prefetch(r->data + (at - r->addr) + ELEMENTS_AHEAD);
 	if ((f->elem_name == N_MAPKEY || f->elem_name == N_MAPVAL) && f->aux)
-		name_type = map_part(s, f->aux, f->elem_name == N_MAPKEY);
+		name_type = map_part(ctx, f->aux, f->elem_name == N_MAPKEY);
 	if (at >= f->addr + k * es) { /* the word found lies in it */
-		push_known(s, i, f->addr + k * es, f->type, f->mode, f->elem_name, k,
+		push_known(wk, i, f->addr + k * es, f->type, f->mode, f->elem_name, k,
 			   (uint32_t)name_type, f->aux);
 		return true;
 	}
-	push_child(s, i, f->addr + k * es, f->type, f->mode, f->elem_name, k, (uint32_t)name_type,
+	push_child(wk, i, f->addr + k * es, f->type, f->mode, f->elem_name, k, (uint32_t)name_type,
 		   f->aux);
 	return true;
 }
 
 /* Whether member m of the struct at addr has no pointer word: its frame would do nothing. */
-static bool member_is_empty(const struct hr_scan *s, const struct hr_member *m, uint64_t addr)
+static bool member_is_empty(const struct walker *wk, const struct hr_member *m, uint64_t addr)
 {
-	uint64_t size = scan_resolved_type(s, m->type)->size;
+	const struct scan_ctx *ctx = wk->ctx;
+	uint64_t size = scan_resolved_type(ctx, m->type)->size;
 
-	return !region_has_ptrs(s->region, addr + m->offset, size ? size : s->ps);
+	return !region_has_ptrs(wk->region, addr + m->offset, size ? size : ctx->ps);
 }
 
 /* Pushes the next member of struct frame i (or follows it directly); false when done. */
-static bool next_member(struct hr_scan *s, uint32_t i)
+static bool next_member(struct walker *wk, uint32_t i)
 {
-	struct vframe *f = &s->frames[i];
-	const struct hr_type *t = scan_resolved_type(s, f->type);
+	const struct scan_ctx *ctx = wk->ctx;
+	struct vframe *f = &wk->frames[i];
+	const struct hr_type *t = scan_resolved_type(ctx, f->type);
 	const struct hr_member *m;
 	uint32_t type, aux = f->aux, index;
 	uint64_t addr;
@@ -873,93 +929,94 @@ static bool next_member(struct hr_scan *s, uint32_t i)
 		if (f->next >= t->member_count)
 			return false;
 		index = t->first_member + (uint32_t)f->next++;
-		m = hr_binary_member(s->bin, index);
-	} while ((skip_inert && scan_type_inert(s, m->type)) || member_is_empty(s, m, f->addr));
+		m = hr_binary_member(ctx->bin, index);
+	} while ((skip_inert && scan_type_inert(ctx, m->type)) || member_is_empty(wk, m, f->addr));
 	addr = f->addr + m->offset;
 	type = m->type;
-	role = scan_member_role(s, index);
+	role = scan_member_role(ctx, index);
 	/* the member's own type holds a pointer word (member_is_empty()): push_known() */
 	switch (f->mode) {
 	case M_INTERNAL:
-		push_known(s, i, addr, type, M_INTERNAL, N_SAME, 0, 0, aux);
+		push_known(wk, i, addr, type, M_INTERNAL, N_SAME, 0, 0, aux);
 		break;
 	case M_MAP_STORAGE: /* bucket<K,V>{tophash, keys, values, overflow}, group{ctrl, slots} */
 		if (role == ROLE_KEYS)
-			push_known(s, i, addr, type, M_MAP_KEYS, N_SAME, 0, 0, aux);
+			push_known(wk, i, addr, type, M_MAP_KEYS, N_SAME, 0, 0, aux);
 		else if (role == ROLE_VALUES)
-			push_known(s, i, addr, type, M_MAP_VALS, N_SAME, 0, 0, aux);
+			push_known(wk, i, addr, type, M_MAP_VALS, N_SAME, 0, 0, aux);
 		else if (role == ROLE_SLOTS)
-			push_known(s, i, addr, type, M_MAP_SLOTS, N_SAME, 0, 0, aux);
+			push_known(wk, i, addr, type, M_MAP_SLOTS, N_SAME, 0, 0, aux);
 		else if (role == ROLE_OVERFLOW)
-			follow_word(s, addr, layout_pointee(s->bin, type), 0, M_MAP_STORAGE, N_SAME,
+			follow_word(wk, addr, layout_pointee(ctx->bin, type), 0, M_MAP_STORAGE, N_SAME,
 				    aux, true, i);
 		break;
 	case M_MAP_SLOT: /* struct { key K; elem V } */
 		if (role == ROLE_KEY)
-			push_known(s, i, addr, type, M_VALUE, N_MAPKEY, 0, map_part(s, aux, true), 0);
-		else if (role == ROLE_ELEM && map_values_are_sync(s, aux))
-			push_known(s, i, addr, type, M_SYNC, N_SAME, 0, 0, 0);
+			push_known(wk, i, addr, type, M_VALUE, N_MAPKEY, 0, map_part(ctx, aux, true), 0);
+		else if (role == ROLE_ELEM && map_values_are_sync(ctx, aux))
+			push_known(wk, i, addr, type, M_SYNC, N_SAME, 0, 0, 0);
 		else if (role == ROLE_ELEM)
-			push_known(s, i, addr, type, M_VALUE, N_MAPVAL, 0, map_part(s, aux, false), 0);
+			push_known(wk, i, addr, type, M_VALUE, N_MAPVAL, 0, map_part(ctx, aux, false), 0);
 		break;
 	case M_SYNC:
 	case M_TRIE:
 	case M_POOL:
-		sync_next_member(s, i, index);
+		sync_next_member(wk, i, index);
 		break;
 	default:
-		if (role == ROLE_V && layout_atomic_pointer(s->bin, f->type)) {
-			type = layout_atomic_pointer(s->bin, f->type);
-			push_child(s, i, addr, type, M_VALUE, N_FIELD, index, type, 0);
+		if (role == ROLE_V && layout_atomic_pointer(ctx->bin, f->type)) {
+			type = layout_atomic_pointer(ctx->bin, f->type);
+			push_child(wk, i, addr, type, M_VALUE, N_FIELD, index, type, 0);
 			break; /* another type: its own size decides */
 		}
-		push_known(s, i, addr, type, M_VALUE, N_FIELD, index, type, 0);
+		push_known(wk, i, addr, type, M_VALUE, N_FIELD, index, type, 0);
 		break;
 	}
 	return true;
 }
 
-static bool next_child(struct hr_scan *s, uint32_t i)
+static bool next_child(struct walker *wk, uint32_t i)
 {
-	const struct vframe *f = &s->frames[i];
+	const struct vframe *f = &wk->frames[i];
 
 	if (f->mode == M_DONE)
 		return false;
 	if (f->count)
-		return next_element(s, i);
-	return next_member(s, i);
+		return next_element(wk, i);
+	return next_member(wk, i);
 }
 
-int walk_value(struct hr_scan *s, struct region *r, uint64_t addr, uint32_t type,
+int walk_value(struct walker *wk, struct region *r, uint64_t addr, uint32_t type,
 	       uint64_t count, uint8_t mode, uint8_t elem_name, uint32_t aux,
 	       uint8_t name, uint32_t node)
 {
-	uint32_t id = scan_resolve(s, type);
+	const struct scan_ctx *ctx = wk->ctx;
+	uint32_t id = scan_resolve(ctx, type);
 
-	s->region = r;
-	s->nframes = 0;
-	if (!push_value(s, addr, count, type, aux, NO_FRAME, name == N_SAME ? node : HR_CHAINS_NONE,
+	wk->region = r;
+	wk->nframes = 0;
+	if (!push_value(wk, addr, count, type, aux, NO_FRAME, name == N_SAME ? node : HR_CHAINS_NONE,
 			name, mode, elem_name))
-		return s->status;
-	if (!count && mode == M_VALUE && scan_type_flat(s, id)) {
+		return wk->status;
+	if (!count && mode == M_VALUE && scan_type_flat(ctx, id)) {
 		/* what start_frame() comes to for it, without its checks (most heap objects) */
-		walk_flat_struct(s, 0, id);
-		s->nframes = 0;
-		return s->status;
+		walk_flat_struct(wk, 0, id);
+		wk->nframes = 0;
+		return wk->status;
 	}
-	while (s->nframes && !s->status) {
-		uint32_t i = (uint32_t)s->nframes - 1;
+	while (wk->nframes && !wk->status) {
+		uint32_t i = (uint32_t)wk->nframes - 1;
 		bool keep;
 
-		if (!s->frames[i].started) {
-			s->frames[i].started = 1;
-			keep = start_frame(s, i);
+		if (!wk->frames[i].started) {
+			wk->frames[i].started = 1;
+			keep = start_frame(wk, i);
 		} else {
-			keep = next_child(s, i);
+			keep = next_child(wk, i);
 		}
-		if (!keep && s->nframes == (size_t)i + 1)
-			s->nframes--;
+		if (!keep && wk->nframes == (size_t)i + 1)
+			wk->nframes--;
 	}
-	s->nframes = 0;
-	return s->status;
+	wk->nframes = 0;
+	return wk->status;
 }
