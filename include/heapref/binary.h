@@ -15,16 +15,19 @@
  *   - functions sorted by PC, and for a function at a PC its parameters and locals
  *     with the location of each, evaluated at that PC.
  *
- * Addresses: everything this API takes or returns is a run-time address, i.e. the ELF
- * address plus the load bias (0 unless set with hr_binary_set_bias(); PIE binaries
- * need it).
+ * Addresses: the hr_binary_* calls take and return the ELF file's addresses. A process
+ * runs the binary at a load bias (0 unless it is position-independent, PIE): struct
+ * hr_image is the binary where one process loaded it, and its hr_image_* calls take and
+ * return that process's run-time addresses (ELF address + bias). The binary itself never
+ * changes after it is opened, so any number of images, and threads, share it.
  *
  * Lifetime: all names and tables are owned by the struct hr_binary and live until
  * hr_binary_free(). DWARF names are copied into our own string table; ELF symbol
  * names point into the ELF mapping, which also stays until hr_binary_free().
  *
  * Types, members and globals are loaded when the binary is opened; the variables of
- * a function are read from DWARF the first time they are asked for and cached.
+ * a function are read from DWARF the first time they are asked for and cached (under a
+ * lock of the binary's own: any thread may ask).
  *
  * A binary without DWARF (-ldflags=-w) still opens: hr_binary_has_dwarf() is false
  * and only sections and symbols are there. A binary without symbols (-s -w) opens too,
@@ -113,20 +116,20 @@ struct hr_member {
 
 struct hr_global {
 	const char *name;       /* "main.cache", "net/http.DefaultClient" */
-	uint64_t addr;          /* run-time address (bias applied) */
+	uint64_t addr;          /* ELF address */
 	uint32_t type;
 };
 
 struct hr_func {
 	const char *name;       /* "main.main", "net/http.(*Client).Do" */
-	uint64_t low_pc;        /* run-time addresses, [low_pc, high_pc) */
+	uint64_t low_pc;        /* ELF addresses, [low_pc, high_pc) */
 	uint64_t high_pc;
 };
 
 /* ELF symbols of the kinds that name memory (STT_FUNC, STT_OBJECT, STT_NOTYPE). */
 struct hr_symbol {
 	const char *name;       /* points into the ELF mapping */
-	uint64_t addr;          /* run-time address */
+	uint64_t addr;          /* ELF address */
 	uint64_t size;
 	uint8_t type;           /* STT_* */
 };
@@ -230,16 +233,10 @@ uint64_t hr_binary_elf_data_addr(const struct hr_binary *bin);
 uint64_t hr_binary_elf_entry(const struct hr_binary *bin);
 /* Whether the binary is position-independent (ELF type ET_DYN): loaded at a bias. */
 bool hr_binary_is_pie(const struct hr_binary *bin);
-/* Sets the bias added to every ELF address (run-time = ELF + bias). */
-void hr_binary_set_bias(struct hr_binary *bin, uint64_t bias);
-/* Sets the bias from the run-time address of the data segment (the dump's data record). */
-int hr_binary_set_bias_from_data(struct hr_binary *bin, uint64_t runtime_data_addr,
-				 struct hr_error *err);
-uint64_t hr_binary_bias(const struct hr_binary *bin);
 
 /* --- memory and symbols -------------------------------------------------------------- */
 /*
- * Copies len bytes at run-time address addr from the file's allocated sections into
+ * Copies len bytes at address addr from the file's allocated sections into
  * buf. Fails with HR_EINPUT when [addr, addr+len) is not all inside one section with
  * contents in the file (.bss has none).
  */
@@ -272,11 +269,11 @@ uint32_t hr_binary_resolve_typedef(const struct hr_binary *bin, uint32_t id);
 const struct hr_member *hr_binary_find_member(const struct hr_binary *bin, uint32_t id,
 					      const char *name);
 /*
- * The type whose runtime type (an interface's type word, an itab's type) is at run-time
- * address addr; 0 if none or if the binary has no runtime.types symbol.
+ * The type whose runtime type (an interface's type word, an itab's type) is at address
+ * addr; 0 if none or if the binary has no runtime.types symbol.
  */
 uint32_t hr_binary_type_by_runtime_addr(const struct hr_binary *bin, uint64_t addr);
-/* The run-time address of a type's runtime type, 0 if unknown. */
+/* The address of a type's runtime type, 0 if unknown. */
 uint64_t hr_binary_runtime_type_addr(const struct hr_binary *bin, uint32_t id);
 
 /* --- globals ------------------------------------------------------------------------- */
@@ -304,7 +301,7 @@ int64_t hr_binary_func_at(const struct hr_binary *bin, uint64_t pc);
  * function). In a heap dump's frame, CFA = frame sp + frame size.
  * out stays owned by the caller: hr_frame_vars_release() frees its arrays.
  */
-int hr_binary_func_vars(struct hr_binary *bin, size_t index, uint64_t pc,
+int hr_binary_func_vars(const struct hr_binary *bin, size_t index, uint64_t pc,
 			struct hr_frame_vars *out, struct hr_error *err);
 
 /*
@@ -312,25 +309,68 @@ int hr_binary_func_vars(struct hr_binary *bin, size_t index, uint64_t pc,
  * function, one line per location list entry ("[0x..., 0x...): cfa-104"), into buf.
  * For listing; returns 0 or a negative HR_E*.
  */
-int hr_binary_describe_var(struct hr_binary *bin, size_t index, size_t var_index, char *buf,
-			   size_t len, struct hr_error *err);
+int hr_binary_describe_var(const struct hr_binary *bin, size_t index, size_t var_index,
+			   char *buf, size_t len, struct hr_error *err);
 /* The number of variables hr_binary_describe_var() knows for function index (loads them). */
-int hr_binary_func_var_count(struct hr_binary *bin, size_t index, size_t *count,
+int hr_binary_func_var_count(const struct hr_binary *bin, size_t index, size_t *count,
 			     struct hr_error *err);
 
 void hr_frame_vars_release(struct hr_frame_vars *vars);
+
+/* --- the binary where a process loaded it: run-time addresses (image.c) ----------------- */
+
+struct hr_image {
+	const struct hr_binary *bin;
+	uint64_t bias;          /* run-time address = ELF address + bias (modular) */
+};
+
+/*
+ * The image of bin loaded at bias (a core's entry point less the binary's tells it).
+ * HR_EINPUT when some of the binary's addresses would wrap past 2^64 (a corrupt bias).
+ */
+int hr_image_at(const struct hr_binary *bin, uint64_t bias, struct hr_image *out,
+		struct hr_error *err);
+/* The image whose .data is at runtime_data_addr (a dump's data segment record). */
+int hr_image_from_data(const struct hr_binary *bin, uint64_t runtime_data_addr,
+		       struct hr_image *out, struct hr_error *err);
+
+static inline uint64_t hr_image_runtime(const struct hr_image *im, uint64_t elf_addr)
+{
+	return elf_addr + im->bias;
+}
+
+static inline uint64_t hr_image_elf(const struct hr_image *im, uint64_t addr)
+{
+	return addr - im->bias;
+}
+
+/* The hr_binary_* lookups above, at run-time addresses. Structs returned keep their
+ * ELF addresses: hr_image_runtime() of them. */
+int hr_image_read(const struct hr_image *im, uint64_t addr, void *buf, size_t len,
+		  struct hr_error *err);
+const char *hr_image_section_at(const struct hr_image *im, uint64_t addr);
+const struct hr_symbol *hr_image_symbol_at(const struct hr_image *im, uint64_t addr);
+const struct hr_global *hr_image_global_at(const struct hr_image *im, uint64_t addr);
+int64_t hr_image_func_at(const struct hr_image *im, uint64_t pc);
+uint32_t hr_image_type_by_runtime_addr(const struct hr_image *im, uint64_t addr);
+uint64_t hr_image_runtime_type_addr(const struct hr_image *im, uint32_t id);
+/* hr_binary_func_vars() at run-time pc: variables at fixed addresses say run-time ones. */
+int hr_image_func_vars(const struct hr_image *im, size_t index, uint64_t pc,
+		       struct hr_frame_vars *out, struct hr_error *err);
+/* hr_binary_describe_var() with run-time addresses. */
+int hr_image_describe_var(const struct hr_image *im, size_t index, size_t var_index,
+			  char *buf, size_t len, struct hr_error *err);
 
 /* --- the Go function table (.gopclntab), and stacks unwound by it (pclntab.c, unwind.c) --- */
 
 struct hr_pclntab;
 /*
- * Reads the function table of bin (section .gopclntab, funcdata base from the go:func.*
- * or go.func.* symbol). bias: added to every address of the table (PIE); 0 otherwise.
- * NULL with err set (HR_EINPUT naming the magic of a table format this code does not
- * know; HR_ENOMEM). Free it with hr_pclntab_free(); it reads bin, which must outlive it.
+ * Reads the function table of the image's binary (section .gopclntab, funcdata base
+ * from the go:func.* or go.func.* symbol); its addresses are the image's. NULL with err
+ * set (HR_EINPUT naming the magic of a table format this code does not know;
+ * HR_ENOMEM). Free it with hr_pclntab_free(); it reads the binary, which must outlive it.
  */
-struct hr_pclntab *hr_pclntab_open(const struct hr_binary *bin, uint64_t bias,
-				   struct hr_error *err);
+struct hr_pclntab *hr_pclntab_open(const struct hr_image *im, struct hr_error *err);
 void hr_pclntab_free(struct hr_pclntab *p);
 /* Entry PC and name of the function containing pc; false if none. name points into p. */
 bool hr_pclntab_func_at(const struct hr_pclntab *p, uint64_t pc, uint64_t *entry,

@@ -38,13 +38,13 @@ enum hr_input_kind {
 enum hr_input_kind hr_input_kind_of(const char *path);
 
 /*
- * Reads the core at path with bin, the binary the process ran. Sets bin's load bias
- * from the core (PIE). Returns the model, owned by the caller (hr_dump_free()), or NULL
+ * Reads the core at path with bin, the binary the process ran. The model says where
+ * the process loaded it (hr_dump_params()->load_bias, from the core's entry point). Returns the model, owned by the caller (hr_dump_free()), or NULL
  * with err set: HR_EIO (cannot open or map), HR_EMISMATCH (a core of another binary),
  * HR_EINPUT (not a core, not a core of a Go process, a runtime the reader does not know,
  * or corrupt), HR_ENOMEM.
  */
-struct hr_dump *hr_core_open(const char *path, struct hr_binary *bin, struct hr_error *err);
+struct hr_dump *hr_core_open(const char *path, const struct hr_binary *bin, struct hr_error *err);
 /* How hr_core_open_as() reads a core. */
 struct hr_core_options {
 	const char *name; /* what to call the core in messages and in the model (NULL: path) */
@@ -53,12 +53,12 @@ struct hr_core_options {
 	bool live;        /* the core heapref just took of a live process: its model's
 			   * provenance says process (hr_dump_provenance()) */
 };
-struct hr_dump *hr_core_open_as(const char *path, struct hr_binary *bin,
+struct hr_dump *hr_core_open_as(const char *path, const struct hr_binary *bin,
 				const struct hr_core_options *o, struct hr_error *err);
 
 /* The same on a core in memory (fuzzing, tests): bytes must outlive the model. */
 struct hr_dump *hr_core_open_bytes(const void *bytes, size_t len, const char *name,
-				   struct hr_binary *bin, struct hr_error *err);
+				   const struct hr_binary *bin, struct hr_error *err);
 
 /* What taking a live process's core cost it. */
 struct hr_core_pause {

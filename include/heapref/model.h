@@ -71,6 +71,11 @@ struct hr_dump_params {
 	uint64_t heap_end;
 	struct hr_bytes goarch; /* "amd64" */
 	uint64_t ncpu;          /* 0: unknown */
+	/* Where the process loaded its binary: run-time address = ELF address + load_bias,
+	 * when the front end could tell (a core's entry point); else the scan works it out
+	 * from the data segment (hr_scan_image()). */
+	bool load_bias_known;
+	uint64_t load_bias;
 	/* The runtime's clock (nanotime(): CLOCK_MONOTONIC) when the heap was taken, which
 	 * goroutines' wait_since is on: known for a core heapref took of a live process, 0
 	 * otherwise (a dump holds nothing on that clock). */

@@ -99,8 +99,8 @@ struct hr_scan_summary {
  * Whether the dump can have been written by the binary: the same Go build version (when
  * both record one), data and bss segments of the sizes of the ELF's .data and .bss, at
  * the same distance from each other, and stack frames whose functions start where the
- * binary's symbols of those names do. False with every difference, as one line, in why.
- * Call after hr_scan_new(), which sets the binary's load bias from the dump.
+ * binary's symbols of those names do (where hr_scan_image() says the process loaded it).
+ * False with every difference, as one line, in why.
  */
 bool hr_scan_pair_matches(const struct hr_dump *dump, const struct hr_binary *bin, char *why,
 			  size_t len);
@@ -112,14 +112,23 @@ bool hr_scan_pair_matches(const struct hr_dump *dump, const struct hr_binary *bi
  */
 bool hr_scan_go_version_known(const char *version, size_t version_len, char *why, size_t len);
 
+/*
+ * Where the process of dump loaded bin: the load bias the front end found (a core's),
+ * or the one the dump's data segment gives against the binary's .data; 0 when neither
+ * can tell. HR_EINPUT when the binary's addresses would wrap at that bias.
+ */
+int hr_scan_image(const struct hr_dump *dump, const struct hr_binary *bin, struct hr_image *out,
+		  struct hr_error *err);
+
 struct hr_scan;
 
 /*
  * Prepares a scan: checks that dump and binary can be used together (pointer size,
- * byte order), sets the binary's load bias from the dump's data segment, and allocates
- * the visited bits. NULL with err set on failure (HR_EINPUT, HR_ENOMEM).
+ * byte order), works out where the process loaded the binary (hr_scan_image()), and
+ * allocates the visited bits. NULL with err set on failure (HR_EINPUT, HR_ENOMEM). bin
+ * is read, never changed: scans of several heaps may share it.
  */
-struct hr_scan *hr_scan_new(const struct hr_dump *dump, struct hr_binary *bin,
+struct hr_scan *hr_scan_new(const struct hr_dump *dump, const struct hr_binary *bin,
 			    struct hr_chains *tree, const struct hr_scan_options *opts,
 			    struct hr_error *err);
 void hr_scan_free(struct hr_scan *scan);

@@ -163,9 +163,10 @@ struct hr_binary;
  * reached first (the scan must have kept goroutines: hr_scan_keep_goroutines()), biggest
  * first; a group blocked in a channel operation or a select since before a GC and
  * holding memory is marked as likely leaked. tsv: a header row, then tab-separated rows.
- * bin names the creators (NULL: "?"). Returns 0, HR_EIO or HR_ENOMEM.
+ * img (the binary where the process loaded it) names the creators (NULL: "?"). Returns
+ * 0, HR_EIO or HR_ENOMEM.
  */
-int hr_write_goroutines(FILE *out, const struct hr_dump *dump, const struct hr_binary *bin,
+int hr_write_goroutines(FILE *out, const struct hr_dump *dump, const struct hr_image *img,
 			const struct hr_scan *scan, bool tsv, struct hr_error *err);
 
 /* --- hprof export (src/writers/hprof.c) ------------------------------------------------ */
@@ -181,7 +182,7 @@ int hr_write_goroutines(FILE *out, const struct hr_dump *dump, const struct hr_b
  * run both passes. Returns 0, HR_EIO when writing fails, HR_ENOMEM, or HR_EUSAGE for
  * an object or record over the format's 4 GiB.
  */
-int hr_write_hprof(FILE *out, const struct hr_dump *dump, const struct hr_binary *bin,
+int hr_write_hprof(FILE *out, const struct hr_dump *dump, const struct hr_image *img,
 		   const struct hr_scan *scan, struct hr_error *err);
 
 #endif

@@ -108,6 +108,7 @@ static struct hr_binary *binary_new(const char *path, struct hr_error *err)
 		return NULL;
 	}
 	bin->fd = -1;
+	binary_vars_init(bin);
 	return bin;
 }
 
@@ -243,26 +244,6 @@ bool hr_binary_is_pie(const struct hr_binary *bin)
 	return bin->pie;
 }
 
-uint64_t hr_binary_bias(const struct hr_binary *bin)
-{
-	return bin->bias;
-}
-
-void hr_binary_set_bias(struct hr_binary *bin, uint64_t bias)
-{
-	uint64_t delta = bias - bin->bias; /* modular: works for either direction */
-
-	for (size_t i = 0; i < bin->symbols_n; i++)
-		bin->symbols[i].addr += delta;
-	for (size_t i = 0; i < bin->globals_n; i++)
-		bin->globals[i].addr += delta;
-	for (size_t i = 0; i < bin->funcs_n; i++) {
-		bin->funcs[i].low_pc += delta;
-		bin->funcs[i].high_pc += delta;
-	}
-	bin->bias = bias;
-}
-
 /*
  * Whether adding delta to addresses sorted from lo to hi keeps them sorted: a corrupt
  * ELF address near the top, or a bias from a corrupt dump, may wrap some past 2^64.
@@ -272,26 +253,29 @@ static bool stays_sorted(uint64_t lo, uint64_t hi, uint64_t delta)
 	return lo + delta <= hi + delta;
 }
 
-int hr_binary_set_bias_from_data(struct hr_binary *bin, uint64_t runtime_data_addr,
-				 struct hr_error *err)
+int hr_image_at(const struct hr_binary *bin, uint64_t bias, struct hr_image *out,
+		struct hr_error *err)
 {
-	uint64_t delta = runtime_data_addr - bin->data_addr - bin->bias;
+	if ((bin->symbols_n && !stays_sorted(bin->symbols[0].addr,
+					     bin->symbols[bin->symbols_n - 1].addr, bias)) ||
+	    (bin->globals_n && !stays_sorted(bin->globals[0].addr,
+					     bin->globals[bin->globals_n - 1].addr, bias)) ||
+	    (bin->funcs_n && !stays_sorted(bin->funcs[0].low_pc,
+					   bin->funcs[bin->funcs_n - 1].low_pc, bias)))
+		return hr_error_set(err, HR_EINPUT, "%s: loaded at 0x%" PRIx64 " more than its "
+				    "ELF addresses, some of them would wrap past the end of the "
+				    "address space", bin->path, bias);
+	*out = (struct hr_image){ bin, bias };
+	return HR_OK;
+}
 
+int hr_image_from_data(const struct hr_binary *bin, uint64_t runtime_data_addr,
+		       struct hr_image *out, struct hr_error *err)
+{
 	if (!bin->data_addr)
 		return hr_error_set(err, HR_EINPUT, "%s: no .data section to compute the load bias from",
 				    bin->path);
-	if ((bin->symbols_n && !stays_sorted(bin->symbols[0].addr,
-					     bin->symbols[bin->symbols_n - 1].addr, delta)) ||
-	    (bin->globals_n && !stays_sorted(bin->globals[0].addr,
-					     bin->globals[bin->globals_n - 1].addr, delta)) ||
-	    (bin->funcs_n && !stays_sorted(bin->funcs[0].low_pc,
-					   bin->funcs[bin->funcs_n - 1].low_pc, delta)))
-		return hr_error_set(err, HR_EINPUT,
-				    "%s: with .data at 0x%" PRIx64 ", some of its addresses would "
-				    "wrap past the end of the address space",
-				    bin->path, runtime_data_addr);
-	hr_binary_set_bias(bin, runtime_data_addr - bin->data_addr);
-	return HR_OK;
+	return hr_image_at(bin, runtime_data_addr - bin->data_addr, out, err);
 }
 
 /* ---- types ------------------------------------------------------------------------------------ */
@@ -456,10 +440,10 @@ uint32_t hr_binary_find_type(const struct hr_binary *bin, const char *name)
 
 uint32_t hr_binary_type_by_runtime_addr(const struct hr_binary *bin, uint64_t addr)
 {
-	uint64_t off = addr - bin->bias - bin->runtime_types;
+	uint64_t off = addr - bin->runtime_types;
 	size_t lo = 0, hi = bin->rt_index_n;
 
-	if (!bin->has_runtime_types || addr - bin->bias < bin->runtime_types)
+	if (!bin->has_runtime_types || addr < bin->runtime_types)
 		return 0;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
@@ -482,7 +466,7 @@ uint64_t hr_binary_runtime_type_addr(const struct hr_binary *bin, uint32_t id)
 	/* a corrupt offset past 2^64 names no address (and could not be found back) */
 	if (!hr_add_ok(bin->runtime_types, t->runtime_type, &elf_addr))
 		return 0;
-	return elf_addr + bin->bias; /* modular, as the bias is */
+	return elf_addr;
 }
 
 /* ---- globals ---------------------------------------------------------------------------------- */

@@ -71,6 +71,13 @@ static int add_section(struct hr_binary *bin, Elf_Scn *scn, const GElf_Shdr *sh,
 	s->type = sh->sh_type;
 	s->flags = sh->sh_flags;
 	s->scn = scn;
+	s->data = NULL;
+	if (sh->sh_type != SHT_NOBITS) { /* now: libelf reads a section's data on first use */
+		Elf_Data *d = elf_getdata(scn, NULL);
+
+		if (d && d->d_buf && d->d_size >= s->size)
+			s->data = d->d_buf;
+	}
 	return HR_OK;
 }
 
@@ -364,7 +371,7 @@ static const struct section *section_for(const struct hr_binary *bin, uint64_t a
 
 const char *hr_binary_section_at(const struct hr_binary *bin, uint64_t addr)
 {
-	const struct section *s = section_for(bin, addr - bin->bias);
+	const struct section *s = section_for(bin, addr);
 
 	return s ? s->name : NULL;
 }
@@ -372,10 +379,8 @@ const char *hr_binary_section_at(const struct hr_binary *bin, uint64_t addr)
 int hr_binary_read(const struct hr_binary *bin, uint64_t addr, void *buf, size_t len,
 		   struct hr_error *err)
 {
-	uint64_t elf_addr = addr - bin->bias;
-	const struct section *s = section_for(bin, elf_addr);
-	uint64_t off = s ? elf_addr - s->addr : 0;
-	Elf_Data *d;
+	const struct section *s = section_for(bin, addr);
+	uint64_t off = s ? addr - s->addr : 0;
 
 	if (!s)
 		return hr_error_set(err, HR_EINPUT, "%s: address 0x%" PRIx64 " is in no section",
@@ -387,11 +392,10 @@ int hr_binary_read(const struct hr_binary *bin, uint64_t addr, void *buf, size_t
 	if (len > s->size - off)
 		return hr_error_set(err, HR_EINPUT, "%s: %zu bytes at 0x%" PRIx64
 				    " run past the end of %s", bin->path, len, addr, s->name);
-	d = elf_getdata(s->scn, NULL);
-	if (!d || !d->d_buf || d->d_size < s->size)
-		return hr_error_set(err, HR_EINPUT, "%s: cannot read section %s: %s", bin->path,
-				    s->name, elf_errmsg(-1));
-	memcpy(buf, (const uint8_t *)d->d_buf + off, len);
+	if (!s->data)
+		return hr_error_set(err, HR_EINPUT, "%s: cannot read section %s", bin->path,
+				    s->name);
+	memcpy(buf, s->data + off, len);
 	return HR_OK;
 }
 

@@ -52,6 +52,7 @@ struct binary_fixture *binary_fixture_new(unsigned ptr_size, const char *go_vers
 	}
 	fx->bin = bin;
 	bin->fd = -1;
+	binary_vars_init(bin);
 	bin->ptr_size = ptr_size;
 	bin->has_dwarf = true;
 	bin->dwarf_version = 5;

@@ -11,6 +11,8 @@
 #include <gelf.h>
 #include <libelf.h>
 
+#include <pthread.h>
+
 #include "heapref/binary.h"
 
 #define VEC(type, name)  \
@@ -84,6 +86,8 @@ struct section {
 	uint32_t type;        /* SHT_* */
 	uint64_t flags;
 	Elf_Scn *scn;
+	const uint8_t *data;  /* its contents (size bytes), read when the binary is opened;
+			       * NULL for SHT_NOBITS or what libelf could not read */
 };
 
 struct rt_entry {
@@ -101,8 +105,7 @@ struct hr_binary {
 	bool big_endian;
 	unsigned ptr_size;
 	uint64_t elf_entry;       /* e_entry, an ELF address */
-	bool pie;                 /* ET_DYN: loaded at a bias */
-	uint64_t bias;
+	bool pie;                 /* ET_DYN: loaded at a bias (struct hr_image) */
 	char limits[HR_ERROR_MAX];
 	bool has_file;             /* false: hr_binary_none() */
 
@@ -112,7 +115,7 @@ struct hr_binary {
 	char build_id[128];             /* from .note.go.buildid, "" when absent */
 	uint64_t debug_info_size;       /* uncompressed; 0 without DWARF */
 
-	VEC(struct hr_symbol, symbols);  /* sorted by address; run-time addresses (bias added) */
+	VEC(struct hr_symbol, symbols);  /* sorted by address; ELF addresses */
 	Elf_Scn *symtab;                 /* .symtab, NULL if none */
 	bool has_symtab;
 	bool has_runtime_types;
@@ -137,10 +140,17 @@ struct hr_binary {
 	VEC(struct hr_member, members);
 	uint32_t *types_by_name;         /* ids sorted by name */
 	VEC(struct rt_entry, rt_index);  /* sorted by runtime type offset */
-	VEC(struct hr_global, globals);  /* sorted by address; run-time addresses */
-	VEC(struct hr_func, funcs);      /* sorted by low_pc; run-time addresses */
+	VEC(struct hr_global, globals);  /* sorted by address; ELF addresses */
+	VEC(struct hr_func, funcs);      /* sorted by low_pc; ELF addresses */
 	uint32_t *func_offsets;          /* DIE offset of each function, same order */
-	struct func_vars **func_vars;    /* allocated and filled lazily, one per function */
+	/*
+	 * The variables of each function, read the first time they are asked for: the one
+	 * state of a binary that changes after it is opened, under vars_lock (pass 1's
+	 * threads ask for them at once). A function's entry is set, once, with a release
+	 * store; readers load it with acquire before they look at what it points to.
+	 */
+	struct func_vars **func_vars;    /* allocated with the functions, filled lazily */
+	pthread_mutex_t vars_lock;
 };
 
 /* binary.c: what is derived from the tables once they are read (binary_dwarf.c, or
@@ -199,6 +209,11 @@ struct func_vars {
 	VEC(struct hr_loc_op, ops);
 };
 
+/* The lock of the lazily read variables: with the binary, before anything reads them. */
+void binary_vars_init(struct hr_binary *bin);
 void binary_vars_free(struct hr_binary *bin);
+/* hr_binary_describe_var() with every address plus bias (an image's). */
+int binary_describe_var(const struct hr_binary *bin, uint64_t bias, size_t index,
+			size_t var_index, char *buf, size_t len, struct hr_error *err);
 
 #endif

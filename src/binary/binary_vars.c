@@ -28,7 +28,7 @@ struct walk {
 	uint64_t scope_lo, scope_hi;
 };
 
-static int nomem(struct hr_binary *bin, struct hr_error *err)
+static int nomem(const struct hr_binary *bin, struct hr_error *err)
 {
 	return hr_error_set(err, HR_ENOMEM, "%s: out of memory while reading variables", bin->path);
 }
@@ -248,7 +248,8 @@ static void func_vars_free(struct func_vars *fv)
 	free(fv);
 }
 
-static int load_func(struct hr_binary *bin, size_t index, struct hr_error *err)
+/* Reads function index's variables from DWARF into bin->func_vars[index]; vars_lock held. */
+static int read_func(struct hr_binary *bin, size_t index, struct hr_error *err)
 {
 	struct func_vars *fv;
 	struct walk w = { .bin = bin, .err = err };
@@ -256,12 +257,11 @@ static int load_func(struct hr_binary *bin, size_t index, struct hr_error *err)
 	Dwarf_Die die = NULL;
 	int rc;
 
-	if (index >= bin->funcs_n)
-		return hr_error_set(err, HR_EUSAGE, "%s: no function %zu", bin->path, index);
-	if (bin->func_vars && bin->func_vars[index])
-		return HR_OK;
-	if (!bin->func_vars && !(bin->func_vars = calloc(bin->funcs_n, sizeof(*bin->func_vars))))
+	if (!bin->func_vars &&
+	    !(bin->func_vars = calloc(bin->funcs_n, sizeof(*bin->func_vars))))
 		return nomem(bin, err);
+	if (bin->func_vars[index])
+		return HR_OK; /* another thread read it meanwhile */
 	rc = binary_dwarf_open_vars(bin, err);
 	if (rc)
 		return rc;
@@ -280,17 +280,49 @@ static int load_func(struct hr_binary *bin, size_t index, struct hr_error *err)
 		func_vars_free(fv);
 		return rc;
 	}
-	bin->func_vars[index] = fv;
+	__atomic_store_n(&bin->func_vars[index], fv, __ATOMIC_RELEASE);
 	return HR_OK;
+}
+
+/*
+ * The variables of function index, read the first time: the binary is shared by pass
+ * 1's threads, so the read is under vars_lock, and the pointer, set once, is read
+ * without it. (Writing to *bin here is the one change a binary knows after it is
+ * opened; the object was allocated writable, binary_new().)
+ */
+static int load_func(const struct hr_binary *bin, size_t index, const struct func_vars **out,
+		     struct hr_error *err)
+{
+	struct hr_binary *mut = (struct hr_binary *)bin;
+	struct func_vars **all;
+	int rc;
+
+	if (index >= bin->funcs_n)
+		return hr_error_set(err, HR_EUSAGE, "%s: no function %zu", bin->path, index);
+	all = __atomic_load_n(&mut->func_vars, __ATOMIC_ACQUIRE);
+	if (all && (*out = __atomic_load_n(&all[index], __ATOMIC_ACQUIRE)))
+		return HR_OK;
+	pthread_mutex_lock(&mut->vars_lock);
+	rc = read_func(mut, index, err);
+	pthread_mutex_unlock(&mut->vars_lock);
+	if (!rc)
+		*out = mut->func_vars[index];
+	return rc;
+}
+
+void binary_vars_init(struct hr_binary *bin)
+{
+	pthread_mutex_init(&bin->vars_lock, NULL);
 }
 
 void binary_vars_free(struct hr_binary *bin)
 {
-	if (!bin->func_vars)
-		return;
-	for (size_t i = 0; i < bin->funcs_n; i++)
-		func_vars_free(bin->func_vars[i]);
-	free(bin->func_vars);
+	if (bin->func_vars) {
+		for (size_t i = 0; i < bin->funcs_n; i++)
+			func_vars_free(bin->func_vars[i]);
+		free(bin->func_vars);
+	}
+	pthread_mutex_destroy(&bin->vars_lock);
 }
 
 /* ---- evaluation at a PC --------------------------------------------------------------------- */
@@ -307,20 +339,14 @@ static const struct var_entry *entry_at(const struct func_vars *fv, const struct
 	return NULL;
 }
 
-static size_t eval_entry(const struct hr_binary *bin, const struct func_vars *fv,
-			 const struct var_entry *e, struct hr_loc_piece *pieces, size_t max)
+static size_t eval_entry(const struct func_vars *fv, const struct var_entry *e,
+			 struct hr_loc_piece *pieces, size_t max)
 {
-	size_t n;
-
 	if (!e || e->op_count == 0) {
 		memset(pieces, 0, sizeof(*pieces));
 		return 1;
 	}
-	n = hr_loc_eval(&fv->ops[e->first_op], e->op_count, pieces, max);
-	for (size_t i = 0; i < n; i++)
-		if (pieces[i].kind == HR_LOC_ADDR)
-			pieces[i].offset = (int64_t)((uint64_t)pieces[i].offset + bin->bias);
-	return n;
+	return hr_loc_eval(&fv->ops[e->first_op], e->op_count, pieces, max);
 }
 
 static int push_var(struct hr_frame_vars *out, const struct raw_var *v,
@@ -347,19 +373,17 @@ static int push_var(struct hr_frame_vars *out, const struct raw_var *v,
 	return HR_OK;
 }
 
-int hr_binary_func_vars(struct hr_binary *bin, size_t index, uint64_t pc,
+int hr_binary_func_vars(const struct hr_binary *bin, size_t index, uint64_t elf_pc,
 			struct hr_frame_vars *out, struct hr_error *err)
 {
 	struct hr_loc_piece pieces[MAX_PIECES];
-	uint64_t elf_pc = pc - bin->bias;
-	const struct func_vars *fv;
-	int rc = load_func(bin, index, err);
+	const struct func_vars *fv = NULL;
+	int rc = load_func(bin, index, &fv, err);
 
 	out->count = 0;
 	out->piece_count = 0;
 	if (rc)
 		return rc;
-	fv = bin->func_vars[index];
 	for (size_t i = 0; i < fv->vars_n; i++) {
 		const struct raw_var *v = &fv->vars[i];
 		bool in_scope = !v->scoped || (elf_pc >= v->scope_lo && elf_pc < v->scope_hi);
@@ -367,51 +391,56 @@ int hr_binary_func_vars(struct hr_binary *bin, size_t index, uint64_t pc,
 
 		memset(pieces, 0, sizeof(pieces[0]));
 		if (in_scope)
-			n = eval_entry(bin, fv, entry_at(fv, v, elf_pc), pieces, MAX_PIECES);
+			n = eval_entry(fv, entry_at(fv, v, elf_pc), pieces, MAX_PIECES);
 		if (push_var(out, v, pieces, n, in_scope))
 			return nomem(bin, err);
 	}
 	return HR_OK;
 }
 
-int hr_binary_func_var_count(struct hr_binary *bin, size_t index, size_t *count,
+int hr_binary_func_var_count(const struct hr_binary *bin, size_t index, size_t *count,
 			     struct hr_error *err)
 {
-	int rc = load_func(bin, index, err);
+	const struct func_vars *fv = NULL;
+	int rc = load_func(bin, index, &fv, err);
 
-	*count = rc ? 0 : bin->func_vars[index]->vars_n;
+	*count = rc ? 0 : fv->vars_n;
 	return rc;
 }
 
-/* Appends "[lo, hi): location" (or just the location for an expression) to buf. */
-static size_t describe_entry(const struct hr_binary *bin, const struct func_vars *fv,
-			     const struct var_entry *e, char *buf, size_t len)
+/* Appends "[lo, hi): location" (or just the location for an expression) to buf;
+ * addresses plus bias. */
+static size_t describe_entry(const struct hr_binary *bin, uint64_t bias,
+			     const struct func_vars *fv, const struct var_entry *e, char *buf,
+			     size_t len)
 {
 	struct hr_loc_piece pieces[MAX_PIECES];
 	char loc[256];
-	size_t n = eval_entry(bin, fv, e, pieces, MAX_PIECES);
+	size_t n = eval_entry(fv, e, pieces, MAX_PIECES);
 	int w;
 
+	for (size_t i = 0; i < n; i++)
+		if (pieces[i].kind == HR_LOC_ADDR)
+			pieces[i].offset = (int64_t)((uint64_t)pieces[i].offset + bias);
 	hr_loc_format(pieces, n, loc, sizeof(loc));
 	if (e->all_pcs)
 		w = snprintf(buf, len, "%s", loc);
 	else
-		w = snprintf(buf, len, "[0x%" PRIx64 ",0x%" PRIx64 "):%s", e->low + bin->bias,
-			     e->high + bin->bias, loc);
+		w = snprintf(buf, len, "[0x%" PRIx64 ",0x%" PRIx64 "):%s", e->low + bias,
+			     e->high + bias, loc);
 	return w < 0 ? 0 : (size_t)w < len ? (size_t)w : len ? len - 1 : 0;
 }
 
-int hr_binary_describe_var(struct hr_binary *bin, size_t index, size_t var_index, char *buf,
-			   size_t len, struct hr_error *err)
+int binary_describe_var(const struct hr_binary *bin, uint64_t bias, size_t index,
+			size_t var_index, char *buf, size_t len, struct hr_error *err)
 {
-	const struct func_vars *fv;
+	const struct func_vars *fv = NULL;
 	const struct raw_var *v;
 	size_t used = 0;
-	int rc = load_func(bin, index, err);
+	int rc = load_func(bin, index, &fv, err);
 
 	if (rc)
 		return rc;
-	fv = bin->func_vars[index];
 	if (var_index >= fv->vars_n)
 		return hr_error_set(err, HR_EUSAGE, "%s: no variable %zu", bin->path, var_index);
 	v = &fv->vars[var_index];
@@ -420,10 +449,16 @@ int hr_binary_describe_var(struct hr_binary *bin, size_t index, size_t var_index
 	for (uint32_t i = 0; i < v->entry_count && used + 2 < len; i++) {
 		if (i)
 			buf[used++] = ' ';
-		used += describe_entry(bin, fv, &fv->entries[v->first_entry + i], buf + used,
-				       len - used);
+		used += describe_entry(bin, bias, fv, &fv->entries[v->first_entry + i],
+				       buf + used, len - used);
 	}
 	return HR_OK;
+}
+
+int hr_binary_describe_var(const struct hr_binary *bin, size_t index, size_t var_index,
+			   char *buf, size_t len, struct hr_error *err)
+{
+	return binary_describe_var(bin, 0, index, var_index, buf, len, err);
 }
 
 void hr_frame_vars_release(struct hr_frame_vars *vars)

@@ -69,7 +69,7 @@ static bool table_range(const struct hr_binary *bin, uint64_t *addr, uint64_t *s
 		return true;
 	if (!start || !end || end->addr <= start->addr)
 		return false;
-	*addr = start->addr - hr_binary_bias(bin); /* symbols are run-time addresses */
+	*addr = start->addr;
 	*size = end->addr - start->addr;
 	return true;
 }
@@ -86,14 +86,13 @@ static int read_section(struct hr_pclntab *p, const struct hr_binary *bin, struc
 	if (!p->tab)
 		return hr_error_set(err, HR_ENOMEM, "out of memory");
 	p->len = size;
-	if (hr_binary_read(bin, addr + hr_binary_bias(bin), p->tab, (size_t)size, err))
+	if (hr_binary_read(bin, addr, p->tab, (size_t)size, err))
 		return err->code;
 	return HR_OK;
 }
 
 /* runtime.text, and the funcdata base go:func.* (go.func.* before Go 1.20). */
-static int read_bases(struct hr_pclntab *p, const struct hr_binary *bin, uint64_t bias,
-		      struct hr_error *err)
+static int read_bases(struct hr_pclntab *p, const struct hr_binary *bin, struct hr_error *err)
 {
 	const struct hr_symbol *text = hr_binary_find_symbol(bin, "runtime.text");
 	const struct hr_symbol *gofunc = hr_binary_find_symbol(bin, "go:func.*");
@@ -102,12 +101,12 @@ static int read_bases(struct hr_pclntab *p, const struct hr_binary *bin, uint64_
 	if (!gofunc)
 		gofunc = hr_binary_find_symbol(bin, "go.func.*");
 	if (text)
-		p->text = text->addr;
+		p->text = hr_image_runtime(&p->im, text->addr);
 	else if (hr_binary_section_range(bin, ".text", &addr, &size))
-		p->text = addr + bias;
+		p->text = hr_image_runtime(&p->im, addr);
 	else
 		return bad_table(bin, "no runtime.text symbol nor .text section", err);
-	p->gofunc = gofunc ? gofunc->addr : 0;
+	p->gofunc = gofunc ? hr_image_runtime(&p->im, gofunc->addr) : 0;
 	return HR_OK;
 }
 
@@ -141,19 +140,18 @@ static int read_header(struct hr_pclntab *p, const struct hr_binary *bin, struct
 	return HR_OK;
 }
 
-struct hr_pclntab *hr_pclntab_open(const struct hr_binary *bin, uint64_t bias,
-				   struct hr_error *err)
+struct hr_pclntab *hr_pclntab_open(const struct hr_image *im, struct hr_error *err)
 {
+	const struct hr_binary *bin = im->bin;
 	struct hr_pclntab *p = calloc(1, sizeof(*p));
 
 	if (!p) {
 		hr_error_set(err, HR_ENOMEM, "out of memory");
 		return NULL;
 	}
-	p->bias = bias;
-	p->bin = bin;
+	p->im = *im;
 	if (read_section(p, bin, err) || read_header(p, bin, err) ||
-	    read_bases(p, bin, bias, err)) {
+	    read_bases(p, bin, err)) {
 		hr_pclntab_free(p);
 		return NULL;
 	}

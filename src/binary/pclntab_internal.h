@@ -8,10 +8,9 @@
 #include "heapref/binary.h"
 
 struct hr_pclntab {
-	const struct hr_binary *bin; /* for funcdata (stack maps), in its read-only data */
+	struct hr_image im;          /* for funcdata (stack maps), in its read-only data */
 	uint8_t *tab;                /* a copy of .gopclntab */
 	uint64_t len;
-	uint64_t bias;
 	uint32_t ptr_size;
 	uint32_t min_lc;             /* instruction size quantum of PC deltas */
 	uint32_t func_fields;        /* offset of funcID in a _func: 36 (1.18-1.19), 40 (1.20+) */

@@ -72,7 +72,7 @@ static void stackmap_data(struct unwind *u, uint64_t addr, int32_t index, struct
 	size_t nbytes;
 
 	bv->nbit = -1;
-	if (!addr || hr_binary_read(u->p->bin, addr, head, sizeof(head), NULL) || index < 0 ||
+	if (!addr || hr_image_read(&u->p->im, addr, head, sizeof(head), NULL) || index < 0 ||
 	    index >= head[0] || head[1] < 0 || (uint32_t)head[1] > MAX_MAP_BITS)
 		return;
 	nbytes = ((size_t)head[1] + 7) / 8;
@@ -84,7 +84,7 @@ static void stackmap_data(struct unwind *u, uint64_t addr, int32_t index, struct
 		bv->bytes = b;
 		bv->cap = nbytes;
 	}
-	if (nbytes && hr_binary_read(u->p->bin, addr + 8 + (uint64_t)index * nbytes, bv->bytes,
+	if (nbytes && hr_image_read(&u->p->im, addr + 8 + (uint64_t)index * nbytes, bv->bytes,
 				     nbytes, NULL))
 		return;
 	bv->nbit = head[1];
@@ -128,7 +128,7 @@ static int frame_bits(struct unwind *u, const struct pcln_func *f, uint64_t pc, 
 	else
 		for (uint64_t off = u->child.argoff; off < u->child.argoff + u->child.arglen; off += u->ps)
 			set_word(u, off, nwords);
-	if (locals && hr_binary_read(u->p->bin, locals, head, sizeof(head), NULL))
+	if (locals && hr_image_read(&u->p->im, locals, head, sizeof(head), NULL))
 		locals = 0;
 	if (!locals) {
 		for (uint64_t off = u->child.arglen; off < varp - sp; off += u->ps)

@@ -566,7 +566,7 @@ static int analysis_open(const char *binary, const char *dump,
 		hr_chains_fold_recursion(an->tree);
 	if (!(an->scan = hr_scan_new(an->dump, an->bin, an->tree, opts, err)))
 		return err->code;
-	return HR_OK;
+	return hr_scan_image(an->dump, an->bin, &an->img, err); /* as hr_scan_new() did */
 }
 
 int analysis_run(const char *binary, const char *dump, const struct analysis_options *o,
@@ -642,7 +642,7 @@ static int write_retained(const struct analyze_args *a, const struct analysis *a
 static int write_goroutines(const struct analyze_args *a, const struct analysis *an,
 			    struct hr_error *err)
 {
-	int rc = hr_write_goroutines(stdout, an->dump, an->bin, an->scan, a->retained.tsv, err);
+	int rc = hr_write_goroutines(stdout, an->dump, &an->img, an->scan, a->retained.tsv, err);
 
 	if (!rc && fflush(stdout))
 		rc = hr_error_set(err, HR_EIO, "%s", strerror(errno));
@@ -673,9 +673,10 @@ static int attribute_by_dominator(const struct analyze_args *a, struct analysis 
 /* The function holding pc, for the profile's created_by labels (ctx: the binary). */
 static const char *function_at(void *ctx, uint64_t pc)
 {
-	int64_t fn = hr_binary_func_at(ctx, pc);
+	const struct hr_image *img = ctx;
+	int64_t fn = hr_image_func_at(img, pc);
 
-	return fn < 0 ? "?" : hr_binary_func(ctx, (size_t)fn)->name;
+	return fn < 0 ? "?" : hr_binary_func(img->bin, (size_t)fn)->name;
 }
 
 /*
@@ -688,7 +689,7 @@ static int write_labelled_profile(const struct analyze_args *a, struct analysis 
 	struct hr_pprof_options opt = { .binary = a->binary_name ? a->binary_name : a->binary,
 					.build_id = hr_binary_build_id(an->bin),
 					.dump = an->dump, .creator = function_at,
-					.creator_ctx = an->bin };
+					.creator_ctx = &an->img };
 	struct hr_goroutine_share *shares = NULL;
 	int st;
 

@@ -30,6 +30,7 @@
 #include "heapref/binary.h"
 #include "heapref/core.h"
 #include "heapref/dump.h"
+#include "heapref/scan.h"
 
 static int output_status(void)
 {
@@ -189,37 +190,43 @@ int cmd_types(int argc, char **argv)
 
 /* ---- vars ------------------------------------------------------------------------------------- */
 
-static void print_globals(const struct hr_binary *bin, const char *pattern)
+/* The globals, at the addresses of image im. */
+static void print_globals(const struct hr_image *im, const char *pattern)
 {
-	for (size_t i = 0; i < hr_binary_global_count(bin); i++) {
-		const struct hr_global *g = hr_binary_global(bin, i);
+	for (size_t i = 0; i < hr_binary_global_count(im->bin); i++) {
+		const struct hr_global *g = hr_binary_global(im->bin, i);
 
 		if (matches(pattern, g->name))
-			printf("global\t%s\taddr=0x%" PRIx64 "\ttype=%s\n", g->name, g->addr,
-			       type_name(bin, g->type));
+			printf("global\t%s\taddr=0x%" PRIx64 "\ttype=%s\n", g->name,
+			       hr_image_runtime(im, g->addr), type_name(im->bin, g->type));
 	}
 }
 
-static void print_func_header(const struct hr_func *f)
+static void print_func_header(const struct hr_image *im, size_t index)
 {
-	printf("func\t%s\tlow_pc=0x%" PRIx64 "\thigh_pc=0x%" PRIx64 "\n", f->name, f->low_pc,
-	       f->high_pc);
+	const struct hr_func *f = hr_binary_func(im->bin, index);
+
+	printf("func\t%s\tlow_pc=0x%" PRIx64 "\thigh_pc=0x%" PRIx64 "\n", f->name,
+	       hr_image_runtime(im, f->low_pc), hr_image_runtime(im, f->high_pc));
 }
 
 /* Every variable of function index with its whole location list. */
-static int print_func_vars(struct hr_binary *bin, size_t index, struct hr_frame_vars *fv)
+static int print_func_vars(const struct hr_image *im, size_t index, struct hr_frame_vars *fv)
 {
+	const struct hr_binary *bin = im->bin;
 	struct hr_error err = { 0 };
 	char loc[1024];
-	int rc = hr_binary_func_vars(bin, index, hr_binary_func(bin, index)->low_pc, fv, &err);
+	int rc = hr_image_func_vars(im, index,
+				    hr_image_runtime(im, hr_binary_func(bin, index)->low_pc), fv,
+				    &err);
 
 	if (rc)
 		return cli_report(&err);
-	print_func_header(hr_binary_func(bin, index));
+	print_func_header(im, index);
 	for (size_t i = 0; i < fv->count; i++) {
 		const struct hr_var *v = &fv->vars[i];
 
-		rc = hr_binary_describe_var(bin, index, i, loc, sizeof(loc), &err);
+		rc = hr_image_describe_var(im, index, i, loc, sizeof(loc), &err);
 		if (rc)
 			return cli_report(&err);
 		printf("\t%s\t%s\ttype=%s\tloc=%s", v->is_param ? "param" : "local", v->name,
@@ -307,8 +314,9 @@ static void print_vars_at(const struct hr_binary *bin, const struct hr_frame_var
 	}
 }
 
-static int vars_at_pc(struct hr_binary *bin, const char *text, const char *pattern)
+static int vars_at_pc(const struct hr_binary *bin, const char *text, const char *pattern)
 {
+	const struct hr_image im = { bin, 0 }; /* no process: the ELF's addresses */
 	struct hr_frame_vars fv = { 0 };
 	struct hr_error err = { 0 };
 	uint64_t pc;
@@ -318,32 +326,32 @@ static int vars_at_pc(struct hr_binary *bin, const char *text, const char *patte
 	if (!parse_addr(text, &pc))
 		return cli_usage_error("vars", "--pc takes an address such as 0x4c4240, not %s",
 				       text);
-	index = hr_binary_func_at(bin, pc);
+	index = hr_image_func_at(&im, pc);
 	if (index < 0) {
 		fprintf(stderr, "heapref: %s: no function contains pc 0x%" PRIx64 "\n",
 			hr_binary_path(bin), pc);
 		return ST_INPUT;
 	}
-	rc = hr_binary_func_vars(bin, (size_t)index, pc, &fv, &err);
+	rc = hr_image_func_vars(&im, (size_t)index, pc, &fv, &err);
 	if (rc) {
 		hr_frame_vars_release(&fv);
 		return cli_report(&err);
 	}
-	print_func_header(hr_binary_func(bin, (size_t)index));
+	print_func_header(&im, (size_t)index);
 	print_vars_at(bin, &fv, pattern, 0, NULL, NULL);
 	hr_frame_vars_release(&fv);
 	return ST_OK;
 }
 
 /* One frame of a dump: its function's variables at its PC, with addresses. */
-static int print_frame(struct hr_binary *bin, const struct hr_dump *dump,
+static int print_frame(const struct hr_image *im, const struct hr_dump *dump,
 		       const struct hr_frame *f, const struct hr_goroutine *g,
 		       struct hr_frame_vars *fv)
 {
 	struct hr_error err = { 0 };
 	uint64_t pc = f->depth == 0 ? f->pc : f->pc - 1; /* a caller frame: the call insn */
 	uint64_t cfa = f->sp + f->contents.len;
-	int64_t index = hr_binary_func_at(bin, pc);
+	int64_t index = hr_image_func_at(im, pc);
 	int rc;
 
 	printf("frame\tgoroutine=%" PRIu64 "\tdepth=%" PRIu64 "\tfunc=%.*s\tpc=0x%" PRIx64
@@ -351,10 +359,10 @@ static int print_frame(struct hr_binary *bin, const struct hr_dump *dump,
 	       (int)f->func_name.len, (const char *)f->func_name.ptr, f->pc, f->sp, cfa);
 	if (index < 0)
 		return ST_OK;
-	rc = hr_binary_func_vars(bin, (size_t)index, pc, fv, &err);
+	rc = hr_image_func_vars(im, (size_t)index, pc, fv, &err);
 	if (rc)
 		return cli_report(&err);
-	print_vars_at(bin, fv, NULL, cfa, dump, f);
+	print_vars_at(im->bin, fv, NULL, cfa, dump, f);
 	return ST_OK;
 }
 
@@ -367,8 +375,9 @@ static bool frame_matches(const char *pattern, const struct hr_frame *f)
 	return matches(pattern, name);
 }
 
-static int vars_in_dump(struct hr_binary *bin, const char *dump_path, const char *pattern)
+static int vars_in_dump(const struct hr_binary *bin, const char *dump_path, const char *pattern)
 {
+	struct hr_image im;
 	struct hr_error err = { 0 };
 	struct hr_frame_vars fv = { 0 };
 	struct hr_dump *dump = hr_input_kind_of(dump_path) == HR_INPUT_CORE
@@ -381,31 +390,31 @@ static int vars_in_dump(struct hr_binary *bin, const char *dump_path, const char
 
 	if (!dump)
 		return cli_report(&err);
-	if (hr_dump_provenance(dump)->source == HR_SOURCE_DUMP && hr_dump_data(dump)->present &&
-	    hr_binary_set_bias_from_data(bin, hr_dump_data(dump)->addr, &err)) {
+	if (hr_scan_image(dump, bin, &im, &err)) {
 		hr_dump_free(dump);
 		return cli_report(&err);
 	}
-	print_globals(bin, pattern); /* at their run-time addresses, load bias applied */
+	print_globals(&im, pattern); /* at their run-time addresses, load bias applied */
 	gs = hr_dump_goroutines(dump, &ng);
 	frames = hr_dump_frames(dump, &nf);
 	for (size_t i = 0; i < nf && status == ST_OK; i++)
 		if (frames[i].goroutine < ng && frame_matches(pattern, &frames[i]))
-			status = print_frame(bin, dump, &frames[i], &gs[frames[i].goroutine], &fv);
+			status = print_frame(&im, dump, &frames[i], &gs[frames[i].goroutine], &fv);
 	hr_frame_vars_release(&fv);
 	hr_dump_free(dump);
 	return status;
 }
 
-static int list_vars(struct hr_binary *bin, const char *pattern)
+static int list_vars(const struct hr_binary *bin, const char *pattern)
 {
+	const struct hr_image im = { bin, 0 }; /* no process: the ELF's addresses */
 	struct hr_frame_vars fv = { 0 };
 	int status = ST_OK;
 
-	print_globals(bin, pattern);
+	print_globals(&im, pattern);
 	for (size_t i = 0; i < hr_binary_func_count(bin) && status == ST_OK; i++)
 		if (matches(pattern, hr_binary_func(bin, i)->name))
-			status = print_func_vars(bin, i, &fv);
+			status = print_func_vars(&im, i, &fv);
 	hr_frame_vars_release(&fv);
 	return status;
 }

@@ -13,7 +13,7 @@ static int write_hprof(FILE *out, void *ctx, struct hr_error *err)
 {
 	const struct analysis *an = ctx;
 
-	return hr_write_hprof(out, an->dump, an->bin, an->scan, err);
+	return hr_write_hprof(out, an->dump, &an->img, an->scan, err);
 }
 
 int cmd_hprof(int argc, char **argv)

@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "heapref/binary.h"
 #include "stats.h"
 
 struct hr_binary;
@@ -63,6 +64,7 @@ struct analysis_options {
 struct analysis {
 	struct hr_dump *dump;
 	struct hr_binary *bin;
+	struct hr_image img;    /* bin where the process loaded it (hr_scan_image()) */
 	struct hr_scan *scan;
 	struct hr_chains *tree;
 	struct hr_chains *by_dominator; /* the tree written instead of tree: analyze

@@ -321,7 +321,7 @@ const uint8_t *core_ptr(const struct core_image *img, uint64_t addr, uint64_t le
 static int read_missing(const struct core_image *img, const struct core_seg *s, uint64_t addr,
 			uint8_t *out, uint64_t n)
 {
-	if (img->bin && !hr_binary_read(img->bin, addr, out, (size_t)n, NULL))
+	if (img->exe && !hr_image_read(img->exe, addr, out, (size_t)n, NULL))
 		return 0;
 	if (!s)
 		return -1;

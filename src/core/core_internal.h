@@ -57,7 +57,7 @@ struct core_image {
 	uint64_t entry;              /* AT_ENTRY from the auxiliary vector, 0 if none */
 	uint64_t now_ns;             /* heapref's clock note, 0 if none */
 	uint64_t ncpu;               /* heapref's CPU note, 0 if none */
-	const struct hr_binary *bin; /* read-only memory the core left out is read from here */
+	const struct hr_image *exe;  /* read-only memory the core left out is read from here */
 };
 
 /* Maps and parses the core at path, called name in messages. Release with
@@ -127,7 +127,7 @@ struct rt_layout {
 };
 
 /* Fills L from bin's DWARF; HR_EINPUT naming the Go version and what is missing. */
-int rt_layout_load(struct rt_layout *L, const struct hr_binary *bin, const char *core_path,
+int rt_layout_load(struct rt_layout *L, const struct hr_image *exe, const char *core_path,
 		   struct hr_error *err);
 
 /* The state of one core being read. Reads fail softly: the first address that could
@@ -135,7 +135,8 @@ int rt_layout_load(struct rt_layout *L, const struct hr_binary *bin, const char 
  * a walk stops at its next check of failed(). */
 struct core_reader {
 	struct core_image img;
-	struct hr_binary *bin;
+	const struct hr_binary *bin;
+	struct hr_image exe;       /* the binary where the process loaded it (set_bias()) */
 	struct rt_layout L;
 	struct hr_dump *model;
 	struct hr_error *err;

@@ -204,19 +204,21 @@ static int load_fields(struct rt_layout *L, const struct hr_binary *bin, const c
 	return HR_OK;
 }
 
-static bool global_addr(const struct hr_binary *bin, const char *name, uint64_t *addr)
+/* The run-time address of global name, where exe loaded it. */
+static bool global_addr(const struct hr_image *exe, const char *name, uint64_t *addr)
 {
-	const struct hr_global *g = hr_binary_find_global(bin, name);
+	const struct hr_global *g = hr_binary_find_global(exe->bin, name);
 
 	if (!g)
 		return false;
-	*addr = g->addr;
+	*addr = hr_image_runtime(exe, g->addr);
 	return true;
 }
 
-static int load_globals(struct rt_layout *L, const struct hr_binary *bin, const char *core_path,
+static int load_globals(struct rt_layout *L, const struct hr_image *exe, const char *core_path,
 			struct hr_error *err)
 {
+	const struct hr_binary *bin = exe->bin;
 	static const struct {
 		const char *name;
 		size_t field;
@@ -234,13 +236,13 @@ static int load_globals(struct rt_layout *L, const struct hr_binary *bin, const 
 	const struct hr_global *wr = hr_binary_find_global(bin, "runtime.waitReasonStrings");
 
 	for (size_t i = 0; i < sizeof(globals) / sizeof(globals[0]); i++)
-		if (!global_addr(bin, globals[i].name, (uint64_t *)((char *)L + globals[i].field)) &&
+		if (!global_addr(exe, globals[i].name, (uint64_t *)((char *)L + globals[i].field)) &&
 		    globals[i].required)
 			return unknown_runtime(bin, core_path, globals[i].name, err);
 	if (wr) {
 		const struct hr_type *t = hr_binary_type(bin, hr_binary_resolve_typedef(bin, wr->type));
 
-		L->wait_reason_strings = wr->addr;
+		L->wait_reason_strings = hr_image_runtime(exe, wr->addr);
 		L->wait_reason_count = t->shape == HR_SHAPE_ARRAY ? t->count : 0;
 	}
 	return HR_OK;
@@ -278,9 +280,10 @@ static int load_arenas(struct rt_layout *L, const struct hr_binary *bin, const c
 	return HR_OK;
 }
 
-int rt_layout_load(struct rt_layout *L, const struct hr_binary *bin, const char *core_path,
+int rt_layout_load(struct rt_layout *L, const struct hr_image *exe, const char *core_path,
 		   struct hr_error *err)
 {
+	const struct hr_binary *bin = exe->bin;
 	uint32_t marks = hr_binary_find_type(bin, "runtime.spanInlineMarkBits");
 	int rc;
 
@@ -289,7 +292,7 @@ int rt_layout_load(struct rt_layout *L, const struct hr_binary *bin, const char 
 		return hr_error_set(err, HR_EINPUT, "%s: reading a core needs the binary's DWARF, "
 				    "and %s has none (built with -ldflags=-w?)", core_path,
 				    hr_binary_path(bin));
-	if ((rc = load_fields(L, bin, core_path, err)) || (rc = load_globals(L, bin, core_path, err)) ||
+	if ((rc = load_fields(L, bin, core_path, err)) || (rc = load_globals(L, exe, core_path, err)) ||
 	    (rc = load_arenas(L, bin, core_path, err)))
 		return rc;
 	if (L->s_large_type.present)

@@ -130,8 +130,7 @@ static int check_same_binary(struct core_reader *r)
 
 	if (!hr_binary_section_range(r->bin, ".note.go.buildid", &addr, &size) || size > sizeof(buf))
 		return HR_OK;
-	addr += hr_binary_bias(r->bin);
-	in_core = core_ptr(&r->img, addr, size);
+	in_core = core_ptr(&r->img, hr_image_runtime(&r->exe, addr), size);
 	if (!in_core || hr_binary_read(r->bin, addr, buf, (size_t)size, NULL))
 		return HR_OK; /* the core left the page out: nothing to compare */
 	for (i = 0; i < size && !in_core[i]; i++)
@@ -168,6 +167,8 @@ static struct hr_dump_params params_of(struct core_reader *r)
 		.goarch = { (const uint8_t *)(arm ? arm64 : amd64), 5 },
 		.ncpu = r->L.ncpu ? (uint64_t)(int32_t)cr_uint(r, r->L.ncpu, 4, "runtime.ncpu") : 0,
 		.now_ns = r->img.now_ns,
+		.load_bias_known = true,
+		.load_bias = r->exe.bias,
 	};
 
 	r->failed = false; /* ncpu is for show */
@@ -198,10 +199,8 @@ static int set_bias(struct core_reader *r)
 
 	if (!r->img.entry || !entry || r->img.entry == entry)
 		return HR_OK;
-	if (hr_binary_is_pie(r->bin)) {
-		hr_binary_set_bias(r->bin, r->img.entry - entry);
-		return HR_OK;
-	}
+	if (hr_binary_is_pie(r->bin))
+		return hr_image_at(r->bin, r->img.entry - entry, &r->exe, r->err);
 	if (r->force)
 		return HR_OK;
 	return hr_error_set(r->err, HR_EMISMATCH, "%s: not a core of %s: its entry point is 0x%" PRIx64
@@ -216,14 +215,15 @@ static int begin(struct core_reader *r, const char *path)
 	const char *version = hr_binary_go_version(r->bin);
 	int rc;
 
-	r->img.bin = r->bin;
+	r->exe = (struct hr_image){ r->bin, 0 }; /* set_bias() moves it */
+	r->img.exe = &r->exe;
 	r->go_minor = go_minor_of(version);
 	if (hr_binary_ptr_size(r->bin) != 8)
 		return hr_error_set(r->err, HR_EINPUT, "%s: %s is not a 64-bit binary", path,
 				    hr_binary_path(r->bin));
 	if ((rc = set_bias(r)) || (rc = check_same_binary(r)) ||
-	    (rc = rt_layout_load(&r->L, r->bin, path, r->err)) || (rc = check_go_process(r)) ||
-	    !(r->pcln = hr_pclntab_open(r->bin, hr_binary_bias(r->bin), r->err)))
+	    (rc = rt_layout_load(&r->L, &r->exe, path, r->err)) || (rc = check_go_process(r)) ||
+	    !(r->pcln = hr_pclntab_open(&r->exe, r->err)))
 		return rc ? rc : r->err->code;
 	params = params_of(r);
 	r->map_given = true; /* hr_dump_build_begin() owns the mapping from now on, even failing */
@@ -235,7 +235,7 @@ static int begin(struct core_reader *r, const char *path)
 					version, r->err);
 }
 
-struct hr_dump *hr_core_open(const char *path, struct hr_binary *bin, struct hr_error *err)
+struct hr_dump *hr_core_open(const char *path, const struct hr_binary *bin, struct hr_error *err)
 {
 	return hr_core_open_as(path, bin, &(struct hr_core_options){ .name = path }, err);
 }
@@ -283,7 +283,7 @@ static struct hr_dump *read_core(struct core_reader *r, int rc, const char *name
 	return r->model;
 }
 
-struct hr_dump *hr_core_open_as(const char *path, struct hr_binary *bin,
+struct hr_dump *hr_core_open_as(const char *path, const struct hr_binary *bin,
 				const struct hr_core_options *o, struct hr_error *err)
 {
 	const char *name = o->name ? o->name : path;
@@ -294,7 +294,7 @@ struct hr_dump *hr_core_open_as(const char *path, struct hr_binary *bin,
 }
 
 struct hr_dump *hr_core_open_bytes(const void *bytes, size_t len, const char *name,
-				   struct hr_binary *bin, struct hr_error *err)
+				   const struct hr_binary *bin, struct hr_error *err)
 {
 	struct core_reader r = { .bin = bin, .err = err, .ps = 8 };
 

@@ -148,9 +148,7 @@ static uint64_t itab_type_addr(struct walker *wk, uint64_t tab)
 	if (n && ctx->itabs[n - 1].addr == tab)
 		return ctx->itabs[n - 1].type_addr;
 	/* itab{inter, _type, ...}: the type is the second word, in every release since 1.7 */
-	scan_lock_binary(wk); /* libelf reads a section's data on first use */
-	rc = hr_binary_read(ctx->bin, tab + ctx->ps, word, ctx->ps, &err);
-	scan_unlock_binary(wk);
+	rc = hr_image_read(&ctx->img, tab + ctx->ps, word, ctx->ps, &err);
 	if (walker_fail_on_nomem(wk, rc))
 		return 0;
 	return hr_dump_word(ctx->dump, word);
@@ -170,7 +168,7 @@ uint32_t layout_iface_dynamic(struct walker *wk, const struct region *r, uint64_
 	/* runtime.eface{_type, data} or runtime.iface{tab, data} */
 	if (!strcmp(first->name, "tab"))
 		w = itab_type_addr(wk, w);
-	return w ? hr_binary_type_by_runtime_addr(bin, w) : 0;
+	return w ? hr_image_type_by_runtime_addr(&wk->ctx->img, w) : 0;
 }
 
 /*
@@ -192,7 +190,7 @@ uint32_t layout_header_type(const struct scan_ctx *ctx, uint64_t value)
 	if (o.size <= 512 || o.size > 32768 || value != o.addr + ctx->ps ||
 	    !hr_dump_object_ptr_count(ctx->dump, (size_t)i))
 		return 0;
-	return hr_binary_type_by_runtime_addr(ctx->bin, hr_dump_word(ctx->dump, o.data));
+	return hr_image_type_by_runtime_addr(&ctx->img, hr_dump_word(ctx->dump, o.data));
 }
 
 uint32_t layout_atomic_pointer(const struct hr_binary *bin, uint32_t struct_id)

@@ -100,9 +100,10 @@ static bool same_function(const char *symbol, const struct hr_bytes *func)
  * dump, the ELF symbol starting there has the same name and extends past the frame's PC.
  * Needs the symbol table and the load bias (set by hr_scan_new from the data segment).
  */
-static void compare_frames(const struct hr_dump *dump, const struct hr_binary *bin, char *why,
+static void compare_frames(const struct hr_dump *dump, const struct hr_image *img, char *why,
 			   size_t len)
 {
+	const struct hr_binary *bin = img->bin;
 	size_t n, differ = 0;
 	const struct hr_frame *frames = hr_dump_frames(dump, &n);
 	const struct hr_frame *first = NULL;
@@ -111,15 +112,16 @@ static void compare_frames(const struct hr_dump *dump, const struct hr_binary *b
 	if (!hr_binary_has_symbols(bin))
 		return;
 	for (size_t i = 0; i < n; i++) {
-		const struct hr_symbol *sym = hr_binary_symbol_at(bin, frames[i].entry_pc);
+		const struct hr_symbol *sym = hr_image_symbol_at(img, frames[i].entry_pc);
+		uint64_t start = sym ? hr_image_runtime(img, sym->addr) : 0;
 
-		if (sym && sym->addr == frames[i].entry_pc &&
+		if (sym && start == frames[i].entry_pc &&
 		    same_function(sym->name, &frames[i].func_name) &&
-		    (!sym->size || frames[i].pc - sym->addr < sym->size))
+		    (!sym->size || frames[i].pc - start < sym->size))
 			continue;
 		if (!differ++) {
 			first = &frames[i];
-			first_sym = sym && sym->addr == frames[i].entry_pc ? sym : NULL;
+			first_sym = sym && start == frames[i].entry_pc ? sym : NULL;
 		}
 	}
 	if (differ)
@@ -150,9 +152,10 @@ static int segment_ptr_bit(const struct hr_segment *seg, uint64_t addr, unsigned
  * Programs with data and bss of equal sizes still disagree here when their globals
  * differ.
  */
-static void compare_globals(const struct hr_dump *dump, const struct hr_binary *bin, char *why,
+static void compare_globals(const struct hr_dump *dump, const struct hr_image *img, char *why,
 			    size_t len)
 {
+	const struct hr_binary *bin = img->bin;
 	unsigned ps = hr_dump_params(dump)->ptr_size;
 	size_t checked = 0, differ = 0;
 	const struct hr_global *first = NULL;
@@ -160,10 +163,11 @@ static void compare_globals(const struct hr_dump *dump, const struct hr_binary *
 	for (size_t i = 0; i < hr_binary_global_count(bin); i++) {
 		const struct hr_global *g = hr_binary_global(bin, i);
 		const struct hr_type *t = hr_binary_type(bin, hr_binary_resolve_typedef(bin, g->type));
-		int bit = segment_ptr_bit(hr_dump_data(dump), g->addr, ps);
+		uint64_t at = hr_image_runtime(img, g->addr);
+		int bit = segment_ptr_bit(hr_dump_data(dump), at, ps);
 
 		if (bit < 0)
-			bit = segment_ptr_bit(hr_dump_bss(dump), g->addr, ps);
+			bit = segment_ptr_bit(hr_dump_bss(dump), at, ps);
 		if (bit < 0 || !(t->shape == HR_SHAPE_POINTER ||
 				 (t->shape == HR_SHAPE_BASE && t->size == ps)))
 			continue;
@@ -184,13 +188,17 @@ static void compare_globals(const struct hr_dump *dump, const struct hr_binary *
 bool hr_scan_pair_matches(const struct hr_dump *dump, const struct hr_binary *bin, char *why,
 			  size_t len)
 {
+	struct hr_image img;
+
 	if (!len)
 		return true;
 	why[0] = 0;
+	if (hr_scan_image(dump, bin, &img, NULL)) /* a bias that wraps: none, and they differ */
+		img = (struct hr_image){ bin, 0 };
 	compare_versions(dump, bin, why, len);
 	compare_layout(dump, bin, why, len);
-	compare_frames(dump, bin, why, len);
-	compare_globals(dump, bin, why, len);
+	compare_frames(dump, &img, why, len);
+	compare_globals(dump, &img, why, len);
 	return why[0] == 0;
 }
 

@@ -194,7 +194,6 @@ struct p1_pool {
 	struct walker *owner;   /* the walker of this thread (the results' owner) */
 	pthread_mutex_t lock;   /* for work, quit and idle workers going to sleep */
 	pthread_cond_t work;    /* a chunk was taken, or quit */
-	pthread_mutex_t binary_lock;
 	pthread_rwlock_t tree_lock;
 	struct chunk *ring;
 	uint64_t taken, walk_next; /* atomic */
@@ -842,7 +841,6 @@ static int apply_log(struct walker *wk, struct p1_log *log)
 static void worker_init(struct worker *worker, struct p1_pool *p)
 {
 	walker_init(&worker->walker, p->ctx, p->res);
-	worker->walker.binary_lock = &p->binary_lock;
 	worker->pool = p;
 }
 
@@ -869,10 +867,8 @@ static void pool_stop(struct p1_pool *p)
 	for (size_t i = 0; i < RING_CHUNKS; i++)
 		log_release(&p->ring[i].log);
 	stream_release(&p->stream);
-	p->owner->binary_lock = NULL;
 	p->res->tree_lock = NULL;
 	pthread_rwlock_destroy(&p->tree_lock);
-	pthread_mutex_destroy(&p->binary_lock);
 	pthread_cond_destroy(&p->work);
 	pthread_mutex_destroy(&p->lock);
 	free(p->workers);
@@ -919,9 +915,7 @@ static struct p1_pool *pool_start(struct walker *owner, unsigned threads)
 	}
 	pthread_mutex_init(&p->lock, NULL);
 	pthread_cond_init(&p->work, NULL);
-	pthread_mutex_init(&p->binary_lock, NULL);
 	pthread_rwlock_init(&p->tree_lock, NULL);
-	owner->binary_lock = &p->binary_lock;
 	p->res->tree_lock = &p->tree_lock;
 	p->nworkers = threads;
 	for (unsigned k = 0; k < threads; k++) {

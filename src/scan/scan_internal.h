@@ -283,7 +283,8 @@ void share_map_release(struct share_map *m);
  */
 struct scan_ctx {
 	const struct hr_dump *dump;
-	struct hr_binary *bin;     /* its lazy loading takes the walker's binary_lock */
+	const struct hr_binary *bin; /* = img.bin: types, globals, functions */
+	struct hr_image img;       /* where the process loaded it: run-time addresses */
 	struct scan_type *types;   /* by type id; types[ntypes]: ids out of range */
 	uint32_t ntypes;
 	unsigned ps;               /* pointer size */
@@ -367,7 +368,6 @@ struct walker {
 	 */
 	struct p1_log *log;
 	uint32_t log_seq;          /* a worker's count of logs: node_cache_entry.log_seq */
-	pthread_mutex_t *binary_lock; /* while workers run: around the binary's lazy loading */
 	int status;                /* first failure (HR_ENOMEM) inside the walk */
 	uint32_t holder;           /* the object whose words are being read, or HR_SCAN_BY_ROOT */
 	/* index + 1 of the goroutine whose stack reached first what is walked now (its frames,
@@ -594,19 +594,6 @@ int pass1_log_leftover(struct walker *wk, uint32_t obj, uint32_t node, const uin
 		       uint64_t nwords);
 /* With workers: takes queued objects into chunks for them (during a long walk). */
 void pass1_feed(struct walker *wk);
-/* Takes the binary's lock while workers run (the binary loads functions' variables lazily). */
-static inline void scan_lock_binary(const struct walker *wk)
-{
-	if (wk->binary_lock)
-		pthread_mutex_lock(wk->binary_lock);
-}
-
-static inline void scan_unlock_binary(const struct walker *wk)
-{
-	if (wk->binary_lock)
-		pthread_mutex_unlock(wk->binary_lock);
-}
-
 /* --- mark.c ------------------------------------------------------------------------- */
 /*
  * Marks everything the objects on the results' stack2 (already charged) lead to, by the

@@ -247,7 +247,22 @@ static unsigned scan_go_minor(const char *version)
 	return layout_go_minor(&(struct hr_bytes){ (const uint8_t *)version, strlen(version) });
 }
 
-static int check_pair(const struct hr_dump *dump, struct hr_binary *bin, struct hr_error *err)
+int hr_scan_image(const struct hr_dump *dump, const struct hr_binary *bin, struct hr_image *out,
+		  struct hr_error *err)
+{
+	const struct hr_dump_params *p = hr_dump_params(dump);
+
+	*out = (struct hr_image){ bin, 0 };
+	if (p->load_bias_known) /* a core's entry point said it */
+		return hr_image_at(bin, p->load_bias, out, err);
+	if (hr_dump_data(dump)->present && hr_binary_has_file(bin))
+		return hr_image_from_data(bin, hr_dump_data(dump)->addr, out, err);
+	return HR_OK;
+}
+
+/* Whether the scan can read dump with bin at all; then where the process loaded bin. */
+static int check_pair(const struct hr_dump *dump, const struct hr_binary *bin,
+		      struct hr_image *img, struct hr_error *err)
 {
 	const struct hr_dump_params *p = hr_dump_params(dump);
 
@@ -260,9 +275,7 @@ static int check_pair(const struct hr_dump *dump, struct hr_binary *bin, struct 
 	if (hr_binary_ptr_size(bin) && hr_binary_ptr_size(bin) != p->ptr_size)
 		return hr_error_set(err, HR_EINPUT, "%s: %u-byte pointers, but the dump has %u",
 				    hr_binary_path(bin), hr_binary_ptr_size(bin), p->ptr_size);
-	if (hr_dump_data(dump)->present && hr_binary_has_file(bin))
-		return hr_binary_set_bias_from_data(bin, hr_dump_data(dump)->addr, err);
-	return HR_OK;
+	return hr_scan_image(dump, bin, img, err);
 }
 
 static uint8_t role_of(const char *name)
@@ -419,11 +432,14 @@ static unsigned go_minor_of(const struct hr_dump *dump, const struct hr_binary *
 }
 
 /* The context of a scan of dump with bin: the tables the walk reads. 0 or HR_ENOMEM. */
-static int ctx_init(struct scan_ctx *ctx, const struct hr_dump *dump, struct hr_binary *bin,
+static int ctx_init(struct scan_ctx *ctx, const struct hr_dump *dump, const struct hr_image *img,
 		    const struct hr_scan_options *opts)
 {
+	const struct hr_binary *bin = img->bin;
+
 	ctx->dump = dump;
 	ctx->bin = bin;
+	ctx->img = *img;
 	if (opts)
 		ctx->opts = *opts;
 	ctx->ps = hr_dump_params(dump)->ptr_size;
@@ -481,16 +497,17 @@ static struct hr_scan *scan_alloc(void)
 	return s;
 }
 
-struct hr_scan *hr_scan_new(const struct hr_dump *dump, struct hr_binary *bin,
+struct hr_scan *hr_scan_new(const struct hr_dump *dump, const struct hr_binary *bin,
 			    struct hr_chains *tree, const struct hr_scan_options *opts,
 			    struct hr_error *err)
 {
+	struct hr_image img;
 	struct hr_scan *s;
 
-	if (check_pair(dump, bin, err))
+	if (check_pair(dump, bin, &img, err))
 		return NULL;
 	s = scan_alloc();
-	if (!s || ctx_init(&s->ctx, dump, bin, opts) || results_init(&s->res, &s->ctx, tree))
+	if (!s || ctx_init(&s->ctx, dump, &img, opts) || results_init(&s->res, &s->ctx, tree))
 		goto nomem;
 	walker_init(&s->wk, &s->ctx, &s->res);
 	return s;
@@ -615,18 +632,18 @@ static int walk_globals(struct walker *wk, struct region seg[2])
 	for (size_t i = 0; i < hr_binary_global_count(ctx->bin) && !wk->status; i++) {
 		const struct hr_global *g = hr_binary_global(ctx->bin, i);
 		uint64_t size = hr_binary_type(ctx->bin, layout_resolve(ctx->bin, g->type))->size;
+		uint64_t at = hr_image_runtime(&ctx->img, g->addr);
 
 		for (int k = 0; k < 2; k++) {
 			struct region *r = &seg[k];
 
-			if (g->addr < r->addr || g->addr - r->addr >= r->len)
+			if (at < r->addr || at - r->addr >= r->len)
 				continue;
-			if (!region_has_ptrs(r, g->addr, size ? size : ctx->ps))
+			if (!region_has_ptrs(r, at, size ? size : ctx->ps))
 				break;
 			wk->res->sum.roots[HR_ROOT_GLOBAL]++;
 			set_root_name(wk, name, sizeof(name), "%s", g->name);
-			walk_value(wk, r, g->addr, g->type, 0, M_VALUE, N_SAME, 0, N_ROOT,
-				   HR_CHAINS_NONE);
+			walk_value(wk, r, at, g->type, 0, M_VALUE, N_SAME, 0, N_ROOT, HR_CHAINS_NONE);
 			break;
 		}
 	}
@@ -653,7 +670,7 @@ static int leftover_segment_words(struct walker *wk, const struct region *r, con
 
 		if (!leads_somewhere(wk, value))
 			continue;
-		g = hr_binary_global_at(ctx->bin, addr);
+		g = hr_image_global_at(&ctx->img, addr);
 		if (g) { /* in a variable, but not where its type has a pointer: $sub_objects$ */
 			node = sub_objects_node(wk, root_node(wk, g->name, strlen(g->name)));
 			wk->res->sum.roots[HR_ROOT_DATA_WORDS]++;
@@ -661,7 +678,7 @@ static int leftover_segment_words(struct walker *wk, const struct region *r, con
 				return HR_ENOMEM;
 			continue;
 		}
-		sym = hr_binary_symbol_at(ctx->bin, addr);
+		sym = hr_image_symbol_at(&ctx->img, addr);
 		if (sym)
 			len = (size_t)snprintf(name, sizeof(name), "%s", sym->name);
 		else
@@ -813,11 +830,11 @@ static int walk_frame_vars(struct walker *wk, const struct hr_frame *f, struct r
 	const struct scan_ctx *ctx = wk->ctx;
 	uint64_t pc = f->pc != f->entry_pc ? f->pc - 1 : f->pc; /* as the GC reads it */
 	uint64_t cfa = f->sp + f->contents.len;
-	int64_t fn = hr_binary_func_at(ctx->bin, pc);
+	int64_t fn = hr_image_func_at(&ctx->img, pc);
 	struct hr_error err = { 0 };
 	char name[512];
 
-	if (fn < 0 || hr_binary_func_vars(ctx->bin, (size_t)fn, pc, &wk->fv, &err))
+	if (fn < 0 || hr_image_func_vars(&ctx->img, (size_t)fn, pc, &wk->fv, &err))
 		return err.code == HR_ENOMEM ? HR_ENOMEM : HR_OK;
 	for (size_t i = 0; i < wk->fv.count && !wk->status; i++) {
 		const struct hr_var *v = &wk->fv.vars[i];
@@ -912,7 +929,7 @@ static int walk_goroutines(struct walker *wk)
 static const char *rtype_name(const struct walker *wk, uint64_t rtype)
 {
 	const struct scan_ctx *ctx = wk->ctx;
-	uint32_t id = rtype ? hr_binary_type_by_runtime_addr(ctx->bin, rtype) : 0;
+	uint32_t id = rtype ? hr_image_type_by_runtime_addr(&ctx->img, rtype) : 0;
 
 	return id ? hr_binary_type(ctx->bin, id)->name : "unknown type";
 }
@@ -927,7 +944,8 @@ static int walk_finalizers(struct walker *wk)
 	char name[512];
 
 	for (size_t i = 0; i < n && !wk->status; i++) {
-		uint32_t ptr = fin[i].obj_type ? hr_binary_type_by_runtime_addr(ctx->bin, fin[i].obj_type) : 0;
+		uint32_t ptr = fin[i].obj_type ? hr_image_type_by_runtime_addr(&ctx->img,
+										fin[i].obj_type) : 0;
 		int64_t obj = hr_dump_object_at(ctx->dump, fin[i].obj);
 
 		wk->res->sum.roots[HR_ROOT_FINALIZER]++;
@@ -968,7 +986,8 @@ static int walk_queued_and_other(struct walker *wk)
 	char name[512];
 
 	for (size_t i = 0; i < n && !wk->status; i++) {
-		uint32_t ptr = q[i].obj_type ? hr_binary_type_by_runtime_addr(ctx->bin, q[i].obj_type) : 0;
+		uint32_t ptr = q[i].obj_type ? hr_image_type_by_runtime_addr(&ctx->img,
+									      q[i].obj_type) : 0;
 
 		wk->res->sum.roots[HR_ROOT_QUEUED_FINALIZER]++;
 		set_root_name(wk, name, sizeof(name), "$queued_finalizer (%s)",

@@ -282,7 +282,7 @@ static bool follow_static(struct walker *wk, uint64_t value, uint32_t type, uint
 	struct static_view *kept;
 	uint64_t len;
 
-	if (k < 0 || !type || count == COUNT_FILL || hr_binary_global_at(ctx->bin, value))
+	if (k < 0 || !type || count == COUNT_FILL || hr_image_global_at(&ctx->img, value))
 		return true;
 	len = scan_resolved_type(ctx, type)->size;
 	if (count)
@@ -592,7 +592,7 @@ static void walk_closure(struct walker *wk, uint32_t i)
 {
 	const struct scan_ctx *ctx = wk->ctx;
 	struct vframe f = wk->frames[i];
-	int64_t fn = hr_binary_func_at(ctx->bin, region_word(ctx, wk->region, f.addr));
+	int64_t fn = hr_image_func_at(&ctx->img, region_word(ctx, wk->region, f.addr));
 	struct hr_error err = { 0 };
 	struct hr_frame_vars *fv = &wk->closure_fv;
 	int rc;
@@ -600,10 +600,9 @@ static void walk_closure(struct walker *wk, uint32_t i)
 	wk->frames[i].mode = M_DONE;
 	if (fn < 0)
 		return;
-	scan_lock_binary(wk);
+	/* the binary reads a function's variables the first time, under a lock of its own */
 	rc = hr_binary_func_vars(ctx->bin, (size_t)fn, hr_binary_func(ctx->bin, (size_t)fn)->low_pc,
 				 fv, &err);
-	scan_unlock_binary(wk);
 	if (walker_fail_on_nomem(wk, rc))
 		return;
 	for (size_t k = fv->count; k-- > 0;) {

@@ -21,7 +21,7 @@ struct group {
 
 struct ctx {
 	const struct hr_dump *d;
-	const struct hr_binary *bin;
+	const struct hr_image *img;   /* the binary where the process loaded it, or NULL */
 	const struct hr_goroutine *g;
 	const struct hr_frame *frames;
 };
@@ -45,9 +45,9 @@ static bool waits_on_channel(const struct hr_goroutine *g)
 /* The function holding the go statement that created goroutine g, "?" if unknown. */
 static const char *creator(const struct ctx *c, const struct hr_goroutine *g)
 {
-	int64_t fn = c->bin ? hr_binary_func_at(c->bin, g->gopc) : -1;
+	int64_t fn = c->img ? hr_image_func_at(c->img, g->gopc) : -1;
 
-	return fn < 0 ? "?" : hr_binary_func(c->bin, (size_t)fn)->name;
+	return fn < 0 ? "?" : hr_binary_func(c->img->bin, (size_t)fn)->name;
 }
 
 /* Same creator, same functions on the stack, same state: the same kind of goroutine. */
@@ -165,11 +165,11 @@ static void write_group(FILE *out, const struct ctx *c, const struct group *grp,
 	fputc('\n', out);
 }
 
-int hr_write_goroutines(FILE *out, const struct hr_dump *dump, const struct hr_binary *bin,
+int hr_write_goroutines(FILE *out, const struct hr_dump *dump, const struct hr_image *img,
 			const struct hr_scan *scan, bool tsv, struct hr_error *err)
 {
 	size_t ng, nf, ngroups = 0, leaked = 0;
-	struct ctx c = { dump, bin, hr_dump_goroutines(dump, &ng), hr_dump_frames(dump, &nf) };
+	struct ctx c = { dump, img, hr_dump_goroutines(dump, &ng), hr_dump_frames(dump, &nf) };
 	uint64_t *objects = calloc(ng + 1, sizeof(*objects)), *bytes = calloc(ng + 1, sizeof(*bytes));
 	struct group *groups = NULL;
 

@@ -81,7 +81,8 @@ struct table {
 struct hprof {
 	FILE *out;
 	const struct hr_dump *dump;
-	const struct hr_binary *bin;
+	const struct hr_image *img;   /* the binary where the process loaded it */
+	const struct hr_binary *bin;  /* img->bin */
 	const struct hr_scan *scan;
 	struct hr_error *err;
 	unsigned ptr;
@@ -833,15 +834,16 @@ static void member_path(const struct hprof *h, uint32_t type, uint64_t off, char
 static void static_word_name(const struct hprof *h, uint64_t addr, char *owner, char *field,
 			     size_t len)
 {
-	const struct hr_global *g = hr_binary_global_at(h->bin, addr);
+	const struct hr_global *g = hr_image_global_at(h->img, addr);
 	const struct hr_symbol *s;
 
 	if (g) {
 		snprintf(owner, len, "%s", g->name);
-		member_path(h, g->type, addr - g->addr, field, len);
-	} else if ((s = hr_binary_symbol_at(h->bin, addr))) {
+		member_path(h, g->type, addr - hr_image_runtime(h->img, g->addr), field, len);
+	} else if ((s = hr_image_symbol_at(h->img, addr))) {
 		snprintf(owner, len, "%s", s->name);
-		snprintf(field, len, "+%llu", (unsigned long long)(addr - s->addr));
+		snprintf(field, len, "+%llu",
+			 (unsigned long long)(addr - hr_image_runtime(h->img, s->addr)));
 	} else {
 		snprintf(owner, len, "$data");
 		snprintf(field, len, "0x%llx", (unsigned long long)addr);
@@ -1067,10 +1069,11 @@ static int write_header(struct hprof *h)
 	return write_record(h, TAG_STACK_TRACE, &h->rec);
 }
 
-int hr_write_hprof(FILE *out, const struct hr_dump *dump, const struct hr_binary *bin,
+int hr_write_hprof(FILE *out, const struct hr_dump *dump, const struct hr_image *img,
 		   const struct hr_scan *scan, struct hr_error *err)
 {
-	struct hprof h = { .out = out, .dump = dump, .bin = bin, .scan = scan, .err = err,
+	struct hprof h = { .out = out, .dump = dump, .img = img, .bin = img->bin, .scan = scan,
+			   .err = err,
 			   .ptr = hr_dump_params(dump)->ptr_size, .next_serial = TRACE_SERIAL };
 	int rc = write_header(&h);
 

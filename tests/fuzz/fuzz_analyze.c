@@ -215,7 +215,6 @@ static void analyze(const struct hr_dump *dump)
 
 	FUZZ_CHECK(tree, "out of memory for the tree");
 	hr_chains_fold_recursion(tree); /* as analyze does by default */
-	hr_binary_set_bias(fixed_binary, 0);
 	scan = hr_scan_new(dump, fixed_binary, tree, NULL, &err);
 	if (!scan) { /* a 4-byte or big-endian dump, or a bias the binary cannot take */
 		FUZZ_CHECK(err.code == HR_EINPUT, "code %d: %s", err.code, err.msg);

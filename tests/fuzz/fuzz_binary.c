@@ -64,8 +64,10 @@ static void check_types(const struct hr_binary *bin)
 	}
 }
 
-static void check_globals_and_symbols(const struct hr_binary *bin)
+/* Globals and symbols, looked up at the run-time addresses of image im. */
+static void check_globals_and_symbols(const struct hr_image *im)
 {
+	const struct hr_binary *bin = im->bin;
 	uint8_t buf[64];
 	struct hr_error err = { 0 };
 
@@ -73,34 +75,37 @@ static void check_globals_and_symbols(const struct hr_binary *bin)
 		const struct hr_global *g = hr_binary_global(bin, i);
 
 		FUZZ_CHECK(g && g->name, "global %zu", i);
-		(void)hr_binary_global_at(bin, g->addr);
+		(void)hr_image_global_at(im, hr_image_runtime(im, g->addr));
 		if (i < 256)
 			FUZZ_CHECK(hr_binary_find_global(bin, g->name), "global %s by name", g->name);
 	}
 	for (size_t i = 0; i < at_most(hr_binary_symbol_count(bin), MAX_ITEMS); i++) {
 		const struct hr_symbol *s = hr_binary_symbol(bin, i);
+		uint64_t at = hr_image_runtime(im, s->addr);
 
-		FUZZ_CHECK(hr_binary_symbol_at(bin, s->addr), "no symbol at 0x%llx",
-			   (unsigned long long)s->addr);
+		FUZZ_CHECK(hr_image_symbol_at(im, at), "no symbol at 0x%llx",
+			   (unsigned long long)at);
 		if (i < 256)
 			FUZZ_CHECK(hr_binary_find_symbol(bin, s->name), "symbol %s by name", s->name);
-		(void)hr_binary_section_at(bin, s->addr);
-		(void)hr_binary_read(bin, s->addr, buf, sizeof(buf), &err);
-		(void)hr_binary_read(bin, s->addr, buf, 1, &err);
+		(void)hr_image_section_at(im, at);
+		(void)hr_image_read(im, at, buf, sizeof(buf), &err);
+		(void)hr_image_read(im, at, buf, 1, &err);
 	}
 }
 
 /* A function's variables at its first PC and in its middle, and their locations. */
-static void check_func_vars(struct hr_binary *bin, size_t i, struct hr_frame_vars *fv)
+static void check_func_vars(const struct hr_image *im, size_t i, struct hr_frame_vars *fv)
 {
+	const struct hr_binary *bin = im->bin;
 	const struct hr_func *f = hr_binary_func(bin, i);
-	uint64_t pcs[2] = { f->low_pc, f->low_pc + (f->high_pc - f->low_pc) / 2 };
+	uint64_t low = hr_image_runtime(im, f->low_pc);
+	uint64_t pcs[2] = { low, low + (f->high_pc - f->low_pc) / 2 };
 	struct hr_error err = { 0 };
 	char buf[512];
 	size_t count = 0;
 
 	for (int k = 0; k < 2; k++) {
-		if (hr_binary_func_vars(bin, i, pcs[k], fv, &err)) {
+		if (hr_image_func_vars(im, i, pcs[k], fv, &err)) {
 			FUZZ_CHECK(err.code != HR_ENOMEM, "%s", err.msg);
 			return;
 		}
@@ -117,11 +122,12 @@ static void check_func_vars(struct hr_binary *bin, size_t i, struct hr_frame_var
 	if (hr_binary_func_var_count(bin, i, &count, &err))
 		return;
 	for (size_t v = 0; v < at_most(count, MAX_VARS_DESCRIBED); v++)
-		(void)hr_binary_describe_var(bin, i, v, buf, sizeof(buf), &err);
+		(void)hr_image_describe_var(im, i, v, buf, sizeof(buf), &err);
 }
 
-static void check_funcs(struct hr_binary *bin)
+static void check_funcs(const struct hr_image *im)
 {
+	const struct hr_binary *bin = im->bin;
 	struct hr_frame_vars fv = { 0 };
 	size_t n = hr_binary_func_count(bin);
 
@@ -129,11 +135,11 @@ static void check_funcs(struct hr_binary *bin)
 		const struct hr_func *f = hr_binary_func(bin, i);
 
 		if (f->low_pc < f->high_pc)
-			FUZZ_CHECK(hr_binary_func_at(bin, f->low_pc) >= 0, "function %s at its low PC",
-				   f->name);
+			FUZZ_CHECK(hr_image_func_at(im, hr_image_runtime(im, f->low_pc)) >= 0,
+				   "function %s at its low PC", f->name);
 	}
 	for (size_t i = 0; i < at_most(n, MAX_FUNCS_WITH_VARS); i++)
-		check_func_vars(bin, i, &fv);
+		check_func_vars(im, i, &fv);
 	hr_frame_vars_release(&fv);
 }
 
@@ -158,6 +164,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct hr_error err = { 0 };
 	struct hr_binary *bin;
+	struct hr_image im;
 	char path[64];
 	int fd = input_file(data, size, path, sizeof(path));
 
@@ -169,11 +176,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	(void)hr_binary_limits(bin);
 	check_types(bin);
-	check_globals_and_symbols(bin);
-	check_funcs(bin);
-	if (hr_binary_set_bias_from_data(bin, 0x7f0000000000, &err) == 0) {
-		check_globals_and_symbols(bin); /* every address moved */
-		check_funcs(bin);
+	im = (struct hr_image){ bin, 0 };
+	check_globals_and_symbols(&im);
+	check_funcs(&im);
+	if (hr_image_from_data(bin, 0x7f0000000000, &im, &err) == 0) {
+		check_globals_and_symbols(&im); /* every address moved */
+		check_funcs(&im);
 	}
 	hr_binary_free(bin);
 	return 0;

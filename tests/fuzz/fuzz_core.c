@@ -67,7 +67,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct hr_dump *d;
 	FILE *null;
 
-	hr_binary_set_bias(fixed_binary, 0); /* the reader sets it from each core */
 	d = hr_core_open_bytes(data, size, NAME, fixed_binary, &err);
 	if (!d) {
 		FUZZ_CHECK_ERROR(&err, err.code == HR_EMISMATCH ? HR_EMISMATCH : HR_EINPUT, NAME);

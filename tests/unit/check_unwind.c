@@ -170,7 +170,7 @@ int main(int argc, char **argv)
 	struct hr_binary *bin = hr_binary_open(argv[1], &err);
 	struct hr_dump *dump = bin ? hr_dump_open(argv[2], &err) : NULL;
 	struct hr_pclntab *p = NULL;
-	if (!dump || !(p = hr_pclntab_open(bin, 0, &err))) {
+	if (!dump || !(p = hr_pclntab_open(&(struct hr_image){ bin, 0 }, &err))) {
 		fprintf(stderr, "check_unwind: %s\n", err.msg);
 		hr_dump_free(dump);
 		hr_binary_free(bin);

@@ -268,11 +268,16 @@ static void test_open_self(void **state)
 	assert_ptr_equal(hr_binary_symbol_at(bin, s->addr + 1), s);
 	uint64_t addr = s->addr;
 
-	hr_binary_set_bias(bin, 0x1000);
-	assert_int_equal(hr_binary_find_symbol(bin, "test_open_self")->addr, addr + 0x1000);
-	assert_ptr_equal(hr_binary_symbol_at(bin, addr + 0x1001), s);
-	hr_binary_set_bias(bin, 0);
-	assert_int_equal(s->addr, addr);
+	/* an image at a bias: run-time addresses; the binary itself is left as it was */
+	struct hr_image im;
+
+	assert_int_equal(hr_image_at(bin, 0x1000, &im, &err), HR_OK);
+	assert_ptr_equal(hr_image_symbol_at(&im, addr + 0x1001), s);
+	assert_int_equal(hr_image_runtime(&im, s->addr), addr + 0x1000);
+	assert_int_equal(hr_binary_find_symbol(bin, "test_open_self")->addr, addr);
+	assert_ptr_equal(hr_binary_symbol_at(bin, addr + 1), s);
+	/* a bias that would wrap the binary's addresses past 2^64 is refused */
+	assert_int_equal(hr_image_at(bin, UINT64_MAX - addr + 1, &im, &err), HR_EINPUT);
 	hr_binary_free(bin);
 }
 
