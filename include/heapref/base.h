@@ -26,7 +26,8 @@ enum hr_status {
 	HR_EMISMATCH = -6, /* the heap input was not written by the binary given with it */
 };
 
-#define HR_ERROR_MAX 512
+/* Room for two paths and a why of HR_ERROR_MAX / 2 (what a check that fails says). */
+#define HR_ERROR_MAX 1024
 
 struct hr_error {
 	int code;               /* one of enum hr_status; HR_OK until something fails */

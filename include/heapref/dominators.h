@@ -13,7 +13,7 @@
  *   - the heap graph: a virtual root (node 0), one node per root variable under it (the
  *     roots of the chain tree: globals, frame variables, finalizers...), then one node
  *     per heap object. Edges: the virtual root to each root variable, a root variable to
- *     the objects its pointer words lead to (as the scanner found them, hr_scan_root_edges()),
+ *     the objects its pointer words lead to (as the scanner found them: the result's root edges),
  *     an object to the objects its pointer words lead to (the dump's bitmaps: every word
  *     the GC would follow, so exactly the objects reachable from the roots are in it).
  *
@@ -27,7 +27,8 @@
 #include "heapref/base.h"
 #include "heapref/chains.h"
 #include "heapref/dump.h"
-#include "heapref/scan.h"
+#include "heapref/model.h"
+#include "heapref/result.h"
 
 #define HR_DOM_NONE UINT32_MAX /* no node: the root's dominator, or an unreachable node */
 
@@ -69,13 +70,13 @@ void hr_dom_tree_release(struct hr_dom_tree *tree);
 struct hr_heap_graph;
 
 /*
- * The heap graph of a dump whose scan (both passes) kept its root edges
- * (hr_scan_keep_root_edges()): node 0 the virtual root, nodes 1..roots the root
- * variables, then one node per heap object (object i is node roots + 1 + i). The dump,
- * tree and scan must outlive it. NULL (err set) when out of memory.
+ * The heap graph of a dump whose scan kept its root edges (hr_scan_keep_root_edges(),
+ * in result): node 0 the virtual root, nodes 1..roots the root variables, then one node
+ * per heap object (object i is node roots + 1 + i). The dump, tree and result must
+ * outlive it. NULL (err set) when out of memory.
  */
 struct hr_heap_graph *hr_heap_graph_new(const struct hr_dump *dump, const struct hr_chains *tree,
-				       const struct hr_scan *scan, struct hr_error *err);
+				       const struct hr_scan_result *result, struct hr_error *err);
 void hr_heap_graph_free(struct hr_heap_graph *g);
 uint32_t hr_heap_graph_count(const struct hr_heap_graph *g);
 uint32_t hr_heap_graph_root_count(const struct hr_heap_graph *g);
@@ -110,13 +111,14 @@ struct hr_dom_node {
 };
 
 /*
- * The dominator tree of the heap graph of a dump whose scan (both passes) kept its root
- * edges (hr_scan_keep_root_edges()), with every node's retained size. The dump, tree and
- * scan must outlive the result. NULL (err set) when out of memory.
+ * The dominator tree of the heap graph of a dump whose scan kept its root edges
+ * (hr_scan_keep_root_edges(), in result), with every node's retained size. The dump,
+ * tree and result must outlive it. NULL (err set) when out of memory.
  */
 struct hr_heap_dominators *hr_heap_dominators_new(const struct hr_dump *dump,
 						  const struct hr_chains *tree,
-						  const struct hr_scan *scan, struct hr_error *err);
+						  const struct hr_scan_result *result,
+						  struct hr_error *err);
 void hr_heap_dominators_free(struct hr_heap_dominators *hd);
 
 /* Node ids: 0 the virtual root, then the root variables, then the heap objects. */
@@ -132,21 +134,5 @@ uint32_t hr_heap_dom_preorder(const struct hr_heap_dominators *hd, uint32_t k);
 /* The size and address of heap object obj. */
 uint64_t hr_heap_dom_object_size(const struct hr_heap_dominators *hd, uint32_t obj);
 uint64_t hr_heap_dom_object_addr(const struct hr_heap_dominators *hd, uint32_t obj);
-
-/*
- * The chain tree by dominator (analyze --attribution dominator): each reachable object
- * charged under its immediate dominator's chain, named by the last name of the chain
- * the scan charged it to (`main.items -> m. (...) -> $mapval. (*main.Item)`), so that a
- * node's cumulative value is what would be freed with the objects it holds. What
- * several roots share is under a root of its own, "$shared by several roots". An object
- * the scan charged to the root that dominates it is that root's own value. from is the
- * scan's tree (its names), and the scan must have kept paths (hr_scan_keep_paths()).
- * max_depth and fold_recursion as for hr_chains_new() / hr_chains_fold_recursion().
- * It keeps as many examples per node as from does (hr_chains_keep_examples()).
- * The caller frees the result; NULL (err set) when out of memory.
- */
-struct hr_chains *hr_heap_dom_chains(const struct hr_heap_dominators *hd,
-				     const struct hr_chains *from, const struct hr_scan *scan,
-				     uint32_t max_depth, bool fold_recursion, struct hr_error *err);
 
 #endif

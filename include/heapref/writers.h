@@ -11,10 +11,11 @@
 
 #include <stdio.h>
 
+#include "heapref/binary.h"
 #include "heapref/chains.h"
 #include "heapref/dominators.h"
 #include "heapref/dump.h"
-#include "heapref/scan.h"
+#include "heapref/result.h"
 
 /*
  * Writes a readable summary of the dump to out: Go version and GOARCH, record counts,
@@ -35,7 +36,7 @@ int hr_write_object_at(FILE *out, const struct hr_dump *dump, uint64_t addr,
 /*
  * What a profile says of the binary: mapping 1's file name and build ID (NULL: none);
  * and, for hr_write_pprof(), the shares of chain nodes that goroutines' stacks reached
- * (hr_scan_goroutine_shares(), sorted by node), each written as a sample of its own
+ * (hr_result_shares(), sorted by node), each written as a sample of its own
  * labelled with its goroutine's id, creator (creator(creator_ctx, gopc): the name of the
  * function at that PC), status and wait reason (shares NULL: none).
  */
@@ -125,7 +126,7 @@ struct hr_path_options {
  * (hr_scan_keep_paths()) and run both passes. Returns 0, HR_EIO or HR_ENOMEM.
  */
 int hr_write_path(FILE *out, const struct hr_dump *dump, const struct hr_chains *tree,
-		  const struct hr_scan *scan, const struct hr_path_options *opt, uint64_t addr,
+		  const struct hr_scan_result *result, const struct hr_path_options *opt, uint64_t addr,
 		  bool *found, struct hr_error *err);
 
 /*
@@ -134,7 +135,7 @@ int hr_write_path(FILE *out, const struct hr_dump *dump, const struct hr_chains 
  * and bytes there are; *found false when there is none.
  */
 int hr_write_paths_of_type(FILE *out, const struct hr_dump *dump, const struct hr_chains *tree,
-			   const struct hr_scan *scan, const struct hr_path_options *opt,
+			   const struct hr_scan_result *result, const struct hr_path_options *opt,
 			   const char *type, bool *found, struct hr_error *err);
 
 struct hr_retained_options {
@@ -151,10 +152,8 @@ struct hr_retained_options {
  * 0, HR_EIO when writing fails or HR_ENOMEM.
  */
 int hr_write_retained(FILE *out, const struct hr_dump *dump, const struct hr_chains *tree,
-		      const struct hr_scan *scan, const struct hr_heap_dominators *hd,
+		      const struct hr_scan_result *result, const struct hr_heap_dominators *hd,
 		      const struct hr_retained_options *opt, struct hr_error *err);
-
-struct hr_binary;
 
 /*
  * Writes the dump's goroutines grouped by kind (the same creator, the function of the
@@ -167,7 +166,7 @@ struct hr_binary;
  * 0, HR_EIO or HR_ENOMEM.
  */
 int hr_write_goroutines(FILE *out, const struct hr_dump *dump, const struct hr_image *img,
-			const struct hr_scan *scan, bool tsv, struct hr_error *err);
+			const struct hr_scan_result *result, bool tsv, struct hr_error *err);
 
 /* --- hprof export (src/writers/hprof.c) ------------------------------------------------ */
 
@@ -183,6 +182,6 @@ int hr_write_goroutines(FILE *out, const struct hr_dump *dump, const struct hr_i
  * an object or record over the format's 4 GiB.
  */
 int hr_write_hprof(FILE *out, const struct hr_dump *dump, const struct hr_image *img,
-		   const struct hr_scan *scan, struct hr_error *err);
+		   const struct hr_scan_result *result, struct hr_error *err);
 
 #endif

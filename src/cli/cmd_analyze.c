@@ -429,75 +429,8 @@ bool inputs_swapped(const char *command, const char *binary, const char *dump)
 	return true;
 }
 
-static void warn_unknown_version(const char *path, const char *version, size_t len)
-{
-	char why[HR_ERROR_MAX];
-
-	if (!hr_scan_go_version_known(version, len, why, sizeof(why)))
-		fprintf(stderr, "heapref: warning: %s: %s\n", path, why);
-}
-
-/*
- * Refuses a dump that the binary cannot have written (ST_MISMATCH), unless forced.
- * Then warns about Go releases heapref is not tested with (the binary's version is named
- * only when it differs from the dump's, so one unknown release is warned about once)
- * and about what the binary lacks (no DWARF, no symbols).
- */
-static int check_inputs(const char *binary_path, const char *dump_path, bool force,
-			const struct hr_dump *dump, const struct hr_binary *bin)
-{
-	const struct hr_provenance *prov = hr_dump_provenance(dump);
-	const char *dv = prov->go_version, *bv = hr_binary_go_version(bin);
-	char why[HR_ERROR_MAX];
-
-	if (!hr_binary_has_file(bin)) { /* a go1.3 or go1.4 dump alone */
-		fprintf(stderr, "heapref: warning: %s\n", hr_binary_limits(bin));
-		return ST_OK;
-	}
-	if (!hr_scan_pair_matches(dump, bin, why, sizeof(why))) {
-		if (!force) { /* the one line of a failure: no warnings before it */
-			fprintf(stderr, "heapref: %s was not written by %s: %s (--force analyses "
-				"anyway)\n", dump_path, binary_path, why);
-			return ST_MISMATCH;
-		}
-		fprintf(stderr, "heapref: warning: %s does not look written by %s: %s; analysing "
-			"anyway (--force), chains may be wrong\n", dump_path, binary_path, why);
-	}
-	warn_unknown_version(dump_path, dv, strlen(dv));
-	if (strcmp(bv, dv))
-		warn_unknown_version(binary_path, bv, strlen(bv));
-	if (hr_binary_limits(bin)[0])
-		fprintf(stderr, "heapref: warning: %s: %s\n", binary_path, hr_binary_limits(bin));
-	if (prov->caveat[0])
-		fprintf(stderr, "heapref: warning: %s: %s\n", hr_dump_path(dump), prov->caveat);
-	return ST_OK;
-}
-
 /* --- the command ------------------------------------------------------------------------- */
 
-static int run_scan(struct hr_scan *scan, struct stats *stats, struct progress *prog,
-		    struct hr_error *err)
-{
-	int rc = hr_scan_pass1(scan, err);
-	const struct hr_scan_summary *sum = hr_scan_summary(scan);
-
-	end_progress(prog);
-	stats_mark(stats, "pass 1", stderr);
-	if (stats && !rc)
-		fprintf(stderr, "heapref: threads of pass 1: %u; heap objects walked by workers: "
-			"%" PRIu64 " of %" PRIu64 " queued, %" PRIu64 " of them ahead of a "
-			"narrow walk (%" PRIu64 " times, %" PRIu64 " stopped by a claim)\n",
-			sum->pass1_threads, sum->worker_objects, sum->queued_objects,
-			sum->stream_objects, sum->streams, sum->stream_stops);
-	if (!rc) {
-		rc = hr_scan_pass2(scan, err);
-		end_progress(prog);
-		stats_mark(stats, "pass 2", stderr);
-	}
-	return rc;
-}
-
-/* heapref why: each address's object, its chain and the objects leading to it. */
 /*
  * heapref why: each address's object, its chain and the paths leading to it, or each
  * type's biggest objects. ST_OK, ST_INPUT (err set) when some address or type had no
@@ -509,7 +442,8 @@ static int write_paths(const struct analyze_args *a, const struct analysis *an,
 	struct hr_path_options opt = { .paths = a->paths };
 	int rc = HR_OK, unanswered = 0;
 
-	if (a->paths > 1 && !(opt.graph = hr_heap_graph_new(an->dump, an->tree, an->scan, err)))
+	if (a->paths > 1 &&
+	    !(opt.graph = hr_heap_graph_new(an->dump, an->an.tree, an->an.result, err)))
 		return cli_report(err);
 	for (int i = 0; i < a->naddresses && !rc; i++) {
 		const char *arg = a->addresses[i];
@@ -517,11 +451,11 @@ static int write_paths(const struct analyze_args *a, const struct analysis *an,
 		bool found;
 
 		if (isdigit((unsigned char)arg[0]) && cli_parse_address(arg, &addr))
-			rc = hr_write_path(stdout, an->dump, an->tree, an->scan, &opt, addr, &found,
-					   err);
+			rc = hr_write_path(stdout, an->dump, an->an.tree, an->an.result, &opt, addr,
+					   &found, err);
 		else
-			rc = hr_write_paths_of_type(stdout, an->dump, an->tree, an->scan, &opt, arg,
-						    &found, err);
+			rc = hr_write_paths_of_type(stdout, an->dump, an->an.tree, an->an.result, &opt,
+						    arg, &found, err);
 		unanswered += !rc && !found;
 	}
 	hr_heap_graph_free(opt.graph);
@@ -538,14 +472,13 @@ static int write_paths(const struct analyze_args *a, const struct analysis *an,
 	return unanswered ? ST_INPUT : ST_OK;
 }
 
-/* Opens the pair and makes the tree the scan charges; the checks come in analysis_run(). */
+/* Opens the pair: the dump (or core) and the binary, or the binary's stand-in for a DUMP alone. */
 static int analysis_open(const char *binary, const char *dump,
-			 const struct analysis_options *o, struct analysis *an,
-			 struct hr_scan_options *opts, struct hr_error *err)
+			 const struct analysis_options *o, struct analysis *an, struct hr_error *err)
 {
 	const struct heap_input in = { .binary = binary, .binary_name = o->binary_name,
 				       .input = dump, .input_name = o->input_name,
-				       .force = o->force, .live = o->live };
+				       .force = o->rq.force, .live = o->live };
 
 	if (open_heap_input(&in, &an->bin, &an->dump, err))
 		return err->code;
@@ -560,13 +493,43 @@ static int analysis_open(const char *binary, const char *dump,
 	}
 	stats_mark(o->stats, "read+index", stderr); /* open_heap_input() checked it is Go */
 	stats_mark(o->stats, "binary", stderr);
-	if (!(an->tree = hr_chains_new(o->max_depth)))
-		return hr_error_set(err, HR_ENOMEM, "out of memory");
-	if (!o->full_chains)
-		hr_chains_fold_recursion(an->tree);
-	if (!(an->scan = hr_scan_new(an->dump, an->bin, an->tree, opts, err)))
-		return err->code;
-	return hr_scan_image(an->dump, an->bin, &an->img, err); /* as hr_scan_new() did */
+	return HR_OK;
+}
+
+/* What the analysis's phases are told: the progress line to end, the times to mark. */
+struct phases {
+	struct progress *prog;
+	struct stats *stats;
+};
+
+static void on_phase(void *ctx, const char *phase, const struct hr_analysis *an,
+		     const struct hr_scan_summary *sum)
+{
+	const struct phases *p = ctx;
+
+	if (!strcmp(phase, "checks")) { /* the pair goes together, or is forced */
+		for (size_t i = 0; i < an->nwarnings; i++)
+			fprintf(stderr, "heapref: warning: %s\n", an->warnings[i]);
+		return;
+	}
+	end_progress(p->prog);
+	stats_mark(p->stats, phase, stderr);
+	if (p->stats && !strcmp(phase, "pass 1"))
+		fprintf(stderr, "heapref: threads of pass 1: %u; heap objects walked by workers: "
+			"%" PRIu64 " of %" PRIu64 " queued, %" PRIu64 " of them ahead of a "
+			"narrow walk (%" PRIu64 " times, %" PRIu64 " stopped by a claim)\n",
+			sum->pass1_threads, sum->worker_objects, sum->queued_objects,
+			sum->stream_objects, sum->streams, sum->stream_stops);
+}
+
+/* The scan's options from the environment: tests only (docs/design.md). */
+static void test_knobs(struct hr_scan_options *opts)
+{
+	if (getenv("HEAPREF_TEST_PASS1_CHUNK"))
+		opts->chunk_objects = (unsigned)atoi(getenv("HEAPREF_TEST_PASS1_CHUNK"));
+	if (getenv("HEAPREF_TEST_PASS1_STREAM")) /* "after,chunk" */
+		(void)sscanf(getenv("HEAPREF_TEST_PASS1_STREAM"), "%u,%u", &opts->stream_after,
+			     &opts->stream_chunk);
 }
 
 int analysis_run(const char *binary, const char *dump, const struct analysis_options *o,
@@ -574,67 +537,46 @@ int analysis_run(const char *binary, const char *dump, const struct analysis_opt
 {
 	struct hr_error err = { 0 };
 	struct progress prog = { 0 }; /* the scan reports progress only during its passes */
-	struct hr_scan_options opts = { 0 };
-	int st;
+	struct phases phases = { &prog, o->stats };
+	struct hr_analysis_request rq = o->rq;
 
 	*an = (struct analysis){ 0 };
 	clock_gettime(CLOCK_MONOTONIC, &prog.start);
-	if (isatty(STDERR_FILENO))
-		opts = (struct hr_scan_options){ .progress = show_progress, .progress_arg = &prog };
-	opts.threads = o->threads;
-	if (getenv("HEAPREF_TEST_PASS1_CHUNK")) /* tests only: docs/design.md */
-		opts.chunk_objects = (unsigned)atoi(getenv("HEAPREF_TEST_PASS1_CHUNK"));
-	if (getenv("HEAPREF_TEST_PASS1_STREAM")) /* tests only: "after,chunk" */
-		(void)sscanf(getenv("HEAPREF_TEST_PASS1_STREAM"), "%u,%u", &opts.stream_after,
-			     &opts.stream_chunk);
-	if (analysis_open(binary, dump, o, an, &opts, &err))
-		goto fail;
-	/* after hr_scan_new, which refuses pointer sizes and byte orders it cannot read */
-	if ((st = check_inputs(binary ? hr_binary_path(an->bin) : NULL, hr_dump_path(an->dump),
-			       o->force, an->dump, an->bin)) != ST_OK) {
-		analysis_release(an);
-		return st;
+	if (isatty(STDERR_FILENO)) {
+		rq.scan.progress = show_progress;
+		rq.scan.progress_arg = &prog;
 	}
-	if ((o->keep_paths && hr_scan_keep_paths(an->scan, &err)) ||
-	    (o->keep_root_edges && hr_scan_keep_root_edges(an->scan, &err)) ||
-	    (o->keep_types && hr_scan_keep_types(an->scan, &err)) ||
-	    (o->keep_goroutines && hr_scan_keep_goroutines(an->scan, &err)))
-		goto fail;
-	if (run_scan(an->scan, o->stats, &prog, &err))
-		goto fail;
+	test_knobs(&rq.scan);
+	rq.phase = on_phase;
+	rq.phase_ctx = &phases;
+	if (analysis_open(binary, dump, o, an, &err) ||
+	    hr_analysis_run(an->dump, an->bin, &rq, &an->an, &err)) {
+		end_progress(&prog);
+		analysis_release(an);
+		return cli_report(&err);
+	}
 	return ST_OK;
-fail:
-	end_progress(&prog);
-	analysis_release(an);
-	return cli_report(&err);
 }
 
 void analysis_release(struct analysis *an)
 {
-	hr_scan_free(an->scan);
-	hr_chains_free(an->by_dominator);
-	hr_chains_free(an->tree);
+	hr_analysis_release(&an->an);
 	hr_binary_free(an->bin);
 	hr_dump_free(an->dump);
 	*an = (struct analysis){ 0 };
 }
 
-/* heapref retained: the dominator tree, then the root variables and objects by retained size. */
+/* heapref retained: the root variables and objects by retained size. */
 static int write_retained(const struct analyze_args *a, const struct analysis *an,
-			  struct stats *stats, struct hr_error *err)
+			  struct hr_error *err)
 {
-	struct hr_heap_dominators *hd = hr_heap_dominators_new(an->dump, an->tree, an->scan, err);
-	int rc;
+	int rc = hr_write_retained(stdout, an->dump, an->an.tree, an->an.result,
+				   an->an.dominators, &a->retained, err);
 
-	if (!hd)
-		return err->code;
-	stats_mark(stats, "dominators", stderr);
-	rc = hr_write_retained(stdout, an->dump, an->tree, an->scan, hd, &a->retained, err);
 	if (!rc && fflush(stdout))
 		rc = hr_error_set(err, HR_EIO, "%s", strerror(errno));
 	if (rc == HR_EIO)
 		name_output(err, "standard output");
-	hr_heap_dominators_free(hd);
 	return rc;
 }
 
@@ -642,32 +584,14 @@ static int write_retained(const struct analyze_args *a, const struct analysis *a
 static int write_goroutines(const struct analyze_args *a, const struct analysis *an,
 			    struct hr_error *err)
 {
-	int rc = hr_write_goroutines(stdout, an->dump, &an->img, an->scan, a->retained.tsv, err);
+	int rc = hr_write_goroutines(stdout, an->dump, &an->an.img, an->an.result,
+				     a->retained.tsv, err);
 
 	if (!rc && fflush(stdout))
 		rc = hr_error_set(err, HR_EIO, "%s", strerror(errno));
 	if (rc == HR_EIO)
 		name_output(err, "standard output");
 	return rc;
-}
-
-/* analyze --attribution dominator: the analysis's tree rebuilt along the dominator tree. */
-static int attribute_by_dominator(const struct analyze_args *a, struct analysis *an,
-				  struct stats *stats, struct hr_error *err)
-{
-	struct hr_heap_dominators *hd = hr_heap_dominators_new(an->dump, an->tree, an->scan, err);
-	struct hr_chains *by_dom;
-
-	if (!hd)
-		return err->code;
-	by_dom = hr_heap_dom_chains(hd, an->tree, an->scan, a->max_depth, !a->full_chains, err);
-	hr_heap_dominators_free(hd);
-	if (!by_dom)
-		return err->code;
-	stats_mark(stats, "dominators", stderr);
-	/* the scan charged the old tree and is done with it: only names are kept from it */
-	an->by_dominator = by_dom;
-	return HR_OK;
 }
 
 /* The function holding pc, for the profile's created_by labels (ctx: the binary). */
@@ -680,57 +604,57 @@ static const char *function_at(void *ctx, uint64_t pc)
 }
 
 /*
- * analyze's profile (or text report), naming the binary; the scan's own tree with its
- * nodes split by the goroutines whose stacks reached them, as labelled samples.
+ * analyze's profile (or text report) of the tree or the view asked for, naming the
+ * binary; the tree's nodes split by the goroutines whose stacks reached them, as
+ * labelled samples (--goroutine-labels).
  */
-static int write_labelled_profile(const struct analyze_args *a, struct analysis *an,
+static int write_labelled_profile(const struct analyze_args *a, const struct analysis *an,
 				  struct hr_error *err)
 {
 	struct hr_pprof_options opt = { .binary = a->binary_name ? a->binary_name : a->binary,
 					.build_id = hr_binary_build_id(an->bin),
 					.dump = an->dump, .creator = function_at,
-					.creator_ctx = &an->img };
-	struct hr_goroutine_share *shares = NULL;
-	int st;
+					.creator_ctx = (void *)&an->an.img };
 
-	if (a->goroutine_labels && !an->by_dominator && !a->text) {
-		if (hr_scan_goroutine_shares(an->scan, &shares, &opt.nshares, err))
-			return cli_report(err);
-		opt.shares = shares;
-	}
+	if (a->goroutine_labels)
+		opt.shares = hr_result_shares(an->an.result, &opt.nshares);
 	/* the output, not the input: status 3 */
-	st = write_profile(a, a->out, an->by_dominator ? an->by_dominator : an->tree, &opt, err)
-		     ? ST_RESOURCES : ST_OK;
-	free(shares);
-	return st;
+	return write_profile(a, a->out, hr_analysis_chains(&an->an), &opt, err) ? ST_RESOURCES
+										 : ST_OK;
 }
 
 /* What the command writes once the analysis has run: 0 or a failed status. */
-static int write_answer(const struct analyze_args *a, struct analysis *an, struct stats *stats,
+static int write_answer(const struct analyze_args *a, const struct analysis *an,
 			struct hr_error *err)
 {
 	if (a->mode == MODE_WHY)
 		return write_paths(a, an, err);
 	if (a->mode == MODE_RETAINED)
-		return write_retained(a, an, stats, err) ? ST_RESOURCES : ST_OK;
+		return write_retained(a, an, err) ? ST_RESOURCES : ST_OK;
 	if (a->mode == MODE_GOROUTINES)
 		return write_goroutines(a, an, err) ? ST_RESOURCES : ST_OK;
-	if (a->examples) {
-		hr_chains_keep_examples(an->tree, a->examples);
-		if (hr_scan_offer_examples(an->scan, an->tree, err))
-			return cli_report(err);
-	}
-	if (a->by_dominator && attribute_by_dominator(a, an, stats, err))
-		return cli_report(err);
-	if (a->by_alloc && !(an->by_dominator = hr_scan_chains_by_alloc(an->scan, an->tree,
-									  a->max_depth,
-									  !a->full_chains, err)))
-		return cli_report(err);
-	if ((a->by_type || a->types_first) &&
-	    !(an->by_dominator = hr_scan_chains_by_type(an->scan, an->tree, a->types_first,
-							a->max_depth, !a->full_chains, err)))
-		return cli_report(err);
 	return write_labelled_profile(a, an, err);
+}
+
+/* What the command asks of the analysis. */
+static struct hr_analysis_request request_of(const struct analyze_args *a)
+{
+	struct hr_analysis_request rq = {
+		.max_depth = a->max_depth, .full_chains = a->full_chains, .force = a->force,
+		.scan = { .threads = a->threads },
+		.paths = a->mode == MODE_WHY || a->mode == MODE_RETAINED,
+		.graph = a->mode == MODE_WHY && a->paths > 1,
+		.dominators = a->mode == MODE_RETAINED,
+		.goroutines = a->mode == MODE_GOROUTINES || a->goroutine_labels,
+		.examples = a->examples,
+		.view_wanted = a->by_dominator || a->by_alloc || a->by_type || a->types_first,
+	};
+
+	rq.view = a->by_dominator ? HR_VIEW_BY_DOMINATOR
+		  : a->by_alloc   ? HR_VIEW_BY_ALLOC
+		  : a->by_type    ? HR_VIEW_BY_TYPE
+				  : HR_VIEW_TYPES_FIRST;
+	return rq;
 }
 
 /*
@@ -810,28 +734,18 @@ static int run(int argc, char **argv, enum mode mode)
 			goto done;
 		}
 	}
-	o = (struct analysis_options){ .max_depth = a.max_depth, .threads = a.threads,
-				       .full_chains = a.full_chains,
-				       .force = a.force,
-				       .keep_paths = (mode != MODE_ANALYZE && mode != MODE_GOROUTINES) ||
-						     a.by_dominator ||
-						     a.examples || a.by_alloc || a.by_type ||
-						     a.types_first,
-				       .keep_types = a.by_type || a.types_first,
-				       .keep_goroutines = mode == MODE_GOROUTINES || a.goroutine_labels,
-				       .keep_root_edges = mode == MODE_RETAINED || a.by_dominator ||
-							  (mode == MODE_WHY && a.paths > 1),
+	o = (struct analysis_options){ .rq = request_of(&a),
 				       .stats = a.stats ? stats_start() : NULL,
 				       .input_name = a.pid ? proc.name : NULL, .live = a.pid != 0,
 				       .binary_name = a.binary_name };
 	if ((st = analysis_run(a.binary, a.dump, &o, &an)) != ST_OK)
 		goto done;
-	if ((st = write_answer(&a, &an, o.stats, &err)) != ST_OK) {
+	if ((st = write_answer(&a, &an, &err)) != ST_OK) {
 		fprintf(stderr, "heapref: %s\n", err.msg);
 	} else if (mode == MODE_ANALYZE) {
 		stats_mark(o.stats, "output", stderr);
-		print_summary(an.dump, hr_scan_summary(an.scan),
-			      an.by_dominator ? an.by_dominator : an.tree, a.output, since(&start));
+		print_summary(an.dump, hr_result_summary(an.an.result), hr_analysis_chains(&an.an),
+			      a.output, since(&start));
 	}
 	analysis_release(&an);
 done:

@@ -45,17 +45,17 @@ static int parse_args(int argc, char **argv, struct diff_args *a)
 		{ "--output", "-o", NULL, &a->output },
 		{ "--text", NULL, &a->text, NULL },
 		{ "--by-index", NULL, &a->by_index, NULL },
-		{ "--full-chains", NULL, &a->opts.full_chains, NULL },
+		{ "--full-chains", NULL, &a->opts.rq.full_chains, NULL },
 		{ "--max-depth", NULL, NULL, &max_depth },
 		{ "--stats", NULL, &a->stats, NULL },
-		{ "--force", NULL, &a->opts.force, NULL },
+		{ "--force", NULL, &a->opts.rq.force, NULL },
 	};
 	int n, rc;
 
-	*a = (struct diff_args){ .opts = { .max_depth = 256 } };
+	*a = (struct diff_args){ .opts = { .rq = { .max_depth = 256 } } };
 	if ((rc = cli_parse("diff", argc, argv, opts, (int)(sizeof(opts) / sizeof(opts[0])), &n)))
 		return rc;
-	if (max_depth && !parse_depth(max_depth, &a->opts.max_depth))
+	if (max_depth && !parse_depth(max_depth, &a->opts.rq.max_depth))
 		return cli_usage_error("diff", "--max-depth takes a number, not %s", max_depth);
 	if (a->output && !a->output[0])
 		return cli_usage_error("diff", "-o takes a file name");
@@ -85,8 +85,8 @@ static struct hr_chains *analyse(const char *binary, const char *dump,
 	if ((*st = analysis_run(binary, dump, o, &an)) != ST_OK)
 		return NULL;
 	snprintf(build_id, 128, "%s", hr_binary_build_id(an.bin));
-	tree = an.tree;
-	an.tree = NULL;
+	tree = an.an.tree;
+	an.an.tree = NULL;
 	analysis_release(&an);
 	return tree;
 }

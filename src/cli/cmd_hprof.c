@@ -13,7 +13,7 @@ static int write_hprof(FILE *out, void *ctx, struct hr_error *err)
 {
 	const struct analysis *an = ctx;
 
-	return hr_write_hprof(out, an->dump, &an->img, an->scan, err);
+	return hr_write_hprof(out, an->dump, &an->an.img, an->an.result, err);
 }
 
 int cmd_hprof(int argc, char **argv)
@@ -22,8 +22,7 @@ int cmd_hprof(int argc, char **argv)
 	bool force = false;
 	const struct cli_opt opts[] = { { "--output", "-o", NULL, &output },
 					{ "--force", NULL, &force, NULL } };
-	struct analysis_options o = { .max_depth = 256, .force = false, .keep_paths = true,
-				      .keep_types = true };
+	struct analysis_options o = { .rq = { .max_depth = 256, .paths = true, .types = true } };
 	struct analysis an;
 	struct output out = OUTPUT_INIT;
 	struct hr_error err = { 0 };
@@ -37,7 +36,7 @@ int cmd_hprof(int argc, char **argv)
 		return cli_usage_error("hprof", "-o takes a file name");
 	if (inputs_swapped("hprof", argv[0], argv[1]))
 		return ST_USAGE;
-	o.force = force;
+	o.rq.force = force;
 	/* the export holds the heap's contents: 0600, like the core it may come from */
 	if (output_prepare(&out, output ? output : "heapref.hprof", OUTPUT_MEMORY, &err) ||
 	    output_refuse_input(&out, argv[0], "the binary", &err) ||

@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "heapref/analysis.h"
 #include "heapref/binary.h"
 #include "stats.h"
 
@@ -18,7 +19,6 @@ struct hr_binary;
 struct hr_chains;
 struct hr_dump;
 struct hr_error;
-struct hr_scan;
 
 /* heapref types [--summary | --rtype ADDR] BINARY [PATTERN] (cmd_binary.c) */
 int cmd_types(int argc, char **argv);
@@ -46,29 +46,19 @@ int cmd_diff(int argc, char **argv);
 
 /* What a command asks of the analysis of one BINARY DUMP pair. */
 struct analysis_options {
-	uint32_t max_depth;   /* --max-depth (0: no limit) */
-	unsigned threads;     /* --threads: pass 1's (0: one per usable processor) */
-	bool full_chains;     /* --full-chains: do not fold recursion */
-	bool force;           /* --force: analyse a pair that does not go together */
-	bool keep_paths;      /* why: remember how each object was reached */
-	bool keep_root_edges; /* retained: the roots' edges, for the dominator tree */
-	bool keep_types;      /* analyze --by-type: each object's type */
-	bool keep_goroutines; /* goroutines: which goroutine's stack reached each object */
+	struct hr_analysis_request rq; /* what the analysis keeps and makes (analysis.h);
+					* analysis_run() adds progress and the phases */
 	struct stats *stats;  /* --stats, or NULL */
 	const char *input_name; /* what to call the heap input in messages, NULL: its path */
 	const char *binary_name; /* what to call the binary in messages, NULL: its path */
 	bool live;              /* the heap input is the core just taken of a process (--pid) */
 };
 
-/* One pair analysed: both passes have run and charged every reachable object to tree. */
+/* One pair read and analysed: what the analysis made, and the inputs it borrows. */
 struct analysis {
 	struct hr_dump *dump;
 	struct hr_binary *bin;
-	struct hr_image img;    /* bin where the process loaded it (hr_scan_image()) */
-	struct hr_scan *scan;
-	struct hr_chains *tree;
-	struct hr_chains *by_dominator; /* the tree written instead of tree: analyze
-					 * --attribution dominator or --by-alloc; or NULL */
+	struct hr_analysis an;
 };
 
 /*
@@ -78,8 +68,9 @@ struct analysis {
 bool inputs_swapped(const char *command, const char *binary, const char *dump);
 
 /*
- * Reads the dump and the binary, checks that the binary wrote the dump (refused unless
- * o->force), and runs both passes of the scan. Returns 0 with *an filled (release it
+ * Reads the dump and the binary and analyses them (hr_analysis_run(): the binary must
+ * have written the dump, unless o->rq.force), printing its warnings and, with --stats,
+ * the time of each phase. Returns 0 with *an filled (release it
  * with analysis_release()), or the exit status of the failure, having printed its one
  * line and left *an empty.
  */

@@ -103,11 +103,11 @@ static int number_roots(struct hr_heap_graph *hd, const struct hr_chains *tree,
 }
 
 /* The scan's root edges as a table by root variable (a counting sort). */
-static int group_root_edges(struct hr_heap_graph *hd, const struct hr_scan *scan,
+static int group_root_edges(struct hr_heap_graph *hd, const struct hr_scan_result *result,
 			    const uint32_t *root_of_chain, size_t nchains)
 {
 	size_t n;
-	const struct hr_root_edge *e = hr_scan_root_edges(scan, &n);
+	const struct hr_root_edge *e = hr_result_root_edges(result, &n);
 
 	hd->edge_off = calloc((size_t)hd->nroots + 2, sizeof(*hd->edge_off));
 	hd->edge_obj = malloc(n * sizeof(*hd->edge_obj) + 1);
@@ -192,7 +192,7 @@ static int sum_retained(struct hr_heap_dominators *hd)
 }
 
 struct hr_heap_graph *hr_heap_graph_new(const struct hr_dump *dump, const struct hr_chains *tree,
-				       const struct hr_scan *scan, struct hr_error *err)
+				       const struct hr_scan_result *result, struct hr_error *err)
 {
 	struct hr_heap_graph *g = calloc(1, sizeof(*g));
 	size_t nchains = hr_chains_count(tree);
@@ -203,7 +203,7 @@ struct hr_heap_graph *hr_heap_graph_new(const struct hr_dump *dump, const struct
 		goto nomem;
 	g->dump = dump;
 	if (number_roots(g, tree, root_of_chain) ||
-	    group_root_edges(g, scan, root_of_chain, nchains))
+	    group_root_edges(g, result, root_of_chain, nchains))
 		goto nomem;
 	free(root_of_chain);
 	nnodes = 1 + (uint64_t)g->nroots + hr_dump_object_count(dump);
@@ -258,7 +258,8 @@ uint32_t hr_heap_graph_root_node(const struct hr_heap_graph *g, uint32_t chain_r
 
 struct hr_heap_dominators *hr_heap_dominators_new(const struct hr_dump *dump,
 						  const struct hr_chains *tree,
-						  const struct hr_scan *scan, struct hr_error *err)
+						  const struct hr_scan_result *result,
+						  struct hr_error *err)
 {
 	struct hr_heap_dominators *hd = calloc(1, sizeof(*hd));
 
@@ -266,7 +267,7 @@ struct hr_heap_dominators *hr_heap_dominators_new(const struct hr_dump *dump,
 		hr_error_set(err, HR_ENOMEM, "out of memory for the dominator tree");
 		return NULL;
 	}
-	if (!(hd->g = hr_heap_graph_new(dump, tree, scan, err)))
+	if (!(hd->g = hr_heap_graph_new(dump, tree, result, err)))
 		goto fail;
 	hd->dump = dump;
 	hd->nroots = hd->g->nroots;

@@ -71,35 +71,6 @@ int hr_scan_keep_goroutines(struct hr_scan *s, struct hr_error *err)
 	return HR_OK;
 }
 
-static int cmp_share(const void *pa, const void *pb)
-{
-	const struct hr_goroutine_share *a = pa, *b = pb;
-
-	if (a->node != b->node)
-		return a->node < b->node ? -1 : 1;
-	return a->goroutine < b->goroutine ? -1 : a->goroutine > b->goroutine;
-}
-
-int hr_scan_goroutine_shares(const struct hr_scan *s, struct hr_goroutine_share **shares,
-			     size_t *n, struct hr_error *err)
-{
-	const struct share_map *map = &s->res.shares;
-	size_t m = 0;
-
-	*shares = NULL;
-	*n = 0;
-	if (!map->n)
-		return HR_OK;
-	if (!(*shares = malloc(map->n * sizeof(**shares))))
-		return hr_error_set(err, HR_ENOMEM, "out of memory for the goroutines' shares");
-	for (size_t i = 0; i < map->cap; i++)
-		if (map->slots[i].goroutine)
-			(*shares)[m++] = map->slots[i];
-	qsort(*shares, m, sizeof(**shares), cmp_share);
-	*n = m;
-	return HR_OK;
-}
-
 int hr_scan_keep_types(struct hr_scan *s, struct hr_error *err)
 {
 	struct scan_results *res = &s->res;
@@ -108,21 +79,6 @@ int hr_scan_keep_types(struct hr_scan *s, struct hr_error *err)
 		return hr_error_set(err, HR_ENOMEM, "out of memory for the types of %zu objects",
 				    s->ctx.nobj);
 	return HR_OK;
-}
-
-uint32_t hr_scan_type_of(const struct hr_scan *s, uint32_t obj, bool *array)
-{
-	uint32_t t = s->res.obj_type && obj < s->ctx.nobj ? s->res.obj_type[obj]
-							  : OBJ_TYPE_UNKNOWN;
-
-	*array = (t & OBJ_TYPE_ARRAY) != 0;
-	return t & ~OBJ_TYPE_ARRAY;
-}
-
-const struct hr_root_edge *hr_scan_root_edges(const struct hr_scan *s, size_t *n)
-{
-	*n = s->res.nroot_edges;
-	return s->res.root_edges;
 }
 
 void scan_root_edge(struct walker *wk, uint32_t node, uint32_t obj)
@@ -141,29 +97,6 @@ void scan_root_edge(struct walker *wk, uint32_t node, uint32_t obj)
 		return;
 	}
 	*e = (struct hr_root_edge){ node, obj };
-}
-
-int hr_scan_offer_examples(const struct hr_scan *s, struct hr_chains *tree, struct hr_error *err)
-{
-	const struct hr_reached_by *paths = s->res.paths;
-
-	for (size_t i = 0; paths && i < s->ctx.nobj; i++) {
-		struct hr_object o;
-
-		if (paths[i].node == HR_CHAINS_NONE)
-			continue;
-		o = hr_dump_object(s->ctx.dump, i);
-		if (hr_chains_offer_example(tree, paths[i].node, o.addr, o.size))
-			return hr_error_set(err, HR_ENOMEM, "out of memory for the examples");
-	}
-	return HR_OK;
-}
-
-struct hr_reached_by hr_scan_reached_by(const struct hr_scan *s, uint32_t obj)
-{
-	if (!s->res.paths || obj >= s->ctx.nobj)
-		return (struct hr_reached_by){ HR_CHAINS_NONE, HR_SCAN_NOT_REACHED };
-	return s->res.paths[obj];
 }
 
 bool scan_mark(struct walker *wk, uint32_t obj, uint32_t node)

@@ -166,17 +166,17 @@ static void write_group(FILE *out, const struct ctx *c, const struct group *grp,
 }
 
 int hr_write_goroutines(FILE *out, const struct hr_dump *dump, const struct hr_image *img,
-			const struct hr_scan *scan, bool tsv, struct hr_error *err)
+			const struct hr_scan_result *result, bool tsv, struct hr_error *err)
 {
 	size_t ng, nf, ngroups = 0, leaked = 0;
 	struct ctx c = { dump, img, hr_dump_goroutines(dump, &ng), hr_dump_frames(dump, &nf) };
 	uint64_t *objects = calloc(ng + 1, sizeof(*objects)), *bytes = calloc(ng + 1, sizeof(*bytes));
 	struct group *groups = NULL;
 
-	struct hr_goroutine_share *shares = NULL;
 	size_t nshares = 0;
+	const struct hr_goroutine_share *shares = hr_result_shares(result, &nshares);
 
-	if (!objects || !bytes || hr_scan_goroutine_shares(scan, &shares, &nshares, err))
+	if (!objects || !bytes)
 		goto nomem;
 	for (size_t i = 0; i < nshares; i++) {
 		uint32_t g = shares[i].goroutine;
@@ -186,7 +186,6 @@ int hr_write_goroutines(FILE *out, const struct hr_dump *dump, const struct hr_i
 			bytes[g - 1] += shares[i].bytes;
 		}
 	}
-	free(shares);
 	if (!(groups = make_groups(&c, ng, objects, bytes, &ngroups)))
 		goto nomem;
 	for (size_t k = 0; k < ngroups; k++)

@@ -83,7 +83,7 @@ struct hprof {
 	const struct hr_dump *dump;
 	const struct hr_image *img;   /* the binary where the process loaded it */
 	const struct hr_binary *bin;  /* img->bin */
-	const struct hr_scan *scan;
+	const struct hr_scan_result *result;
 	struct hr_error *err;
 	unsigned ptr;
 	struct buf roots, cls, seg, rec; /* heap dump parts: roots, class dumps, instances */
@@ -628,7 +628,7 @@ static uint64_t array_class(struct hprof *h, const char *name)
 
 static bool exported(const struct hprof *h, int64_t i)
 {
-	return i >= 0 && hr_scan_reached_by(h->scan, (uint32_t)i).node != HR_CHAINS_NONE;
+	return i >= 0 && hr_result_reached_by(h->result, (uint32_t)i).node != HR_CHAINS_NONE;
 }
 
 /* What the word value refers to: the start of the exported heap object holding it, or 0. */
@@ -745,7 +745,7 @@ static int write_object(struct hprof *h, uint32_t i, struct leaves *l, bool clas
 	struct hr_object o = hr_dump_object(h->dump, i);
 	uint64_t words = o.size / h->ptr, class_id;
 	bool array;
-	uint32_t type = hr_scan_type_of(h->scan, i, &array);
+	uint32_t type = hr_result_type_of(h->result, i, &array);
 	struct klass *k = NULL;
 	int rc;
 
@@ -1070,9 +1070,9 @@ static int write_header(struct hprof *h)
 }
 
 int hr_write_hprof(FILE *out, const struct hr_dump *dump, const struct hr_image *img,
-		   const struct hr_scan *scan, struct hr_error *err)
+		   const struct hr_scan_result *result, struct hr_error *err)
 {
-	struct hprof h = { .out = out, .dump = dump, .img = img, .bin = img->bin, .scan = scan,
+	struct hprof h = { .out = out, .dump = dump, .img = img, .bin = img->bin, .result = result,
 			   .err = err,
 			   .ptr = hr_dump_params(dump)->ptr_size, .next_serial = TRACE_SERIAL };
 	int rc = write_header(&h);

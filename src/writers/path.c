@@ -15,7 +15,7 @@ struct path_writer {
 	FILE *out;
 	const struct hr_dump *d;
 	const struct hr_chains *tree;
-	const struct hr_scan *scan;
+	const struct hr_scan_result *result;
 	const struct hr_path_options *opt;
 };
 
@@ -43,7 +43,7 @@ static bool word_pointing_into(const struct hr_dump *d, uint32_t holder, uint32_
 /* The name of the chain node object obj is charged to (the field and type that reached it). */
 static const char *charged_name(const struct path_writer *w, uint32_t obj)
 {
-	uint32_t node = hr_scan_reached_by(w->scan, obj).node;
+	uint32_t node = hr_result_reached_by(w->result, obj).node;
 
 	if (node == HR_CHAINS_NONE || node == HR_CHAINS_TOP)
 		return "?";
@@ -90,7 +90,7 @@ static int charged_path(const struct path_writer *w, uint32_t obj, uint32_t **ob
 	*objs = NULL;
 	*n = 0;
 	for (uint32_t o = obj; o != HR_SCAN_BY_ROOT && o != HR_SCAN_NOT_REACHED && *n < cap;
-	     o = hr_scan_reached_by(w->scan, o).holder) {
+	     o = hr_result_reached_by(w->result, o).holder) {
 		uint32_t *slot = hr_array_push((void **)objs, n, &objs_cap, sizeof(**objs));
 
 		if (!slot)
@@ -186,7 +186,7 @@ static int write_object(const struct path_writer *w, uint64_t addr, uint32_t i, 
 			struct hr_error *err)
 {
 	struct hr_object o = hr_dump_object(w->d, i);
-	struct hr_reached_by by = hr_scan_reached_by(w->scan, i);
+	struct hr_reached_by by = hr_result_reached_by(w->result, i);
 	uint32_t root_chain;
 	const char *root;
 
@@ -215,10 +215,10 @@ static int finish(FILE *out, int rc, struct hr_error *err)
 }
 
 int hr_write_path(FILE *out, const struct hr_dump *d, const struct hr_chains *tree,
-		  const struct hr_scan *scan, const struct hr_path_options *opt, uint64_t addr,
+		  const struct hr_scan_result *result, const struct hr_path_options *opt, uint64_t addr,
 		  bool *found, struct hr_error *err)
 {
-	struct path_writer w = { out, d, tree, scan, opt };
+	struct path_writer w = { out, d, tree, result, opt };
 	int64_t i = hr_dump_object_at(d, addr);
 
 	if (i < 0) {
@@ -255,7 +255,7 @@ static int biggest_of_type(const struct path_writer *w, const char *type, size_t
 	*nbest = 0;
 	*count = *bytes = 0;
 	for (uint32_t i = 0; i < hr_dump_object_count(w->d); i++) {
-		uint32_t node = hr_scan_reached_by(w->scan, i).node;
+		uint32_t node = hr_result_reached_by(w->result, i).node;
 		uint64_t size;
 		size_t k;
 
@@ -285,10 +285,10 @@ static int biggest_of_type(const struct path_writer *w, const char *type, size_t
 }
 
 int hr_write_paths_of_type(FILE *out, const struct hr_dump *d, const struct hr_chains *tree,
-			   const struct hr_scan *scan, const struct hr_path_options *opt,
+			   const struct hr_scan_result *result, const struct hr_path_options *opt,
 			   const char *type, bool *found, struct hr_error *err)
 {
-	struct path_writer w = { out, d, tree, scan, opt };
+	struct path_writer w = { out, d, tree, result, opt };
 	struct hr_path_options one = { .paths = 1 };
 	size_t keep = opt->paths ? opt->paths : 1, n;
 	uint32_t *best = malloc(keep * sizeof(*best));

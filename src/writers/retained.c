@@ -104,14 +104,14 @@ static void write_type_of(FILE *out, const char *name)
 }
 
 static void write_row(FILE *out, const struct hr_dump *dump, const struct hr_chains *tree,
-		      const struct hr_scan *scan, const struct hr_dom_node *n, bool tsv)
+		      const struct hr_scan_result *result, const struct hr_dom_node *n, bool tsv)
 {
 	struct hr_object o = { 0 };
 	uint32_t node = n->root;
 
 	if (n->object != UINT32_MAX) {
 		o = hr_dump_object(dump, n->object);
-		node = hr_scan_reached_by(scan, n->object).node;
+		node = hr_result_reached_by(result, n->object).node;
 	}
 	if (tsv) {
 		fputs(n->object == UINT32_MAX ? "root\t" : "object\t", out);
@@ -170,7 +170,7 @@ static void write_text_heads(FILE *out, const struct hr_heap_dominators *hd, boo
 }
 
 int hr_write_retained(FILE *out, const struct hr_dump *dump, const struct hr_chains *tree,
-		      const struct hr_scan *scan, const struct hr_heap_dominators *hd,
+		      const struct hr_scan_result *result, const struct hr_heap_dominators *hd,
 		      const struct hr_retained_options *opt, struct hr_error *err)
 {
 	uint32_t nroots = hr_heap_dom_root_count(hd);
@@ -188,7 +188,7 @@ int hr_write_retained(FILE *out, const struct hr_dump *dump, const struct hr_cha
 		struct hr_dom_node n = hr_heap_dom_node(hd, roots.rows[i].node);
 
 		if (n.retained_bytes || opt->tsv)
-			write_row(out, dump, tree, scan, &n, opt->tsv);
+			write_row(out, dump, tree, result, &n, opt->tsv);
 	}
 	if (!opt->tsv) {
 		write_text_heads(out, hd, false);
@@ -202,7 +202,7 @@ int hr_write_retained(FILE *out, const struct hr_dump *dump, const struct hr_cha
 	for (size_t i = 0; i < objects.n; i++) {
 		struct hr_dom_node n = hr_heap_dom_node(hd, objects.rows[i].node);
 
-		write_row(out, dump, tree, scan, &n, opt->tsv);
+		write_row(out, dump, tree, result, &n, opt->tsv);
 	}
 out:
 	free(roots.rows);

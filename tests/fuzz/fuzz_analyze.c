@@ -1,11 +1,12 @@
 /*
  * fuzz_analyze.c - fuzz target: the whole of `heapref analyze --force` on any dump, with
- * one fixed binary: the dump read and indexed, the pairing check, the scanner's two
- * passes, the chain tree and the pprof writer (to /dev/null).
+ * one fixed binary: the dump read and indexed, then the analysis (analysis.h: the
+ * pairing check, the scanner's two passes, the result, the dominator tree, examples,
+ * the view by dominator) and the writers (to /dev/null).
  *
  * The binary is named by the environment variable HEAPREF_FUZZ_BINARY and opened once,
- * at start-up (tests/fuzz/README.md says which one: the seed dumps come from it). The
- * scan sets its load bias from each dump, so the bias is put back to 0 before each.
+ * at start-up (tests/fuzz/README.md says which one: the seed dumps come from it); it is
+ * never changed by an analysis, so every input sees the same one.
  *
  * On a dump the reader accepts, the analysis must finish, reach exactly the objects the
  * dump's pointer bitmaps reach from its roots (computed here independently), and charge
@@ -13,6 +14,7 @@
  */
 #include <string.h>
 
+#include "heapref/analysis.h"
 #include "heapref/binary.h"
 #include "fuzz_target.h"
 #include "heapref/chains.h"
@@ -161,85 +163,74 @@ static void write_report(FILE *out, const struct hr_chains *tree)
 /*
  * The dominator tree (heapref retained, --attribution dominator) over what the scan
  * reached: the virtual root retains exactly what the passes reached, the tree by
- * dominator holds it all, and the retained list, the examples and why's paths write.
+ * dominator holds it all, and the retained list and why's paths write.
  */
-static void check_dominators(const struct hr_dump *dump, struct hr_chains *tree,
-			     const struct hr_scan *scan, FILE *out)
+static void check_dominators(const struct hr_analysis *an, FILE *out)
 {
-	const struct hr_scan_summary *s = hr_scan_summary(scan);
+	const struct hr_dump *dump = an->model;
+	const struct hr_scan_summary *s = hr_result_summary(an->result);
 	struct hr_error err = { 0 };
-	struct hr_heap_dominators *hd = hr_heap_dominators_new(dump, tree, scan, &err);
-	struct hr_dom_node all;
-	struct hr_chains *by_dom;
+	struct hr_dom_node all = hr_heap_dom_node(an->dominators, 0);
 	uint64_t objects, bytes;
 	bool found;
 
-	FUZZ_CHECK(hd, "dominators: %s", err.msg);
-	all = hr_heap_dom_node(hd, 0);
 	FUZZ_CHECK(all.retained_objects == s->typed_objects + s->fallback_objects &&
 			   all.retained_bytes == s->typed_bytes + s->fallback_bytes,
 		   "the virtual root retains %llu objects, %llu bytes; the passes reached %llu",
 		   (unsigned long long)all.retained_objects, (unsigned long long)all.retained_bytes,
 		   (unsigned long long)(s->typed_objects + s->fallback_objects));
-	by_dom = hr_heap_dom_chains(hd, tree, scan, MAX_DEPTH, true, &err);
-	FUZZ_CHECK(by_dom, "chains by dominator: %s", err.msg);
-	hr_chains_totals(by_dom, &objects, &bytes);
+	hr_chains_totals(an->view, &objects, &bytes);
 	FUZZ_CHECK(objects == all.retained_objects && bytes == all.retained_bytes,
 		   "the tree by dominator holds %llu objects", (unsigned long long)objects);
-	FUZZ_CHECK(hr_write_retained(out, dump, tree, scan, hd,
+	FUZZ_CHECK(hr_write_retained(out, dump, an->tree, an->result, an->dominators,
 				     &(struct hr_retained_options){ .top = 5, .tsv = true },
 				     &err) == 0, "retained: %s", err.msg);
-	hr_chains_free(by_dom);
-	hr_heap_dominators_free(hd);
 	if (hr_dump_object_count(dump)) {
-		struct hr_heap_graph *g = hr_heap_graph_new(dump, tree, scan, &err);
+		struct hr_heap_graph *g = hr_heap_graph_new(dump, an->tree, an->result, &err);
 		uint64_t addr = hr_dump_object(dump, hr_dump_object_count(dump) / 2).addr;
 
 		FUZZ_CHECK(g, "graph: %s", err.msg);
-		FUZZ_CHECK(hr_write_path(out, dump, tree, scan,
+		FUZZ_CHECK(hr_write_path(out, dump, an->tree, an->result,
 					 &(struct hr_path_options){ .paths = 3, .graph = g }, addr,
 					 &found, &err) == 0, "why: %s", err.msg);
 		hr_heap_graph_free(g);
 	}
-	hr_chains_keep_examples(tree, 2);
-	FUZZ_CHECK(hr_scan_offer_examples(scan, tree, &err) == 0, "examples: %s", err.msg);
 }
 
+/*
+ * The whole analysis as `analyze --force --examples 2 --attribution dominator` and
+ * `retained` and `why -n 3` run it, in one: the paths, the graph, the dominator tree,
+ * examples and the view by dominator.
+ */
 static void analyze(const struct hr_dump *dump)
 {
+	const struct hr_analysis_request rq = {
+		.max_depth = MAX_DEPTH, .force = true, .paths = true, .graph = true,
+		.dominators = true, .examples = 2, .view_wanted = true,
+		.view = HR_VIEW_BY_DOMINATOR,
+	};
+	struct hr_analysis an;
 	struct hr_error err = { 0 };
-	struct hr_chains *tree = hr_chains_new(MAX_DEPTH);
-	struct hr_scan *scan;
-	char why[HR_ERROR_MAX];
 	FILE *out;
 
-	FUZZ_CHECK(tree, "out of memory for the tree");
-	hr_chains_fold_recursion(tree); /* as analyze does by default */
-	scan = hr_scan_new(dump, fixed_binary, tree, NULL, &err);
-	if (!scan) { /* a 4-byte or big-endian dump, or a bias the binary cannot take */
+	if (hr_analysis_run(dump, fixed_binary, &rq, &an, &err)) {
+		/* a 4-byte or big-endian dump, or a bias the binary cannot take */
 		FUZZ_CHECK(err.code == HR_EINPUT, "code %d: %s", err.code, err.msg);
 		if (strncmp(err.msg, NAME ": ", strlen(NAME ": ")))
 			FUZZ_CHECK_ERROR(&err, HR_EINPUT, hr_binary_path(fixed_binary));
-		hr_chains_free(tree);
+		hr_analysis_release(&an);
 		return;
 	}
-	FUZZ_CHECK(hr_scan_keep_paths(scan, &err) == 0 && hr_scan_keep_root_edges(scan, &err) == 0,
-		   "keeping paths: %s", err.msg);
-	(void)hr_scan_pair_matches(dump, fixed_binary, why, sizeof(why)); /* --force */
-	(void)hr_scan_go_version_known(hr_dump_provenance(dump)->go_version,
-				       strlen(hr_dump_provenance(dump)->go_version), why, sizeof(why));
-	FUZZ_CHECK(hr_scan_pass1(scan, &err) == 0, "pass 1: %s", err.msg);
-	FUZZ_CHECK(hr_scan_pass2(scan, &err) == 0, "pass 2: %s", err.msg);
-	check_accounting(hr_scan_summary(scan), tree);
-	check_reachable(dump, hr_scan_summary(scan));
+	check_accounting(hr_result_summary(an.result), an.tree);
+	check_reachable(dump, hr_result_summary(an.result));
 	out = fopen("/dev/null", "wb");
 	FUZZ_CHECK(out, "cannot open /dev/null");
-	check_dominators(dump, tree, scan, out);
-	FUZZ_CHECK(hr_write_pprof(out, tree, NULL, &err) == 0, "pprof: %s", err.msg);
-	write_report(out, tree);
+	check_dominators(&an, out);
+	FUZZ_CHECK(hr_write_pprof(out, an.tree, NULL, &err) == 0, "pprof: %s", err.msg);
+	FUZZ_CHECK(hr_write_pprof(out, an.view, NULL, &err) == 0, "pprof: %s", err.msg);
+	write_report(out, an.tree);
 	fclose(out);
-	hr_scan_free(scan);
-	hr_chains_free(tree);
+	hr_analysis_release(&an);
 }
 
 #ifdef HEAPREF_LIBFUZZER

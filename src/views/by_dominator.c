@@ -1,19 +1,19 @@
 /*
- * dom_chains.c - the chain tree by dominator (analyze --attribution dominator, see
- * dominators.h): each object charged under its immediate dominator's chain, so that a
+ * by_dominator.c - the chain tree by dominator (analyze --attribution dominator, see
+ * views.h): each object charged under its immediate dominator's chain, so that a
  * node's cumulative value is what would be freed with it.
  */
 #include <stdlib.h>
 #include <string.h>
 
-#include "heapref/dominators.h"
+#include "views_internal.h"
 
 #define SHARED_NAME "$shared by several roots"
 
 struct builder {
 	const struct hr_heap_dominators *hd;
 	const struct hr_chains *from; /* the scan's tree, for names */
-	const struct hr_scan *scan;
+	const struct hr_scan_result *result;
 	struct hr_chains *to;
 	uint32_t *chain_of;           /* [graph nodes]: the new tree's node of each */
 	uint32_t shared;              /* the root holding what the virtual root dominates */
@@ -39,7 +39,7 @@ static uint32_t root_chain(struct builder *b, const struct hr_dom_node *n)
  */
 static uint32_t object_chain(struct builder *b, const struct hr_dom_node *n)
 {
-	uint32_t charged = hr_scan_reached_by(b->scan, n->object).node;
+	uint32_t charged = hr_result_reached_by(b->result, n->object).node;
 	uint32_t parent;
 
 	if (n->idom == 0) {
@@ -58,13 +58,20 @@ static uint32_t object_chain(struct builder *b, const struct hr_dom_node *n)
 	return child_named(b, parent, hr_chains_node(b->from, charged)->name);
 }
 
-struct hr_chains *hr_heap_dom_chains(const struct hr_heap_dominators *hd,
-				     const struct hr_chains *from, const struct hr_scan *scan,
-				     uint32_t max_depth, bool fold_recursion, struct hr_error *err)
+struct hr_chains *view_by_dominator(const struct hr_chains *from,
+				    const struct hr_view_sources *src, uint32_t max_depth,
+				    bool fold_recursion, struct hr_error *err)
 {
-	struct builder b = { .hd = hd, .from = from, .scan = scan, .shared = HR_CHAINS_NONE };
-	uint32_t n = hr_heap_dom_count(hd);
+	const struct hr_heap_dominators *hd = src->dominators;
+	struct builder b = { .hd = hd, .from = from, .result = src->result,
+			     .shared = HR_CHAINS_NONE };
+	uint32_t n;
 
+	if (!hd) {
+		hr_error_set(err, HR_EUSAGE, "the view by dominator needs the dominator tree");
+		return NULL;
+	}
+	n = hr_heap_dom_count(hd);
 	b.to = hr_chains_new(max_depth);
 	b.chain_of = malloc(((size_t)n + 1) * sizeof(*b.chain_of));
 	if (!b.to || !b.chain_of)

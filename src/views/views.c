@@ -1,16 +1,20 @@
 /*
- * chain_views.c - chain trees derived from the scan, object by object (see scan.h):
+ * views.c - other chain trees from the scan's tree and its result, object by object
+ * (views.h):
  *   - by allocation site (analyze --by-alloc): under each chain, the objects the memory
  *     profile sampled go below the frames of the stack that allocated them, from the
  *     allocating function out to its callers;
  *   - by type (analyze --by-type): under each chain, its objects by the type the typed
- *     walk read them as; or the types first, the chains holding each below it.
+ *     walk read them as; or the types first, the chains holding each below it;
+ *   - by dominator (analyze --attribution dominator): by_dominator.c;
+ * and the examples of each chain (analyze --examples).
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "scan_internal.h"
+#include "heapref/dump.h"
+#include "views_internal.h"
 
 #define FRAME_PREFIX "@ "
 
@@ -27,13 +31,13 @@ static int cmp_bucket_ref(const void *pa, const void *pb)
 }
 
 /* Per heap object, the index of the bucket that sampled it, UINT32_MAX if none. */
-static uint32_t *sampled_buckets(const struct hr_scan *s)
+static uint32_t *sampled_buckets(const struct hr_dump *model)
 {
-	size_t nb, ns;
-	const struct hr_memprof_bucket *b = hr_dump_memprof_buckets(s->ctx.dump, &nb);
-	const struct hr_alloc_sample *smp = hr_dump_alloc_samples(s->ctx.dump, &ns);
+	size_t nb, ns, nobj = hr_dump_object_count(model);
+	const struct hr_memprof_bucket *b = hr_dump_memprof_buckets(model, &nb);
+	const struct hr_alloc_sample *smp = hr_dump_alloc_samples(model, &ns);
 	struct bucket_ref *refs = malloc((nb + 1) * sizeof(*refs));
-	uint32_t *of = malloc((s->ctx.nobj + 1) * sizeof(*of));
+	uint32_t *of = malloc((nobj + 1) * sizeof(*of));
 
 	if (!refs || !of) {
 		free(refs);
@@ -43,11 +47,11 @@ static uint32_t *sampled_buckets(const struct hr_scan *s)
 	for (size_t i = 0; i < nb; i++)
 		refs[i] = (struct bucket_ref){ b[i].id, (uint32_t)i };
 	qsort(refs, nb, sizeof(*refs), cmp_bucket_ref);
-	for (size_t i = 0; i < s->ctx.nobj; i++)
+	for (size_t i = 0; i < nobj; i++)
 		of[i] = UINT32_MAX;
 	for (size_t i = 0; i < ns; i++) {
 		struct bucket_ref key = { smp[i].bucket_id, 0 }, *hit;
-		int64_t obj = hr_dump_object_at(s->ctx.dump, smp[i].addr);
+		int64_t obj = hr_dump_object_at(model, smp[i].addr);
 
 		hit = bsearch(&key, refs, nb, sizeof(*refs), cmp_bucket_ref);
 		if (obj >= 0 && hit)
@@ -78,7 +82,7 @@ static uint32_t frames_below(struct hr_chains *to, uint32_t node, const struct h
 }
 
 /* Copies every node of from into to (parents have lower ids than their children). */
-static bool copy_nodes(const struct hr_chains *from, struct hr_chains *to, uint32_t *map)
+bool view_copy_nodes(const struct hr_chains *from, struct hr_chains *to, uint32_t *map)
 {
 	map[HR_CHAINS_TOP] = HR_CHAINS_TOP;
 	for (uint32_t id = 1; id < hr_chains_count(from); id++) {
@@ -92,14 +96,15 @@ static bool copy_nodes(const struct hr_chains *from, struct hr_chains *to, uint3
 	return true;
 }
 
-struct hr_chains *hr_scan_chains_by_alloc(const struct hr_scan *s, const struct hr_chains *from,
-					  uint32_t max_depth, bool fold_recursion,
-					  struct hr_error *err)
+static struct hr_chains *by_alloc(const struct hr_chains *from, const struct hr_view_sources *src,
+				  uint32_t max_depth, bool fold_recursion, struct hr_error *err)
 {
-	size_t nb, nnodes = hr_chains_count(from);
-	const struct hr_memprof_bucket *b = hr_dump_memprof_buckets(s->ctx.dump, &nb);
+	const struct hr_dump *model = src->model;
+	const struct hr_scan_result *r = src->result;
+	size_t nb, nnodes = hr_chains_count(from), nobj = hr_result_object_count(r);
+	const struct hr_memprof_bucket *b = hr_dump_memprof_buckets(model, &nb);
 	struct hr_chains *to = hr_chains_new(max_depth);
-	uint32_t *bucket_of = s->res.paths ? sampled_buckets(s) : NULL;
+	uint32_t *bucket_of = hr_result_has_paths(r) ? sampled_buckets(model) : NULL;
 	uint32_t *map = malloc((nnodes + 1) * sizeof(*map));
 	char name[512];
 
@@ -107,21 +112,20 @@ struct hr_chains *hr_scan_chains_by_alloc(const struct hr_scan *s, const struct 
 		goto fail;
 	if (fold_recursion)
 		hr_chains_fold_recursion(to);
-	if (!copy_nodes(from, to, map))
+	if (!view_copy_nodes(from, to, map))
 		goto fail;
-	for (size_t i = 0; i < s->ctx.nobj; i++) {
-		uint32_t node = s->res.paths[i].node;
+	for (size_t i = 0; i < nobj; i++) {
+		uint32_t node = hr_result_reached_by(r, (uint32_t)i).node;
 		struct hr_object o;
 
 		if (node == HR_CHAINS_NONE || node == HR_CHAINS_TOP || node >= nnodes)
 			continue;
 		node = map[node];
 		if (bucket_of[i] != UINT32_MAX)
-			node = frames_below(to, node, s->ctx.dump, &b[bucket_of[i]], name,
-					    sizeof(name));
+			node = frames_below(to, node, model, &b[bucket_of[i]], name, sizeof(name));
 		if (node == HR_CHAINS_NONE)
 			goto fail;
-		o = hr_dump_object(s->ctx.dump, i);
+		o = hr_dump_object(model, i);
 		hr_chains_charge(to, node, 1, o.size);
 	}
 	free(bucket_of);
@@ -142,21 +146,20 @@ fail:
  * An object the typed walk did not read has the type the dump's records give it, if any
  * (go1.3 and go1.4 dumps).
  */
-static size_t type_leaf(const struct hr_scan *s, uint32_t i, char *buf, size_t cap)
+static size_t type_leaf(const struct hr_view_sources *src, uint32_t i, char *buf, size_t cap)
 {
-	uint32_t t = s->res.obj_type[i];
+	bool array;
+	uint32_t t = hr_result_type_of(src->result, i, &array);
 	struct hr_object_type rt;
 	const char *name;
 	int n;
 
-	if (t == OBJ_TYPE_UNKNOWN && hr_dump_object_type(s->ctx.dump, i, &rt))
-		n = snprintf(buf, cap, "type %s%.*s", rt.prefix, (int)(rt.name.len < 400 ? rt.name.len : 400),
-			     (const char *)rt.name.ptr);
+	if (!t && hr_dump_object_type(src->model, i, &rt))
+		n = snprintf(buf, cap, "type %s%.*s", rt.prefix,
+			     (int)(rt.name.len < 400 ? rt.name.len : 400), (const char *)rt.name.ptr);
 	else {
-		name = t == OBJ_TYPE_UNKNOWN ? "?"
-					     : hr_binary_type(s->ctx.bin, t & ~OBJ_TYPE_ARRAY)->name;
-		n = snprintf(buf, cap, "type %s%s", t & OBJ_TYPE_ARRAY ? "[]" : "",
-			     name[0] ? name : "(unnamed)");
+		name = !t ? "?" : hr_binary_type(src->bin, t)->name;
+		n = snprintf(buf, cap, "type %s%s", array ? "[]" : "", name[0] ? name : "(unnamed)");
 	}
 	return n < 0 ? 0 : (size_t)n < cap ? (size_t)n : cap - 1;
 }
@@ -180,29 +183,30 @@ static uint32_t chain_below(const struct hr_chains *from, struct hr_chains *to, 
 	return top;
 }
 
-struct hr_chains *hr_scan_chains_by_type(const struct hr_scan *s, const struct hr_chains *from,
-					  bool types_first, uint32_t max_depth,
-					  bool fold_recursion, struct hr_error *err)
+static struct hr_chains *by_type(const struct hr_chains *from, const struct hr_view_sources *src,
+				 bool types_first, uint32_t max_depth, bool fold_recursion,
+				 struct hr_error *err)
 {
-	size_t nnodes = hr_chains_count(from);
+	const struct hr_scan_result *r = src->result;
+	size_t nnodes = hr_chains_count(from), nobj = hr_result_object_count(r);
 	struct hr_chains *to = hr_chains_new(max_depth);
 	uint32_t *map = malloc((nnodes + 1) * sizeof(*map));
 	uint32_t *path = malloc((nnodes + 1) * sizeof(*path));
 	char name[512];
 
-	if (!to || !map || !path || !s->res.paths || !s->res.obj_type)
+	if (!to || !map || !path || !hr_result_has_paths(r))
 		goto fail;
 	if (fold_recursion)
 		hr_chains_fold_recursion(to);
-	if (!types_first && !copy_nodes(from, to, map))
+	if (!types_first && !view_copy_nodes(from, to, map))
 		goto fail;
-	for (uint32_t i = 0; i < s->ctx.nobj; i++) {
-		uint32_t node = s->res.paths[i].node;
+	for (uint32_t i = 0; i < nobj; i++) {
+		uint32_t node = hr_result_reached_by(r, i).node;
 		size_t len;
 
 		if (node == HR_CHAINS_NONE || node == HR_CHAINS_TOP || node >= nnodes)
 			continue;
-		len = type_leaf(s, i, name, sizeof(name));
+		len = type_leaf(src, i, name, sizeof(name));
 		if (types_first)
 			node = chain_below(from, to, hr_chains_child(to, HR_CHAINS_TOP, name, len), node,
 					   path, nnodes);
@@ -210,7 +214,7 @@ struct hr_chains *hr_scan_chains_by_type(const struct hr_scan *s, const struct h
 			node = hr_chains_child(to, map[node], name, len);
 		if (node == HR_CHAINS_NONE)
 			goto fail;
-		hr_chains_charge(to, node, 1, hr_dump_object(s->ctx.dump, i).size);
+		hr_chains_charge(to, node, 1, hr_dump_object(src->model, i).size);
 	}
 	free(map);
 	free(path);
@@ -221,4 +225,42 @@ fail:
 	free(path);
 	hr_chains_free(to);
 	return NULL;
+}
+
+/* --- the entry points ----------------------------------------------------------------- */
+
+struct hr_chains *hr_view_chains(enum hr_view view, const struct hr_chains *tree,
+				 const struct hr_view_sources *src, uint32_t max_depth,
+				 bool fold_recursion, struct hr_error *err)
+{
+	switch (view) {
+	case HR_VIEW_BY_ALLOC:
+		return by_alloc(tree, src, max_depth, fold_recursion, err);
+	case HR_VIEW_BY_TYPE:
+		return by_type(tree, src, false, max_depth, fold_recursion, err);
+	case HR_VIEW_TYPES_FIRST:
+		return by_type(tree, src, true, max_depth, fold_recursion, err);
+	case HR_VIEW_BY_DOMINATOR:
+		return view_by_dominator(tree, src, max_depth, fold_recursion, err);
+	}
+	hr_error_set(err, HR_EUSAGE, "no view %d", (int)view);
+	return NULL;
+}
+
+int hr_view_offer_examples(struct hr_chains *tree, const struct hr_view_sources *src,
+			   struct hr_error *err)
+{
+	size_t nobj = hr_result_object_count(src->result);
+
+	for (size_t i = 0; hr_result_has_paths(src->result) && i < nobj; i++) {
+		uint32_t node = hr_result_reached_by(src->result, (uint32_t)i).node;
+		struct hr_object o;
+
+		if (node == HR_CHAINS_NONE)
+			continue;
+		o = hr_dump_object(src->model, i);
+		if (hr_chains_offer_example(tree, node, o.addr, o.size))
+			return hr_error_set(err, HR_ENOMEM, "out of memory for the examples");
+	}
+	return HR_OK;
 }

@@ -1,0 +1,121 @@
+/*
+ * result.c - what a scan found, moved out of the scan once its passes are done
+ * (result.h): the later stages read this, and the scan can be freed before they run.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "scan_internal.h"
+
+struct hr_scan_result {
+	struct hr_scan_summary sum;
+	size_t nobj;
+	struct hr_reached_by *paths;        /* per object, or NULL */
+	uint32_t *obj_type;                 /* per object: OBJ_TYPE_* or a type id, or NULL */
+	struct hr_root_edge *root_edges;
+	size_t nroot_edges;
+	struct hr_goroutine_share *shares;  /* sorted by node, then goroutine */
+	size_t nshares;
+};
+
+static int cmp_share(const void *pa, const void *pb)
+{
+	const struct hr_goroutine_share *a = pa, *b = pb;
+
+	if (a->node != b->node)
+		return a->node < b->node ? -1 : 1;
+	return a->goroutine < b->goroutine ? -1 : a->goroutine > b->goroutine;
+}
+
+/* The shares of the map in an array, sorted; 0 or HR_ENOMEM. */
+static int sorted_shares(const struct share_map *map, struct hr_scan_result *r)
+{
+	size_t m = 0;
+
+	if (!map->n)
+		return HR_OK;
+	if (!(r->shares = malloc(map->n * sizeof(*r->shares))))
+		return HR_ENOMEM;
+	for (size_t i = 0; i < map->cap; i++)
+		if (map->slots[i].goroutine)
+			r->shares[m++] = map->slots[i];
+	qsort(r->shares, m, sizeof(*r->shares), cmp_share);
+	r->nshares = m;
+	return HR_OK;
+}
+
+struct hr_scan_result *hr_scan_take_result(struct hr_scan *s, struct hr_error *err)
+{
+	struct scan_results *res = &s->res;
+	struct hr_scan_result *r = calloc(1, sizeof(*r));
+
+	if (!r || sorted_shares(&res->shares, r)) {
+		free(r);
+		hr_error_set(err, HR_ENOMEM, "out of memory for the scan's result");
+		return NULL;
+	}
+	r->sum = res->sum;
+	r->nobj = s->ctx.nobj;
+	r->paths = res->paths;
+	r->obj_type = res->obj_type;
+	r->root_edges = res->root_edges;
+	r->nroot_edges = res->nroot_edges;
+	res->paths = NULL; /* the result's now: the scan frees what it still has */
+	res->obj_type = NULL;
+	res->root_edges = NULL;
+	res->nroot_edges = res->root_edges_cap = 0;
+	return r;
+}
+
+void hr_result_free(struct hr_scan_result *r)
+{
+	if (!r)
+		return;
+	free(r->paths);
+	free(r->obj_type);
+	free(r->root_edges);
+	free(r->shares);
+	free(r);
+}
+
+const struct hr_scan_summary *hr_result_summary(const struct hr_scan_result *r)
+{
+	return &r->sum;
+}
+
+size_t hr_result_object_count(const struct hr_scan_result *r)
+{
+	return r->nobj;
+}
+
+bool hr_result_has_paths(const struct hr_scan_result *r)
+{
+	return r->paths != NULL;
+}
+
+struct hr_reached_by hr_result_reached_by(const struct hr_scan_result *r, uint32_t obj)
+{
+	if (!r->paths || obj >= r->nobj)
+		return (struct hr_reached_by){ HR_CHAINS_NONE, HR_SCAN_NOT_REACHED };
+	return r->paths[obj];
+}
+
+uint32_t hr_result_type_of(const struct hr_scan_result *r, uint32_t obj, bool *array)
+{
+	uint32_t t = r->obj_type && obj < r->nobj ? r->obj_type[obj] : OBJ_TYPE_UNKNOWN;
+
+	*array = (t & OBJ_TYPE_ARRAY) != 0;
+	return t & ~OBJ_TYPE_ARRAY;
+}
+
+const struct hr_root_edge *hr_result_root_edges(const struct hr_scan_result *r, size_t *n)
+{
+	*n = r->nroot_edges;
+	return r->root_edges;
+}
+
+const struct hr_goroutine_share *hr_result_shares(const struct hr_scan_result *r, size_t *n)
+{
+	*n = r->nshares;
+	return r->shares;
+}
