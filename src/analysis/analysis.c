@@ -94,8 +94,9 @@ static int check_pair(struct hr_analysis *an, bool force, struct hr_error *err)
 	char why[HR_ERROR_MAX];
 	int rc;
 
-	if (!hr_binary_has_file(an->bin)) /* a go1.3 or go1.4 dump alone */
-		return warn(an, err, "%s", hr_binary_limits(an->bin));
+	if (!hr_binary_has_file(an->bin)) /* a go1.3 or go1.4 dump alone, or a test's binary */
+		return hr_binary_limits(an->bin)[0] ? warn(an, err, "%s", hr_binary_limits(an->bin))
+						    : HR_OK;
 	if (!hr_scan_pair_matches(an->model, an->bin, why, sizeof(why))) {
 		if (!force)
 			return refuse_pair(heap, binary, why, err);

@@ -178,9 +178,10 @@ void hm_reach(const struct heapmodel *m, uint64_t *objects, uint64_t *bytes)
 	}
 }
 
-void hm_run(struct hm_run *r, const struct heapmodel *m, struct hr_binary *bin, bool fold,
-	    const struct hr_scan_options *opts)
+void hm_run_request(struct hm_run *r, const struct heapmodel *m, const struct hr_binary *bin,
+		    const struct hr_analysis_request *rq)
 {
+	struct hr_analysis_request want = *rq;
 	struct hr_error err = { 0 };
 
 	memset(r, 0, sizeof(*r));
@@ -188,21 +189,27 @@ void hm_run(struct hm_run *r, const struct heapmodel *m, struct hr_binary *bin, 
 	r->dump = hr_dump_open_bytes(r->buf.bytes, r->buf.len, "t.dump", &err);
 	if (!r->dump)
 		fail_msg("the dump: %s", err.msg);
-	r->tree = hr_chains_new(256);
-	assert_non_null(r->tree);
-	if (fold)
-		hr_chains_fold_recursion(r->tree);
-	r->scan = hr_scan_new(r->dump, bin, r->tree, opts, &err);
-	if (!r->scan)
-		fail_msg("hr_scan_new: %s", err.msg);
-	if (hr_scan_pass1(r->scan, &err) || hr_scan_pass2(r->scan, &err))
-		fail_msg("the scan: %s", err.msg);
+	if (!want.max_depth)
+		want.max_depth = 256;
+	if (hr_analysis_run(r->dump, bin, &want, &r->an, &err))
+		fail_msg("the analysis: %s", err.msg);
+	r->tree = r->an.tree;
+	r->sum = hr_result_summary(r->an.result);
+}
+
+void hm_run(struct hm_run *r, const struct heapmodel *m, struct hr_binary *bin, bool fold,
+	    const struct hr_scan_options *opts)
+{
+	struct hr_analysis_request rq = { .full_chains = !fold };
+
+	if (opts)
+		rq.scan = *opts;
+	hm_run_request(r, m, bin, &rq);
 }
 
 void hm_run_release(struct hm_run *r)
 {
-	hr_scan_free(r->scan);
-	hr_chains_free(r->tree);
+	hr_analysis_release(&r->an);
 	hr_dump_free(r->dump);
 	dumpbuf_release(&r->buf);
 	memset(r, 0, sizeof(*r));
@@ -265,7 +272,7 @@ char *hm_tree_text(const struct hr_chains *t)
 
 void hm_check_reach(const struct heapmodel *m, const struct hm_run *r)
 {
-	const struct hr_scan_summary *s = hr_scan_summary(r->scan);
+	const struct hr_scan_summary *s = r->sum;
 	uint64_t objects, bytes, tree_objects, tree_bytes;
 
 	hm_reach(m, &objects, &bytes);

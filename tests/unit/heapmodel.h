@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "dumpbuf.h"
+#include "heapref/analysis.h"
 #include "heapref/binary.h"
 #include "heapref/chains.h"
 #include "heapref/dump.h"
@@ -73,21 +74,25 @@ void hm_dump(const struct heapmodel *m, struct dumpbuf *b);
  */
 void hm_reach(const struct heapmodel *m, uint64_t *objects, uint64_t *bytes);
 
-/* A scan of a model's dump with a binary: both passes run. */
+/* An analysis of a model's dump with a binary (analysis.h): both passes run. */
 struct hm_run {
 	struct dumpbuf buf;
 	struct hr_dump *dump;
-	struct hr_chains *tree;
-	struct hr_scan *scan;
+	struct hr_analysis an;
+	struct hr_chains *tree; /* an.tree */
+	const struct hr_scan_summary *sum; /* the result's */
 };
 
 /*
- * Dumps m, opens the dump, and scans it with bin into a tree of at most 256 levels that
- * folds recursion (as analyze does) or not (--full-chains), with opts (NULL: the
+ * Dumps m, opens the dump, and analyses it with bin into a tree of at most 256 levels
+ * that folds recursion (as analyze does) or not (--full-chains), with opts (NULL: the
  * defaults).
  */
 void hm_run(struct hm_run *r, const struct heapmodel *m, struct hr_binary *bin, bool fold,
 	    const struct hr_scan_options *opts);
+/* The same with what rq asks (max_depth 0 there: 256). */
+void hm_run_request(struct hm_run *r, const struct heapmodel *m, const struct hr_binary *bin,
+		    const struct hr_analysis_request *rq);
 void hm_run_release(struct hm_run *r);
 
 /*

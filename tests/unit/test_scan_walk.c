@@ -1,7 +1,7 @@
 /*
  * test_scan_walk.c - the scan (both passes) on hand-made heaps: a heap dump built word
  * by word (heapmodel.h) and a binary made by hand (binary_fixture.h, gotypes.h), run
- * through the public APIs (hr_dump_open_bytes(), hr_scan_*, hr_chains_*). Each test
+ * through the public APIs (hr_dump_open_bytes(), hr_analysis_run(), hr_chains_*). Each test
  * asserts the whole chain tree, every node with its own objects and bytes, and the
  * invariant: the tree holds exactly what the roots reach by the pointer words, as
  * heapmodel.c works it out without heapref.
@@ -147,7 +147,7 @@ static void test_list_folded(void **state)
 		     "main.head -> next. (*main.Node) -> buf. ([]uint8): 2 112\n"
 		     "main.head -> next. (*main.Node): 3 96\n"
 		     "main.head: 1 32\n");
-	s = hr_scan_summary(sc.run.scan);
+	s = sc.run.sum;
 	assert_int_equal(s->roots[HR_ROOT_GLOBAL], 1);
 	assert_int_equal(s->typed_objects, 7);
 	assert_int_equal(s->typed_bytes, 256);
@@ -195,7 +195,7 @@ static void test_list_node_reached_twice(void **state)
 		     "main.head -> buf. ([]uint8): 1 16\n"
 		     "main.head -> next. (*main.Node): 1 32\n"
 		     "main.head: 1 32\n");
-	assert_int_equal(hr_scan_summary(sc.run.scan)->roots[HR_ROOT_GLOBAL], 2);
+	assert_int_equal(sc.run.sum->roots[HR_ROOT_GLOBAL], 2);
 	scene_end(&sc);
 }
 
@@ -300,7 +300,7 @@ static void test_fields_arrays_slices_strings(void **state)
 		     "main.box -> items. ([]*main.Item): 1 96\n"
 		     "main.box -> label. (string): 1 8\n"
 		     "main.box: 0 0\n");
-	assert_int_equal(hr_scan_summary(sc.run.scan)->typed_bytes, 296);
+	assert_int_equal(sc.run.sum->typed_bytes, 296);
 	scene_end(&sc);
 }
 
@@ -367,7 +367,7 @@ static void test_interfaces(void **state)
 		     "main.holder: 0 0\n"
 		     "main.unknown -> $sub_objects$: 1 48\n"
 		     "main.unknown: 0 0\n");
-	assert_int_equal(hr_scan_summary(sc.run.scan)->fallback_objects, 1);
+	assert_int_equal(sc.run.sum->fallback_objects, 1);
 	scene_end(&sc);
 }
 
@@ -434,7 +434,7 @@ static void test_bucket_map(void **state)
 		     "main.cache -> $mapval. (*main.Entry) -> buf. ([]uint8): 2 80\n"
 		     "main.cache -> $mapval. (*main.Entry): 3 96\n"
 		     "main.cache: 3 464\n");
-	assert_int_equal(hr_scan_summary(sc.run.scan)->go_minor, 23);
+	assert_int_equal(sc.run.sum->go_minor, 23);
 	scene_end(&sc);
 }
 
@@ -511,7 +511,7 @@ static void test_pass2_untyped_words(void **state)
 		     "main.u -> $sub_objects$: 1 64\n"
 		     "main.u: 0 0\n"
 		     "runtime.somevar: 2 40\n");
-	s = hr_scan_summary(sc.run.scan);
+	s = sc.run.sum;
 	assert_int_equal(s->typed_objects, 3);    /* W, L3, P */
 	assert_int_equal(s->fallback_objects, 8);
 	assert_int_equal(s->roots[HR_ROOT_GLOBAL], 3);
@@ -559,7 +559,7 @@ static void test_malloc_header(void **state)
 	scene_expect(&sc, true,
 		     "main.raw -> data. (*main.Leaf): 1 16\n"
 		     "main.raw: 1 640\n");
-	assert_int_equal(hr_scan_summary(sc.run.scan)->header_typed, 1);
+	assert_int_equal(sc.run.sum->header_typed, 1);
 	scene_end(&sc);
 }
 
@@ -611,7 +611,7 @@ static void test_frames(void **state)
 		     "main.worker.p -> next. (*main.Leaf): 1 16\n"
 		     "main.worker.p: 1 16\n"
 		     "main.worker: 1 48\n");
-	s = hr_scan_summary(sc.run.scan);
+	s = sc.run.sum;
 	assert_int_equal(s->roots[HR_ROOT_FRAME_VAR], 2);
 	assert_int_equal(s->roots[HR_ROOT_FRAME_WORDS], 2);
 	assert_int_equal(s->typed_objects, 3);    /* D1, F1, F2 */
