@@ -982,9 +982,9 @@ static bool workers_may_idle(struct p1_pool *p)
  * Whether the walk is narrow: so few objects queued (linked lists) that handing them to
  * workers costs more than walking them here. (The test knob sends everything through.)
  */
-static bool walk_is_narrow(const struct walker *wk)
+static bool walk_is_narrow(const struct scan_ctx *ctx, const struct scan_results *res)
 {
-	return queue_length(&wk->res->queue) < DIRECT_BELOW && !wk->ctx->opts.chunk_objects;
+	return queue_length(&res->queue) < DIRECT_BELOW && !ctx->opts.chunk_objects;
 }
 
 void pass1_feed(struct walker *wk)
@@ -998,7 +998,7 @@ void pass1_feed(struct walker *wk)
 	 * thread wait for a worker (woken from its sleep) to walk what it would walk itself.
 	 * Nor while a stream is on: the streamed items are for this thread to pop.
 	 */
-	if (!walk_is_narrow(wk) && !p->stream.active)
+	if (!walk_is_narrow(p->ctx, p->res) && !p->stream.active)
 		take_chunks(p, false);
 }
 
@@ -1262,12 +1262,15 @@ static void stream_replan(struct stream_plan *plan, uint64_t applied, bool respl
 		plan->after *= 2;
 }
 
-/* One object, on this thread, as pass 1 did before it had workers, or from a stream. */
-static int walk_alone(struct walker *wk, struct p1_pool *p)
+/*
+ * One object of queue (the results'), on this thread, as pass 1 did before it had
+ * workers, or from a stream.
+ */
+static int walk_alone(struct walker *wk, struct work_queue *queue, struct p1_pool *p)
 {
 	struct work w;
 
-	if (!queue_pop(&wk->res->queue, wk->ctx->dump, &w))
+	if (!queue_pop(queue, wk->ctx->dump, &w))
 		return HR_OK;
 	wk->holder = w.obj;
 	wk->cur_goroutine = w.goroutine;
@@ -1328,7 +1331,7 @@ int pass1_walk_heap(struct walker *wk)
 	res->sum.pass1_threads = threads;
 	while (!(rc = scan_walk_statics(wk))) {
 		bool idle = !p || p->applied == p->taken;
-		bool narrow = walk_is_narrow(wk);
+		bool narrow = walk_is_narrow(wk->ctx, res);
 
 		if (streaming && p->stream.active && (!narrow || stream_ended(&p->stream)))
 			stream_stop(p);
@@ -1345,7 +1348,7 @@ int pass1_walk_heap(struct walker *wk)
 					break;
 				plan.alone += !streaming;
 			}
-			rc = walk_alone(wk, p);
+			rc = walk_alone(wk, &res->queue, p);
 		} else {
 			/* started when first wanted: a list needs none */
 			if (!p && !(p = res->pool = pool_start(wk, threads))) {

@@ -120,24 +120,10 @@ static uint32_t make_child(struct walker *wk, uint32_t parent, const char *name)
 
 #define N_SUB 100 /* cache kind of "$sub_objects$" */
 
-/*
- * The child of parent for a name (kind, a, b), through a small cache so that the name
- * is formatted and hashed once per distinct chain, not once per object.
- */
-static uint32_t named_child(struct walker *wk, uint32_t parent, unsigned kind, uint64_t a,
-			    uint32_t b, const char *str)
+/* The name (kind, a, b, str) of a child, as named_child() makes it, into buf. */
+static void format_name(const struct scan_ctx *ctx, char *buf, size_t len, unsigned kind,
+			uint64_t a, uint32_t b, const char *str)
 {
-	const struct scan_ctx *ctx = wk->ctx;
-	uint64_t h = ((uint64_t)parent * 0x9E3779B97F4A7C15u) ^ (a * 0xC2B2AE3D27D4EB4Fu) ^
-		     ((uint64_t)b << 32 | kind);
-	struct node_cache_entry *e = &wk->node_cache[(h ^ (h >> 29)) % NODE_CACHE_SIZE];
-	char *buf = wk->name_buf;
-	size_t len = sizeof(wk->name_buf);
-	uint32_t child;
-
-	if (e->child && e->parent == parent && e->kind == kind && e->a == a && e->b == b &&
-	    (!(e->child & PENDING_NODE) || e->log_seq == wk->log_seq))
-		return e->child;
 	switch (kind) {
 	case N_FIELD:
 		snprintf(buf, len, "%s. (%s)", hr_binary_member(ctx->bin, (uint32_t)a)->name,
@@ -165,7 +151,25 @@ static uint32_t named_child(struct walker *wk, uint32_t parent, unsigned kind, u
 		snprintf(buf, len, "$sub_objects$");
 		break;
 	}
-	child = make_child(wk, parent, buf);
+}
+
+/*
+ * The child of parent for a name (kind, a, b), through a small cache so that the name
+ * is formatted and hashed once per distinct chain, not once per object.
+ */
+static uint32_t named_child(struct walker *wk, uint32_t parent, unsigned kind, uint64_t a,
+			    uint32_t b, const char *str)
+{
+	uint64_t h = ((uint64_t)parent * 0x9E3779B97F4A7C15u) ^ (a * 0xC2B2AE3D27D4EB4Fu) ^
+		     ((uint64_t)b << 32 | kind);
+	struct node_cache_entry *e = &wk->node_cache[(h ^ (h >> 29)) % NODE_CACHE_SIZE];
+	uint32_t child;
+
+	if (e->child && e->parent == parent && e->kind == kind && e->a == a && e->b == b &&
+	    (!(e->child & PENDING_NODE) || e->log_seq == wk->log_seq))
+		return e->child;
+	format_name(wk->ctx, wk->name_buf, sizeof(wk->name_buf), kind, a, b, str);
+	child = make_child(wk, parent, wk->name_buf);
 	*e = (struct node_cache_entry){ .a = a, .parent = parent, .b = b, .child = child,
 					.kind = kind, .log_seq = wk->log_seq };
 	return child;
@@ -334,7 +338,7 @@ static bool follow_charged(struct walker *wk, uint64_t value, uint32_t type, uin
 	if (i < 0)
 		return follow_static(wk, value, type, count, mode, elem_name, aux, to);
 	/* a root's word: its edge (a worker walks heap objects only: its holder is one) */
-	if (ctx->keep_root_edges && wk->holder == HR_SCAN_BY_ROOT && !wk->log)
+	if (wk->holder == HR_SCAN_BY_ROOT && ctx->keep_root_edges)
 		scan_root_edge(wk, frame_node(wk, 0), (uint32_t)i);
 	if (scan_visited(wk, (uint32_t)i))
 		return true;
