@@ -30,8 +30,8 @@ static int cmp_bucket_ref(const void *pa, const void *pb)
 static uint32_t *sampled_buckets(const struct hr_scan *s)
 {
 	size_t nb, ns;
-	const struct hr_memprof_bucket *b = hr_dump_memprof_buckets(s->ctx.dump, &nb);
-	const struct hr_alloc_sample *smp = hr_dump_alloc_samples(s->ctx.dump, &ns);
+	const struct hr_memprof_bucket *b = hr_dump_memprof_buckets(s->ctx.tables.dump, &nb);
+	const struct hr_alloc_sample *smp = hr_dump_alloc_samples(s->ctx.tables.dump, &ns);
 	struct bucket_ref *refs = malloc((nb + 1) * sizeof(*refs));
 	uint32_t *of = malloc((s->ctx.nobj + 1) * sizeof(*of));
 
@@ -47,7 +47,7 @@ static uint32_t *sampled_buckets(const struct hr_scan *s)
 		of[i] = UINT32_MAX;
 	for (size_t i = 0; i < ns; i++) {
 		struct bucket_ref key = { smp[i].bucket_id, 0 }, *hit;
-		int64_t obj = hr_dump_object_at(s->ctx.dump, smp[i].addr);
+		int64_t obj = hr_dump_object_at(s->ctx.tables.dump, smp[i].addr);
 
 		hit = bsearch(&key, refs, nb, sizeof(*refs), cmp_bucket_ref);
 		if (obj >= 0 && hit)
@@ -97,7 +97,7 @@ struct hr_chains *hr_scan_chains_by_alloc(const struct hr_scan *s, const struct 
 					  struct hr_error *err)
 {
 	size_t nb, nnodes = hr_chains_count(from);
-	const struct hr_memprof_bucket *b = hr_dump_memprof_buckets(s->ctx.dump, &nb);
+	const struct hr_memprof_bucket *b = hr_dump_memprof_buckets(s->ctx.tables.dump, &nb);
 	struct hr_chains *to = hr_chains_new(max_depth);
 	uint32_t *bucket_of = s->res.paths ? sampled_buckets(s) : NULL;
 	uint32_t *map = malloc((nnodes + 1) * sizeof(*map));
@@ -117,11 +117,11 @@ struct hr_chains *hr_scan_chains_by_alloc(const struct hr_scan *s, const struct 
 			continue;
 		node = map[node];
 		if (bucket_of[i] != UINT32_MAX)
-			node = frames_below(to, node, s->ctx.dump, &b[bucket_of[i]], name,
+			node = frames_below(to, node, s->ctx.tables.dump, &b[bucket_of[i]], name,
 					    sizeof(name));
 		if (node == HR_CHAINS_NONE)
 			goto fail;
-		o = hr_dump_object(s->ctx.dump, i);
+		o = hr_dump_object(s->ctx.tables.dump, i);
 		hr_chains_charge(to, node, 1, o.size);
 	}
 	free(bucket_of);
@@ -149,12 +149,12 @@ static size_t type_leaf(const struct hr_scan *s, uint32_t i, char *buf, size_t c
 	const char *name;
 	int n;
 
-	if (t == OBJ_TYPE_UNKNOWN && hr_dump_object_type(s->ctx.dump, i, &rt))
+	if (t == OBJ_TYPE_UNKNOWN && hr_dump_object_type(s->ctx.tables.dump, i, &rt))
 		n = snprintf(buf, cap, "type %s%.*s", rt.prefix, (int)(rt.name.len < 400 ? rt.name.len : 400),
 			     (const char *)rt.name.ptr);
 	else {
-		name = t == OBJ_TYPE_UNKNOWN ? "?"
-					     : hr_binary_type(s->ctx.bin, t & ~OBJ_TYPE_ARRAY)->name;
+		name = t == OBJ_TYPE_UNKNOWN
+		       ? "?" : hr_binary_type(s->ctx.tables.bin, t & ~OBJ_TYPE_ARRAY)->name;
 		n = snprintf(buf, cap, "type %s%s", t & OBJ_TYPE_ARRAY ? "[]" : "",
 			     name[0] ? name : "(unnamed)");
 	}
@@ -210,7 +210,7 @@ struct hr_chains *hr_scan_chains_by_type(const struct hr_scan *s, const struct h
 			node = hr_chains_child(to, map[node], name, len);
 		if (node == HR_CHAINS_NONE)
 			goto fail;
-		hr_chains_charge(to, node, 1, hr_dump_object(s->ctx.dump, i).size);
+		hr_chains_charge(to, node, 1, hr_dump_object(s->ctx.tables.dump, i).size);
 	}
 	free(map);
 	free(path);
