@@ -334,8 +334,8 @@ void pass1_log_claim(struct walker *wk, const struct work *w, uint64_t size, boo
 {
 	struct p1_log *log = wk->log;
 	struct log_entry *e = log_push(wk, E_CLAIM);
-	int64_t k = log->streamed ? 0 : sum_index(log, w->node,
-						  wk->ctx->keep_goroutines ? w->goroutine : 0);
+	uint32_t goroutine = w->goroutine && wk->ctx->keep_goroutines ? w->goroutine : 0;
+	int64_t k = log->streamed ? 0 : sum_index(log, w->node, goroutine);
 
 	if (!e || k < 0) {
 		wk->status = HR_ENOMEM;
@@ -808,16 +808,16 @@ static int apply_entry(struct walker *wk, struct p1_log *log, const struct log_e
 #define CLAIMS_AHEAD 8 /* log entries */
 
 /* Before entry i is applied: the visited word of a claim CLAIMS_AHEAD entries on. */
-static void prefetch_claim_ahead(const struct scan_results *res, const struct p1_log *log,
-				 size_t i)
+static void prefetch_claim_ahead(const struct walker *wk, const struct p1_log *log, size_t i)
 {
 	const struct log_entry *ahead =
 		i + CLAIMS_AHEAD < log->n ? &log->entries[i + CLAIMS_AHEAD] : NULL;
 
 	__asm__ volatile(""); /* kept: see heap_index_prefetch() */
-	/* a claim's visited word: random in a bitmap of the whole heap, and read first */
+	/* a claim's visited word (the walker's: the results'), random in a bitmap of the
+	 * whole heap, and read first */
 	if (ahead && ahead->kind == E_CLAIM)
-		__builtin_prefetch(&res->visited[ahead->obj >> 6], 1);
+		__builtin_prefetch(&wk->visited[ahead->obj >> 6], 1);
 }
 
 static int apply_log(struct walker *wk, struct p1_log *log)
@@ -825,7 +825,7 @@ static int apply_log(struct walker *wk, struct p1_log *log)
 	int rc = log->status;
 
 	for (size_t i = 0; i < log->n && !rc; i++) {
-		prefetch_claim_ahead(wk->res, log, i);
+		prefetch_claim_ahead(wk, log, i);
 		rc = apply_entry(wk, log, &log->entries[i]);
 	}
 	if (!rc)
@@ -1141,7 +1141,7 @@ static int stream_apply(struct walker *wk, struct p1_pool *p, const struct work 
 	from = ch->first_entry[k];
 	to = k + 1 < ch->nitems ? ch->first_entry[k + 1] : ch->log.n;
 	for (size_t i = from; i < to && !rc; i++) {
-		prefetch_claim_ahead(wk->res, &ch->log, i);
+		prefetch_claim_ahead(wk, &ch->log, i);
 		rc = apply_entry(wk, &ch->log, &ch->log.entries[i]);
 	}
 	/* a streamed claim found visited: the worker walks on from an object not queued */
