@@ -118,7 +118,7 @@ static int cmp_itab(const void *a, const void *b)
 int layout_load_itabs(struct scan_ctx *ctx)
 {
 	size_t n;
-	const struct hr_itab *it = hr_dump_itabs(ctx->dump, &n);
+	const struct hr_itab *it = hr_dump_itabs(ctx->tables.dump, &n);
 
 	if (!n)
 		return HR_OK;
@@ -138,6 +138,7 @@ int layout_load_itabs(struct scan_ctx *ctx)
  */
 static uint64_t itab_type_addr(struct walker *wk, uint64_t tab)
 {
+	const struct scan_tables *tb = &wk->tables;
 	const struct scan_ctx *ctx = wk->ctx;
 	size_t n = hr_count_key_at_most(ctx->itabs, ctx->nitabs, sizeof(*ctx->itabs),
 					offsetof(struct itab_entry, addr), tab);
@@ -148,18 +149,18 @@ static uint64_t itab_type_addr(struct walker *wk, uint64_t tab)
 	if (n && ctx->itabs[n - 1].addr == tab)
 		return ctx->itabs[n - 1].type_addr;
 	/* itab{inter, _type, ...}: the type is the second word, in every release since 1.7 */
-	rc = hr_image_read(&ctx->img, tab + ctx->ps, word, ctx->ps, &err);
+	rc = hr_image_read(&tb->img, tab + tb->ps, word, tb->ps, &err);
 	if (walker_fail_on_nomem(wk, rc))
 		return 0;
-	return hr_dump_word(ctx->dump, word);
+	return hr_dump_word(tb->dump, word);
 }
 
 uint32_t layout_iface_dynamic(struct walker *wk, const struct region *r, uint64_t addr,
 			      uint32_t iface_type)
 {
-	const struct hr_binary *bin = wk->ctx->bin;
+	const struct hr_binary *bin = wk->tables.bin;
 	const struct hr_type *t = hr_binary_type(bin, hr_binary_resolve_typedef(bin, iface_type));
-	uint64_t w = region_word(wk->ctx, r, addr);
+	uint64_t w = region_word(&wk->tables, r, addr);
 	const struct hr_member *first;
 
 	if (!w || !t->member_count)
@@ -168,7 +169,7 @@ uint32_t layout_iface_dynamic(struct walker *wk, const struct region *r, uint64_
 	/* runtime.eface{_type, data} or runtime.iface{tab, data} */
 	if (!strcmp(first->name, "tab"))
 		w = itab_type_addr(wk, w);
-	return w ? hr_image_type_by_runtime_addr(&wk->ctx->img, w) : 0;
+	return w ? hr_image_type_by_runtime_addr(&wk->tables.img, w) : 0;
 }
 
 /*
@@ -178,19 +179,20 @@ uint32_t layout_iface_dynamic(struct walker *wk, const struct region *r, uint64_
  */
 uint32_t layout_header_type(const struct scan_ctx *ctx, uint64_t value)
 {
+	const struct scan_tables *tb = &ctx->tables;
 	int64_t i;
 	struct hr_object o;
 
 	if (ctx->go_minor < 22)
 		return 0;
-	i = hr_dump_object_at(ctx->dump, value);
+	i = hr_dump_object_at(tb->dump, value);
 	if (i < 0)
 		return 0;
-	o = hr_dump_object(ctx->dump, (size_t)i);
-	if (o.size <= 512 || o.size > 32768 || value != o.addr + ctx->ps ||
-	    !hr_dump_object_ptr_count(ctx->dump, (size_t)i))
+	o = hr_dump_object(tb->dump, (size_t)i);
+	if (o.size <= 512 || o.size > 32768 || value != o.addr + tb->ps ||
+	    !hr_dump_object_ptr_count(tb->dump, (size_t)i))
 		return 0;
-	return hr_image_type_by_runtime_addr(&ctx->img, hr_dump_word(ctx->dump, o.data));
+	return hr_image_type_by_runtime_addr(&tb->img, hr_dump_word(tb->dump, o.data));
 }
 
 uint32_t layout_atomic_pointer(const struct hr_binary *bin, uint32_t struct_id)

@@ -38,7 +38,7 @@ struct mark_pool {
 };
 
 struct marker {
-	const struct scan_ctx *ctx;
+	const struct scan_tables *tb; /* the context's: another thread writes the walker */
 	uint64_t *visited;       /* the results' */
 	struct hr_reached_by *paths; /* the results', if kept: each claimer writes its own */
 	struct mark_pool *pool;  /* NULL while marking alone */
@@ -83,7 +83,7 @@ static void push(struct marker *m, uint32_t obj)
 static void reach(struct marker *m, uint64_t value)
 {
 	uint64_t start, size;
-	int64_t i = hr_dump_object_span_at(m->ctx->dump, value, &start, &size);
+	int64_t i = hr_dump_object_span_at(m->tb->dump, value, &start, &size);
 
 	if (i < 0 || !claim(m, (uint32_t)i))
 		return;
@@ -102,7 +102,7 @@ static void mark_batch(struct marker *m)
 	static const enum hr_prefetch_stage stages[] = {
 		HR_PREFETCH_ENTRY, HR_PREFETCH_CONTENTS, HR_PREFETCH_BITS,
 	};
-	const struct scan_ctx *ctx = m->ctx;
+	const struct scan_tables *tb = m->tb;
 	size_t n = m->n < MARK_BATCH ? m->n : MARK_BATCH;
 	uint32_t batch[MARK_BATCH];
 
@@ -110,18 +110,18 @@ static void mark_batch(struct marker *m)
 	memcpy(batch, m->stack + m->n, n * sizeof(*batch));
 	for (size_t k = 0; k < sizeof(stages) / sizeof(stages[0]); k++)
 		for (size_t i = 0; i < n; i++)
-			hr_dump_prefetch_object(ctx->dump, batch[i], 0, stages[k]);
+			hr_dump_prefetch_object(tb->dump, batch[i], 0, stages[k]);
 	for (size_t i = 0; i < n && !m->status; i++) {
 		struct region r;
 
-		if (scan_object_region(ctx, batch[i], &m->bits, &m->bits_cap, &r)) {
+		if (scan_object_region(tb, batch[i], &m->bits, &m->bits_cap, &r)) {
 			m->status = HR_ENOMEM;
 			return;
 		}
 		m->holder = batch[i];
 		for (uint64_t w = hr_bit_next(r.bits, 0, r.nwords); w < r.nwords && !m->status;
 		     w = hr_bit_next(r.bits, w + 1, r.nwords))
-			reach(m, region_word(ctx, &r, r.addr + w * ctx->ps));
+			reach(m, region_word(tb, &r, r.addr + w * tb->ps));
 	}
 }
 
@@ -210,7 +210,7 @@ static int mark_in_parallel(struct marker *main)
 {
 	struct mark_pool pool = { .markers = 2 };
 	struct share_map helper_shares = { 0 };
-	struct marker helper = { .ctx = main->ctx, .visited = main->visited, .paths = main->paths,
+	struct marker helper = { .tb = main->tb, .visited = main->visited, .paths = main->paths,
 				 .pool = &pool, .node = main->node, .shares = &helper_shares,
 				 .goroutine = main->goroutine };
 	pthread_t thread;
@@ -251,7 +251,7 @@ static int mark_in_parallel(struct marker *main)
 int mark_drain(struct walker *wk, uint32_t node)
 {
 	struct scan_results *res = wk->res;
-	struct marker m = { .ctx = wk->ctx, .visited = res->visited, .paths = res->paths,
+	struct marker m = { .tb = &wk->ctx->tables, .visited = res->visited, .paths = res->paths,
 			    .stack = res->stack2, .n = res->nstack2, .cap = res->stack2_cap,
 			    .bits = wk->obj_bits, .bits_cap = wk->obj_bits_cap, .node = node,
 			    .shares = &res->shares,

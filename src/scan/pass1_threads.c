@@ -333,8 +333,8 @@ void pass1_log_claim(struct walker *wk, const struct work *w, uint64_t size, boo
 {
 	struct p1_log *log = wk->log;
 	struct log_entry *e = log_push(wk, E_CLAIM);
-	int64_t k = log->streamed ? 0 : sum_index(log, w->node,
-						  wk->ctx->keep_goroutines ? w->goroutine : 0);
+	uint32_t goroutine = w->goroutine && wk->ctx->keep_goroutines ? w->goroutine : 0;
+	int64_t k = log->streamed ? 0 : sum_index(log, w->node, goroutine);
 
 	if (!e || k < 0) {
 		wk->status = HR_ENOMEM;
@@ -415,11 +415,11 @@ static void log_release(struct p1_log *log)
 
 /* --- a worker walks a chunk -------------------------------------------------------- */
 
-static void prefetch_item(const struct scan_ctx *ctx, const struct chunk *ch, size_t i,
+static void prefetch_item(const struct scan_tables *tb, const struct chunk *ch, size_t i,
 			  enum hr_prefetch_stage stage)
 {
 	if (i < ch->nitems)
-		hr_dump_prefetch_object(ctx->dump, ch->items[i].obj, ch->items[i].offset, stage);
+		hr_dump_prefetch_object(tb->dump, ch->items[i].obj, ch->items[i].offset, stage);
 }
 
 static void log_begin(struct walker *wk, struct chunk *ch)
@@ -446,7 +446,7 @@ static void walk_item(struct worker *worker, struct chunk *ch, size_t i)
 
 	ch->first_entry[i] = (uint32_t)ch->log.n;
 	if (ch->log.n >= (ch->log.streamed ? p->stream_budget : p->log_budget) ||
-	    hr_dump_object(wk->ctx->dump, w->obj).size > DIRECT_BYTES) {
+	    hr_dump_object(wk->tables.dump, w->obj).size > DIRECT_BYTES) {
 		if ((e = log_push(wk, E_DIRECT)))
 			log_work(e, w);
 		return;
@@ -468,11 +468,11 @@ static void walk_chunk(struct worker *worker, struct chunk *ch)
 
 	log_begin(wk, ch);
 	for (size_t i = 0; i < 8 && i < ch->nitems; i++)
-		prefetch_item(wk->ctx, ch, i, HR_PREFETCH_ENTRY);
+		prefetch_item(&wk->tables, ch, i, HR_PREFETCH_ENTRY);
 	for (size_t i = 0; i < ch->nitems && !wk->status; i++) {
-		prefetch_item(wk->ctx, ch, i + 8, HR_PREFETCH_ENTRY);
-		prefetch_item(wk->ctx, ch, i + 5, HR_PREFETCH_CONTENTS);
-		prefetch_item(wk->ctx, ch, i + 2, HR_PREFETCH_BITS);
+		prefetch_item(&wk->tables, ch, i + 8, HR_PREFETCH_ENTRY);
+		prefetch_item(&wk->tables, ch, i + 5, HR_PREFETCH_CONTENTS);
+		prefetch_item(&wk->tables, ch, i + 2, HR_PREFETCH_BITS);
 		walk_item(worker, ch, i);
 	}
 	log_end(wk, ch);
@@ -555,7 +555,7 @@ static bool seen_before(struct stream *st, uint32_t obj)
  * queues them so marked if the claim holds. Not those of a pending chain node: it is
  * the log's own.
  */
-static int queue_claims(const struct scan_ctx *ctx, struct stream *st, struct chunk *ch,
+static int queue_claims(const struct scan_tables *tb, struct stream *st, struct chunk *ch,
 			size_t from)
 {
 	for (size_t i = from; i < ch->log.n; i++) {
@@ -569,17 +569,17 @@ static int queue_claims(const struct scan_ctx *ctx, struct stream *st, struct ch
 		w = work_of(e, e->node);
 		if (fifo_push(st, &w))
 			return HR_ENOMEM;
-		hr_dump_prefetch_object(ctx->dump, w.obj, w.offset, HR_PREFETCH_ENTRY);
+		hr_dump_prefetch_object(tb->dump, w.obj, w.offset, HR_PREFETCH_ENTRY);
 	}
 	return HR_OK;
 }
 
 /* The worker's queue's item `ahead` after the next one's, prefetched for stage. */
-static void prefetch_fifo(const struct scan_ctx *ctx, const struct stream *st, size_t ahead,
+static void prefetch_fifo(const struct scan_tables *tb, const struct stream *st, size_t ahead,
 			  enum hr_prefetch_stage stage)
 {
 	if (st->fifo_first + ahead < st->fifo_end)
-		hr_dump_prefetch_object(ctx->dump, st->fifo[st->fifo_first + ahead].obj,
+		hr_dump_prefetch_object(tb->dump, st->fifo[st->fifo_first + ahead].obj,
 					st->fifo[st->fifo_first + ahead].offset, stage);
 }
 
@@ -598,11 +598,11 @@ static void walk_stream_chunk(struct worker *worker, struct stream *st, struct c
 		size_t k = ch->nitems++, from = ch->log.n;
 
 		ch->items[k] = st->fifo[st->fifo_first++];
-		prefetch_fifo(wk->ctx, st, 7, HR_PREFETCH_CONTENTS);
-		prefetch_fifo(wk->ctx, st, 2, HR_PREFETCH_BITS);
+		prefetch_fifo(&wk->tables, st, 7, HR_PREFETCH_CONTENTS);
+		prefetch_fifo(&wk->tables, st, 2, HR_PREFETCH_BITS);
 		walk_item(worker, ch, k);
 		if (!wk->status)
-			wk->status = queue_claims(wk->ctx, st, ch, from);
+			wk->status = queue_claims(&wk->tables, st, ch, from);
 	}
 	log_end(wk, ch);
 }
@@ -622,7 +622,7 @@ static void walk_stream_chunk(struct worker *worker, struct stream *st, struct c
 static void stream_walk(struct worker *worker, struct stream *st)
 {
 	struct walker *wk = &worker->walker;
-	const uint64_t *visited = wk->res->visited;
+	uint64_t *visited = wk->res->visited;
 	uint64_t seq = 0;
 	unsigned spins = 0;
 	int rc = HR_OK;
@@ -807,16 +807,16 @@ static int apply_entry(struct walker *wk, struct p1_log *log, const struct log_e
 #define CLAIMS_AHEAD 8 /* log entries */
 
 /* Before entry i is applied: the visited word of a claim CLAIMS_AHEAD entries on. */
-static void prefetch_claim_ahead(const struct scan_results *res, const struct p1_log *log,
-				 size_t i)
+static void prefetch_claim_ahead(const struct walker *wk, const struct p1_log *log, size_t i)
 {
 	const struct log_entry *ahead =
 		i + CLAIMS_AHEAD < log->n ? &log->entries[i + CLAIMS_AHEAD] : NULL;
 
 	__asm__ volatile(""); /* kept: see heap_index_prefetch() */
-	/* a claim's visited word: random in a bitmap of the whole heap, and read first */
+	/* a claim's visited word (the walker's: the results'), random in a bitmap of the
+	 * whole heap, and read first */
 	if (ahead && ahead->kind == E_CLAIM)
-		__builtin_prefetch(&res->visited[ahead->obj >> 6], 1);
+		__builtin_prefetch(&wk->visited[ahead->obj >> 6], 1);
 }
 
 static int apply_log(struct walker *wk, struct p1_log *log)
@@ -824,7 +824,7 @@ static int apply_log(struct walker *wk, struct p1_log *log)
 	int rc = log->status;
 
 	for (size_t i = 0; i < log->n && !rc; i++) {
-		prefetch_claim_ahead(wk->res, log, i);
+		prefetch_claim_ahead(wk, log, i);
 		rc = apply_entry(wk, log, &log->entries[i]);
 	}
 	if (!rc)
@@ -976,9 +976,9 @@ static bool workers_may_idle(struct p1_pool *p)
  * Whether the walk is narrow: so few objects queued (linked lists) that handing them to
  * workers costs more than walking them here. (The test knob sends everything through.)
  */
-static bool walk_is_narrow(const struct walker *wk)
+static bool walk_is_narrow(size_t queued, const struct hr_scan_options *opts)
 {
-	return queue_length(&wk->res->queue) < DIRECT_BELOW && !wk->ctx->opts.chunk_objects;
+	return queued < DIRECT_BELOW && !opts->chunk_objects;
 }
 
 void pass1_feed(struct walker *wk)
@@ -992,7 +992,7 @@ void pass1_feed(struct walker *wk)
 	 * thread wait for a worker (woken from its sleep) to walk what it would walk itself.
 	 * Nor while a stream is on: the streamed items are for this thread to pop.
 	 */
-	if (!walk_is_narrow(wk) && !p->stream.active)
+	if (!walk_is_narrow(queue_length(&p->res->queue), &p->ctx->opts) && !p->stream.active)
 		take_chunks(p, false);
 }
 
@@ -1135,7 +1135,7 @@ static int stream_apply(struct walker *wk, struct p1_pool *p, const struct work 
 	from = ch->first_entry[k];
 	to = k + 1 < ch->nitems ? ch->first_entry[k + 1] : ch->log.n;
 	for (size_t i = from; i < to && !rc; i++) {
-		prefetch_claim_ahead(wk->res, &ch->log, i);
+		prefetch_claim_ahead(wk, &ch->log, i);
 		rc = apply_entry(wk, &ch->log, &ch->log.entries[i]);
 	}
 	/* a streamed claim found visited: the worker walks on from an object not queued */
@@ -1256,12 +1256,15 @@ static void stream_replan(struct stream_plan *plan, uint64_t applied, bool respl
 		plan->after *= 2;
 }
 
-/* One object, on this thread, as pass 1 did before it had workers, or from a stream. */
-static int walk_alone(struct walker *wk, struct p1_pool *p)
+/*
+ * One object of queue (the results'), on this thread, as pass 1 did before it had
+ * workers, or from a stream.
+ */
+static int walk_alone(struct walker *wk, struct work_queue *queue, struct p1_pool *p)
 {
 	struct work w;
 
-	if (!queue_pop(&wk->res->queue, wk->ctx->dump, &w))
+	if (!queue_pop(queue, wk->tables.dump, &w))
 		return HR_OK;
 	wk->holder = w.obj;
 	wk->cur_goroutine = w.goroutine;
@@ -1322,7 +1325,8 @@ int pass1_walk_heap(struct walker *wk)
 	res->sum.pass1_threads = threads;
 	while (!(rc = scan_walk_statics(wk))) {
 		bool idle = !p || p->applied == p->taken;
-		bool narrow = walk_is_narrow(wk);
+		size_t queued = queue_length(&res->queue);
+		bool narrow = walk_is_narrow(queued, opts);
 
 		if (streaming && p->stream.active && (!narrow || stream_ended(&p->stream)))
 			stream_stop(p);
@@ -1330,7 +1334,7 @@ int pass1_walk_heap(struct walker *wk)
 			stream_replan(&plan, p->stream.applied_items, p->stream.resplit);
 			streaming = false;
 		}
-		if (idle && !queue_length(&res->queue))
+		if (idle && !queued)
 			break;
 		if (idle && (threads < 2 || narrow)) {
 			if (!streaming) {
@@ -1339,7 +1343,7 @@ int pass1_walk_heap(struct walker *wk)
 					break;
 				plan.alone += !streaming;
 			}
-			rc = walk_alone(wk, p);
+			rc = walk_alone(wk, &res->queue, p);
 		} else {
 			/* started when first wanted: a list needs none */
 			if (!p && !(p = res->pool = pool_start(wk, threads))) {

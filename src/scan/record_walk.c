@@ -24,7 +24,7 @@ static uint32_t record_node(struct walker *wk, uint32_t parent, uint32_t obj)
 	struct hr_object_type t;
 	int n;
 
-	if (!hr_dump_object_type(wk->ctx->dump, obj, &t))
+	if (!hr_dump_object_type(wk->tables.dump, obj, &t))
 		return parent;
 	n = snprintf(wk->name_buf, sizeof(wk->name_buf), "$ref. (%s%.*s)", t.prefix,
 		     (int)(t.name.len < 512 ? t.name.len : 512), (const char *)t.name.ptr);
@@ -42,7 +42,7 @@ static int record_reach(struct walker *wk, uint64_t value, uint32_t parent)
 {
 	struct scan_results *res = wk->res;
 	uint64_t start, size;
-	int64_t i = hr_dump_object_span_at(wk->ctx->dump, value, &start, &size);
+	int64_t i = hr_dump_object_span_at(wk->tables.dump, value, &start, &size);
 	struct record_item *item;
 	uint32_t node;
 
@@ -60,7 +60,7 @@ static int record_reach(struct walker *wk, uint64_t value, uint32_t parent)
 
 int record_follow(struct walker *wk, uint64_t value, uint32_t node)
 {
-	const struct scan_ctx *ctx = wk->ctx;
+	const struct scan_tables *tb = &wk->tables;
 	struct scan_results *res = wk->res;
 	int rc = record_reach(wk, value, node);
 	uint32_t holder = wk->holder;
@@ -69,12 +69,12 @@ int record_follow(struct walker *wk, uint64_t value, uint32_t node)
 		struct record_item it = ((struct record_item *)res->record_queue)[head];
 		struct region r;
 
-		if (scan_object_region(ctx, it.obj, &wk->obj_bits, &wk->obj_bits_cap, &r))
+		if (scan_object_region(tb, it.obj, &wk->obj_bits, &wk->obj_bits_cap, &r))
 			return HR_ENOMEM;
 		wk->holder = it.obj;
 		for (uint64_t w = hr_bit_next(r.bits, 0, r.nwords); w < r.nwords && !rc;
 		     w = hr_bit_next(r.bits, w + 1, r.nwords))
-			rc = record_reach(wk, region_word(ctx, &r, r.addr + w * ctx->ps), it.node);
+			rc = record_reach(wk, region_word(tb, &r, r.addr + w * tb->ps), it.node);
 		scan_progress(wk, "pass 2", 0);
 	}
 	wk->holder = holder;

@@ -99,26 +99,31 @@ void scan_root_edge(struct walker *wk, uint32_t node, uint32_t obj)
 	*e = (struct hr_root_edge){ node, obj };
 }
 
-bool scan_mark(struct walker *wk, uint32_t obj, uint32_t node)
+/*
+ * scan_mark(), scan_charge() and scan_claim() are defined inline: the walk claims an
+ * object for each pointer it follows, and LTO stopped inlining them into follow_charged()
+ * when they took the walker (list-1m: 33 instructions an object more).
+ */
+inline bool scan_mark(struct walker *wk, uint32_t obj, uint32_t node)
 {
-	struct scan_results *res = wk->res;
-	uint64_t *word = &res->visited[obj >> 6], bits = __atomic_load_n(word, __ATOMIC_RELAXED);
+	/* the walker's bits are the results' (a stream's worker logs its claims) */
+	uint64_t *word = &wk->visited[obj >> 6], bits = __atomic_load_n(word, __ATOMIC_RELAXED);
 
 	if (bits >> (obj & 63) & 1)
 		return false;
 	__atomic_store_n(word, bits | UINT64_C(1) << (obj & 63), __ATOMIC_RELAXED);
-	if (res->paths)
-		res->paths[obj] = (struct hr_reached_by){ node, wk->holder };
+	if (wk->res->paths)
+		wk->res->paths[obj] = (struct hr_reached_by){ node, wk->holder };
 	return true;
 }
 
-void scan_charge(struct walker *wk, uint32_t node, uint32_t goroutine, uint64_t objects,
-		 uint64_t bytes, bool typed)
+inline void scan_charge(struct walker *wk, uint32_t node, uint32_t goroutine,
+			uint64_t objects, uint64_t bytes, bool typed)
 {
 	struct scan_results *res = wk->res;
 
 	/* the goroutine whose frame reached them, or reached the object that holds them */
-	if (wk->ctx->keep_goroutines && goroutine &&
+	if (goroutine && wk->ctx->keep_goroutines &&
 	    share_map_add(&res->shares, node, goroutine, objects, bytes))
 		wk->status = HR_ENOMEM;
 	hr_chains_charge(res->tree, node, objects, bytes);
@@ -131,7 +136,8 @@ void scan_charge(struct walker *wk, uint32_t node, uint32_t goroutine, uint64_t 
 	}
 }
 
-bool scan_claim(struct walker *wk, uint32_t obj, uint64_t size, uint32_t node, bool typed)
+inline bool scan_claim(struct walker *wk, uint32_t obj, uint64_t size, uint32_t node,
+			bool typed)
 {
 	if (!scan_mark(wk, obj, node))
 		return false;
@@ -229,25 +235,25 @@ static uint8_t role_of(const char *name)
 }
 
 /* Members of the types, by index; their roles. */
-static int load_member_roles(struct scan_ctx *ctx)
+static int load_member_roles(struct scan_tables *tb)
 {
 	uint32_t n = 0;
 
-	for (uint32_t id = 0; id < ctx->ntypes; id++) {
-		const struct hr_type *t = hr_binary_type(ctx->bin, id);
+	for (uint32_t id = 0; id < tb->ntypes; id++) {
+		const struct hr_type *t = hr_binary_type(tb->bin, id);
 
 		if (t->member_count && t->first_member + t->member_count > n)
 			n = t->first_member + t->member_count;
 	}
-	ctx->member_roles = malloc(n ? n : 1);
-	if (!ctx->member_roles)
+	tb->member_roles = malloc(n ? n : 1);
+	if (!tb->member_roles)
 		return HR_ENOMEM;
 	for (uint32_t i = 0; i < n; i++) {
-		const struct hr_member *m = hr_binary_member(ctx->bin, i);
+		const struct hr_member *m = hr_binary_member(tb->bin, i);
 
-		ctx->member_roles[i] = m ? role_of(m->name) : ROLE_OTHER;
+		tb->member_roles[i] = m ? role_of(m->name) : ROLE_OTHER;
 	}
-	ctx->nmembers = n;
+	tb->nmembers = n;
 	return HR_OK;
 }
 
@@ -258,19 +264,19 @@ enum { INERT_UNKNOWN, INERT_PENDING, INERT_YES, INERT_NO };
  * whatever pointer bits it holds. state[] memoises, and breaks cycles a broken binary
  * might have (a type found inside itself counts as not inert, as does a deep one).
  */
-static bool type_inert(const struct scan_ctx *ctx, uint8_t *state, uint32_t id, int depth)
+static bool type_inert(const struct scan_tables *tb, uint8_t *state, uint32_t id, int depth)
 {
 	const struct hr_type *t;
 	bool inert = true;
 
-	if (id >= ctx->ntypes)
+	if (id >= tb->ntypes)
 		return true; /* the void type */
 	if (state[id] == INERT_YES || state[id] == INERT_NO)
 		return state[id] == INERT_YES;
 	if (state[id] == INERT_PENDING || depth > 64)
 		return false;
 	state[id] = INERT_PENDING;
-	t = ctx->types[id].t;
+	t = tb->types[id].t;
 	switch (t->kind) {
 	case HR_KIND_PTR: case HR_KIND_UNSAFE_POINTER: case HR_KIND_STRING: case HR_KIND_SLICE:
 	case HR_KIND_INTERFACE: case HR_KIND_MAP: case HR_KIND_CHAN: case HR_KIND_FUNC:
@@ -279,11 +285,11 @@ static bool type_inert(const struct scan_ctx *ctx, uint8_t *state, uint32_t id, 
 	default:
 		if (t->shape == HR_SHAPE_STRUCT)
 			for (uint32_t k = 0; k < t->member_count && inert; k++)
-				inert = type_inert(ctx, state,
-						   hr_binary_member(ctx->bin, t->first_member + k)->type,
+				inert = type_inert(tb, state,
+						   hr_binary_member(tb->bin, t->first_member + k)->type,
 						   depth + 1);
 		else if (t->shape == HR_SHAPE_ARRAY && t->count && t->elem)
-			inert = type_inert(ctx, state, t->elem, depth + 1);
+			inert = type_inert(tb, state, t->elem, depth + 1);
 		break;
 	}
 	state[id] = inert ? INERT_YES : INERT_NO;
@@ -302,19 +308,19 @@ static bool leaf_kind(unsigned kind)
  * each of whose members is inert or of a leaf kind: most heap objects of many programs
  * (list nodes, records of strings, slices and pointers).
  */
-static bool type_flat(const struct scan_ctx *ctx, uint32_t id)
+static bool type_flat(const struct scan_tables *tb, uint32_t id)
 {
-	const struct hr_type *t = ctx->types[id].t;
+	const struct hr_type *t = tb->types[id].t;
 
 	/* (DWARF gives strings, slices and interfaces the shape of a struct too) */
-	if (ctx->types[id].resolved != id || t->shape != HR_SHAPE_STRUCT || leaf_kind(t->kind) ||
+	if (tb->types[id].resolved != id || t->shape != HR_SHAPE_STRUCT || leaf_kind(t->kind) ||
 	    t->kind == HR_KIND_INTERFACE || t->kind == HR_KIND_UNSAFE_POINTER ||
-	    ctx->types[id].layout || layout_atomic_pointer(ctx->bin, id))
+	    tb->types[id].layout || layout_atomic_pointer(tb->bin, id))
 		return false;
 	for (uint32_t k = 0; k < t->member_count; k++) {
-		uint32_t type = hr_binary_member(ctx->bin, t->first_member + k)->type;
+		uint32_t type = hr_binary_member(tb->bin, t->first_member + k)->type;
 
-		if (!scan_type_inert(ctx, type) && !leaf_kind(scan_resolved_type(ctx, type)->kind))
+		if (!scan_type_inert(tb, type) && !leaf_kind(scan_resolved_type(tb, type)->kind))
 			return false;
 	}
 	return true;
@@ -327,31 +333,32 @@ static bool type_flat(const struct scan_ctx *ctx, uint32_t id)
  */
 static int load_types(struct scan_ctx *ctx)
 {
-	uint32_t n = hr_binary_type_count(ctx->bin);
+	struct scan_tables *tb = &ctx->tables;
+	uint32_t n = hr_binary_type_count(tb->bin);
 	uint8_t *state;
 
-	ctx->types = malloc(((size_t)n + 1) * sizeof(*ctx->types));
+	tb->types = malloc(((size_t)n + 1) * sizeof(*tb->types));
 	state = calloc((size_t)n + 1, 1);
-	if (!ctx->types || !state) {
+	if (!tb->types || !state) {
 		free(state);
 		return HR_ENOMEM;
 	}
 	for (uint32_t id = 0; id < n; id++) {
-		uint32_t resolved = layout_resolve(ctx->bin, id);
+		uint32_t resolved = layout_resolve(tb->bin, id);
 
-		ctx->types[id] = (struct scan_type){ hr_binary_type(ctx->bin, resolved), resolved,
-						     false, SL_NONE, false };
+		tb->types[id] = (struct scan_type){ hr_binary_type(tb->bin, resolved), resolved, false,
+						    SL_NONE, false };
 	}
-	ctx->types[n] = (struct scan_type){ hr_binary_type(ctx->bin, n), n, true, SL_NONE,
-					    false }; /* void */
-	ctx->ntypes = n;
+	/* the void type */
+	tb->types[n] = (struct scan_type){ hr_binary_type(tb->bin, n), n, true, SL_NONE, false };
+	tb->ntypes = n;
 	for (uint32_t id = 0; id < n; id++)
-		ctx->types[id].inert = type_inert(ctx, state, id, 0);
+		tb->types[id].inert = type_inert(tb, state, id, 0);
 	free(state);
-	if (load_member_roles(ctx) || sync_load_layouts(ctx))
+	if (load_member_roles(tb) || sync_load_layouts(ctx))
 		return HR_ENOMEM;
 	for (uint32_t id = 0; id < n; id++)
-		ctx->types[id].flat = type_flat(ctx, id);
+		tb->types[id].flat = type_flat(tb, id);
 	return HR_OK;
 }
 
@@ -369,13 +376,14 @@ static int ctx_init(struct scan_ctx *ctx, const struct hr_dump *dump, const stru
 		    const struct hr_scan_options *opts)
 {
 	const struct hr_binary *bin = img->bin;
+	struct scan_tables *tb = &ctx->tables;
 
-	ctx->dump = dump;
-	ctx->bin = bin;
-	ctx->img = *img;
+	tb->dump = dump;
+	tb->bin = bin;
+	tb->img = *img;
 	if (opts)
 		ctx->opts = *opts;
-	ctx->ps = hr_dump_params(dump)->ptr_size;
+	ctx->tables.ps = hr_dump_params(dump)->ptr_size;
 	ctx->nobj = hr_dump_object_count(dump);
 	ctx->go_minor = go_minor_of(dump, bin);
 	ctx->cpus = hr_cpus_usable();
@@ -386,8 +394,8 @@ static int ctx_init(struct scan_ctx *ctx, const struct hr_dump *dump, const stru
 static void ctx_release(struct scan_ctx *ctx)
 {
 	free(ctx->itabs);
-	free(ctx->types);
-	free(ctx->member_roles);
+	free(ctx->tables.types);
+	free(ctx->tables.member_roles);
 	free(ctx->sync.tries);
 }
 
@@ -397,7 +405,7 @@ static int results_init(struct scan_results *res, const struct scan_ctx *ctx,
 {
 	res->tree = tree;
 	res->sum.total_objects = ctx->nobj;
-	res->sum.total_bytes = hr_dump_object_bytes(ctx->dump);
+	res->sum.total_bytes = hr_dump_object_bytes(ctx->tables.dump);
 	res->sum.go_minor = ctx->go_minor;
 	res->visited = calloc(hr_bit_words(ctx->nobj) + 1, sizeof(uint64_t));
 	return res->visited ? HR_OK : HR_ENOMEM;
@@ -477,7 +485,7 @@ static int add_root_word(struct walker *wk, uint64_t value, uint32_t node)
 /* Whether value leads to a heap object nothing has reached yet. */
 static bool leads_somewhere(const struct walker *wk, uint64_t value)
 {
-	int64_t i = hr_dump_object_at(wk->ctx->dump, value);
+	int64_t i = hr_dump_object_at(wk->tables.dump, value);
 
 	return i >= 0 && !scan_visited(wk, (uint32_t)i);
 }
@@ -508,16 +516,16 @@ int scan_add_leftover(struct walker *wk, uint32_t obj, uint32_t node, const uint
 	return HR_OK;
 }
 
-int scan_object_region(const struct scan_ctx *ctx, uint32_t obj, uint64_t **bits, size_t *cap,
+int scan_object_region(const struct scan_tables *tb, uint32_t obj, uint64_t **bits, size_t *cap,
 		       struct region *r)
 {
-	struct hr_object o = hr_dump_object(ctx->dump, obj);
-	uint64_t nwords = o.size / ctx->ps;
+	struct hr_object o = hr_dump_object(tb->dump, obj);
+	uint64_t nwords = o.size / tb->ps;
 
 	if (hr_array_reserve((void **)bits, cap, hr_bit_words(nwords) + 1, sizeof(uint64_t)))
 		return HR_ENOMEM;
-	hr_dump_ptr_bits_at(ctx->dump, o.addr, nwords, *bits);
-	*r = (struct region){ o.addr, o.size, o.data, *bits, nwords, ctx->ps };
+	hr_dump_ptr_bits_at(tb->dump, o.addr, nwords, *bits);
+	*r = (struct region){ o.addr, o.size, o.data, *bits, nwords, tb->ps };
 	return HR_OK;
 }
 
@@ -539,7 +547,7 @@ static void set_root_name(struct walker *wk, char *buf, size_t len, const char *
 }
 
 /* A region over a data or bss segment, its bits a copy to tick. */
-static int segment_region(const struct scan_ctx *ctx, const struct hr_segment *seg,
+static int segment_region(const struct scan_tables *tb, const struct hr_segment *seg,
 			  struct region *r)
 {
 	*r = (struct region){ 0 };
@@ -548,8 +556,8 @@ static int segment_region(const struct scan_ctx *ctx, const struct hr_segment *s
 	r->addr = seg->addr;
 	r->len = seg->contents.len;
 	r->data = seg->contents.ptr;
-	r->nwords = r->len / ctx->ps;
-	r->ps = ctx->ps;
+	r->nwords = r->len / tb->ps;
+	r->ps = tb->ps;
 	r->bits = malloc(hr_bit_words(r->nwords) * sizeof(uint64_t) + sizeof(uint64_t));
 	if (!r->bits)
 		return HR_ENOMEM;
@@ -559,20 +567,20 @@ static int segment_region(const struct scan_ctx *ctx, const struct hr_segment *s
 
 static int walk_globals(struct walker *wk, struct region seg[2])
 {
-	const struct scan_ctx *ctx = wk->ctx;
+	const struct scan_tables *tb = &wk->tables;
 	char name[512];
 
-	for (size_t i = 0; i < hr_binary_global_count(ctx->bin) && !wk->status; i++) {
-		const struct hr_global *g = hr_binary_global(ctx->bin, i);
-		uint64_t size = hr_binary_type(ctx->bin, layout_resolve(ctx->bin, g->type))->size;
-		uint64_t at = hr_image_runtime(&ctx->img, g->addr);
+	for (size_t i = 0; i < hr_binary_global_count(tb->bin) && !wk->status; i++) {
+		const struct hr_global *g = hr_binary_global(tb->bin, i);
+		uint64_t size = hr_binary_type(tb->bin, layout_resolve(tb->bin, g->type))->size;
+		uint64_t at = hr_image_runtime(&tb->img, g->addr);
 
 		for (int k = 0; k < 2; k++) {
 			struct region *r = &seg[k];
 
 			if (at < r->addr || at - r->addr >= r->len)
 				continue;
-			if (!region_has_ptrs(r, at, size ? size : ctx->ps))
+			if (!region_has_ptrs(r, at, size ? size : tb->ps))
 				break;
 			wk->res->sum.roots[HR_ROOT_GLOBAL]++;
 			set_root_name(wk, name, sizeof(name), "%s", g->name);
@@ -590,12 +598,12 @@ static int walk_globals(struct walker *wk, struct region seg[2])
  */
 static int leftover_segment_words(struct walker *wk, const struct region *r, const char *seg)
 {
-	const struct scan_ctx *ctx = wk->ctx;
+	const struct scan_tables *tb = &wk->tables;
 	char name[512];
 
 	for (uint64_t w = hr_bit_next(r->bits, 0, r->nwords); w < r->nwords;
 	     w = hr_bit_next(r->bits, w + 1, r->nwords)) {
-		uint64_t addr = r->addr + w * ctx->ps, value = region_word(ctx, r, addr);
+		uint64_t addr = r->addr + w * tb->ps, value = region_word(tb, r, addr);
 		const struct hr_global *g;
 		const struct hr_symbol *sym;
 		uint32_t node;
@@ -603,7 +611,7 @@ static int leftover_segment_words(struct walker *wk, const struct region *r, con
 
 		if (!leads_somewhere(wk, value))
 			continue;
-		g = hr_image_global_at(&ctx->img, addr);
+		g = hr_image_global_at(&tb->img, addr);
 		if (g) { /* in a variable, but not where its type has a pointer: $sub_objects$ */
 			node = sub_objects_node(wk, root_node(wk, g->name, strlen(g->name)));
 			wk->res->sum.roots[HR_ROOT_DATA_WORDS]++;
@@ -611,14 +619,16 @@ static int leftover_segment_words(struct walker *wk, const struct region *r, con
 				return HR_ENOMEM;
 			continue;
 		}
-		sym = hr_image_symbol_at(&ctx->img, addr);
+		sym = hr_image_symbol_at(&tb->img, addr);
 		if (sym)
 			len = (size_t)snprintf(name, sizeof(name), "%s", sym->name);
 		else
 			len = (size_t)snprintf(name, sizeof(name), "$%s+0x%" PRIx64, seg,
 					       addr - r->addr);
 		wk->res->sum.roots[HR_ROOT_DATA_WORDS]++;
-		if (add_root_word(wk, value, root_node(wk, name, len < sizeof(name) ? len : sizeof(name) - 1)))
+		if (len >= sizeof(name))
+			len = sizeof(name) - 1;
+		if (add_root_word(wk, value, root_node(wk, name, len)))
 			return HR_ENOMEM;
 	}
 	return wk->status;
@@ -633,7 +643,7 @@ struct stack {
 	size_t bits_cap;
 };
 
-static int build_stack(const struct scan_ctx *ctx, const struct hr_frame *f, size_t n,
+static int build_stack(const struct scan_tables *tb, const struct hr_frame *f, size_t n,
 		       struct stack *st)
 {
 	uint64_t lo = f[0].sp, hi = f[0].sp, total = 0;
@@ -645,20 +655,20 @@ static int build_stack(const struct scan_ctx *ctx, const struct hr_frame *f, siz
 		total += f[i].contents.len;
 	}
 	if (hr_array_reserve((void **)&st->mem, &st->mem_cap, total + 1, 1) ||
-	    hr_array_reserve((void **)&st->bits, &st->bits_cap, hr_bit_words(total / ctx->ps) + 1,
+	    hr_array_reserve((void **)&st->bits, &st->bits_cap, hr_bit_words(total / tb->ps) + 1,
 			     sizeof(uint64_t)))
 		return HR_ENOMEM;
-	memset(st->bits, 0, (hr_bit_words(total / ctx->ps) + 1) * sizeof(uint64_t));
+	memset(st->bits, 0, (hr_bit_words(total / tb->ps) + 1) * sizeof(uint64_t));
 	for (size_t i = 0; i < n; i++) {
 		uint64_t at = f[i].sp - lo;
 
 		memcpy(st->mem + at, f[i].contents.ptr, f[i].contents.len);
-		for (uint64_t w = 0; w < f[i].contents.len / ctx->ps; w++)
-			if (hr_dump_frame_ptr_bit(ctx->dump, &f[i], w))
-				hr_bit_set(st->bits, at / ctx->ps + w);
+		for (uint64_t w = 0; w < f[i].contents.len / tb->ps; w++)
+			if (hr_dump_frame_ptr_bit(tb->dump, &f[i], w))
+				hr_bit_set(st->bits, at / tb->ps + w);
 	}
 	st->r = (struct region){ .addr = lo, .len = total, .data = st->mem, .bits = st->bits,
-				 .nwords = total / ctx->ps, .ps = ctx->ps };
+				 .nwords = total / tb->ps, .ps = tb->ps };
 	return HR_OK;
 }
 
@@ -674,43 +684,44 @@ static int build_stack(const struct scan_ctx *ctx, const struct hr_frame *f, siz
 static size_t assemble_pieces(struct walker *wk, const struct region *r, uint64_t cfa,
 			      const struct hr_var *v, uint64_t size, bool slice)
 {
-	const struct scan_ctx *ctx = wk->ctx;
+	const struct scan_tables *tb = &wk->tables;
 	struct piece_scratch *ps = &wk->pieces;
-	uint64_t nwords = (size + ctx->ps - 1) / ctx->ps, at = 0;
+	uint64_t nwords = (size + tb->ps - 1) / tb->ps, at = 0;
 	size_t known = 0;
 
 	if (!nwords || nwords > 64 || /* a huge value in pieces: not worth it */
-	    hr_array_reserve((void **)&ps->mem, &ps->mem_cap, nwords * ctx->ps, 1) ||
+	    hr_array_reserve((void **)&ps->mem, &ps->mem_cap, nwords * tb->ps, 1) ||
 	    hr_array_reserve((void **)&ps->bits, &ps->bits_cap, 2, sizeof(uint64_t)) ||
 	    hr_array_reserve((void **)&ps->frame_word, &ps->frame_word_cap, nwords,
 			     sizeof(uint64_t)))
 		return 0;
-	memset(ps->mem, 0, nwords * ctx->ps);
+	memset(ps->mem, 0, nwords * tb->ps);
 	ps->bits[0] = ps->bits[1] = 0;
 	for (uint64_t w = 0; w < nwords; w++)
 		ps->frame_word[w] = UINT64_MAX;
 	if (slice) /* unknown until a piece says otherwise */
-		memset(ps->mem + 2 * ctx->ps, 0xff, ctx->ps);
+		memset(ps->mem + 2 * tb->ps, 0xff, tb->ps);
 	for (uint32_t k = 0; k < v->piece_count; k++) {
 		const struct hr_loc_piece *p = &wk->fv.pieces[v->first_piece + k];
 		uint64_t len = p->size, addr = cfa + (uint64_t)p->offset;
 
-		if (!len || len > nwords * ctx->ps - at) /* at <= nwords * ps: no overflow */
+		if (!len || len > nwords * tb->ps - at) /* at <= nwords * ps: no overflow */
 			return 0;
-		if (p->kind == HR_LOC_VALUE && len == ctx->ps && at % ctx->ps == 0) {
-			for (unsigned b = 0; b < ctx->ps; b++) /* little-endian dumps only */
+		if (p->kind == HR_LOC_VALUE && len == tb->ps && at % tb->ps == 0) {
+			for (unsigned b = 0; b < tb->ps; b++) /* little-endian dumps only */
 				ps->mem[at + b] = (uint8_t)((uint64_t)p->offset >> (8 * b));
 		} else if (p->kind == HR_LOC_CFA) {
-			if (at % ctx->ps || len % ctx->ps || addr < r->addr || (addr - r->addr) % ctx->ps ||
+			if (at % tb->ps || len % tb->ps || addr < r->addr ||
+			    (addr - r->addr) % tb->ps ||
 			    addr - r->addr > r->len || r->len - (addr - r->addr) < len)
 				return 0;
 			memcpy(ps->mem + at, r->data + (addr - r->addr), len);
-			for (uint64_t w = 0; w < len / ctx->ps; w++) {
-				uint64_t fw = (addr - r->addr) / ctx->ps + w;
+			for (uint64_t w = 0; w < len / tb->ps; w++) {
+				uint64_t fw = (addr - r->addr) / tb->ps + w;
 
-				ps->frame_word[at / ctx->ps + w] = fw;
+				ps->frame_word[at / tb->ps + w] = fw;
 				if (hr_bit_get(r->bits, fw))
-					hr_bit_set(ps->bits, at / ctx->ps + w);
+					hr_bit_set(ps->bits, at / tb->ps + w);
 				known++;
 			}
 		}
@@ -729,19 +740,19 @@ static size_t assemble_pieces(struct walker *wk, const struct region *r, uint64_
 static bool walk_pieces(struct walker *wk, struct region *r, uint64_t cfa,
 			const struct hr_var *v, uint64_t size)
 {
-	const struct scan_ctx *ctx = wk->ctx;
-	const struct hr_type *t = hr_binary_type(ctx->bin, layout_resolve(ctx->bin, v->type));
+	const struct scan_tables *tb = &wk->tables;
+	const struct hr_type *t = hr_binary_type(tb->bin, layout_resolve(tb->bin, v->type));
 	struct piece_scratch *ps = &wk->pieces;
 	struct region value;
-	uint64_t nwords = (size + ctx->ps - 1) / ctx->ps;
+	uint64_t nwords = (size + tb->ps - 1) / tb->ps;
 
 	if (!assemble_pieces(wk, r, cfa, v, size, t->kind == HR_KIND_SLICE))
 		return false;
 	if (!bits_any(ps->bits, 0, nwords))
 		return true; /* in the frame, but nothing there leads anywhere */
 	wk->res->sum.roots[HR_ROOT_FRAME_VAR]++;
-	value = (struct region){ .addr = 0x1000, .len = nwords * ctx->ps, .data = ps->mem,
-				 .bits = ps->bits, .nwords = nwords, .ps = ctx->ps };
+	value = (struct region){ .addr = 0x1000, .len = nwords * tb->ps, .data = ps->mem,
+				 .bits = ps->bits, .nwords = nwords, .ps = tb->ps };
 	walk_value(wk, &value, value.addr, v->type, 0, M_VALUE, N_SAME, 0, N_ROOT, HR_CHAINS_NONE);
 	for (uint64_t w = 0; w < nwords && !wk->status; w++) {
 		uint64_t fw = ps->frame_word[w];
@@ -749,7 +760,7 @@ static bool walk_pieces(struct walker *wk, struct region *r, uint64_t cfa,
 		if (fw == UINT64_MAX || !hr_bit_get(r->bits, fw))
 			continue;
 		if (hr_bit_get(ps->bits, w) &&
-		    !follow_root_value(wk, region_word(ctx, &value, value.addr + w * ctx->ps), 0,
+		    !follow_root_value(wk, region_word(tb, &value, value.addr + w * tb->ps), 0,
 				       M_VALUE))
 			continue;
 		hr_bit_clear(r->bits, fw); /* settled: read by type, or followed untyped */
@@ -760,26 +771,26 @@ static bool walk_pieces(struct walker *wk, struct region *r, uint64_t cfa,
 /* The variables DWARF places in frame f, walked as roots "pkg.Func.var". */
 static int walk_frame_vars(struct walker *wk, const struct hr_frame *f, struct region *r)
 {
-	const struct scan_ctx *ctx = wk->ctx;
+	const struct scan_tables *tb = &wk->tables;
 	uint64_t pc = f->pc != f->entry_pc ? f->pc - 1 : f->pc; /* as the GC reads it */
 	uint64_t cfa = f->sp + f->contents.len;
-	int64_t fn = hr_image_func_at(&ctx->img, pc);
+	int64_t fn = hr_image_func_at(&tb->img, pc);
 	struct hr_error err = { 0 };
 	char name[512];
 
-	if (fn < 0 || hr_image_func_vars(&ctx->img, (size_t)fn, pc, &wk->fv, &err))
+	if (fn < 0 || hr_image_func_vars(&tb->img, (size_t)fn, pc, &wk->fv, &err))
 		return err.code == HR_ENOMEM ? HR_ENOMEM : HR_OK;
 	for (size_t i = 0; i < wk->fv.count && !wk->status; i++) {
 		const struct hr_var *v = &wk->fv.vars[i];
 		const struct hr_loc_piece *p = &wk->fv.pieces[v->first_piece];
-		uint64_t size = hr_binary_type(ctx->bin, layout_resolve(ctx->bin, v->type))->size, addr;
+		uint64_t size = hr_binary_type(tb->bin, layout_resolve(tb->bin, v->type))->size, addr;
 
 		if (!v->in_scope || !v->piece_count || p->kind == HR_LOC_NONE ||
 		    p->kind == HR_LOC_VALUE)
 			continue;
 		if (v->piece_count > 1) {
 			set_root_name(wk, name, sizeof(name), "%s.%s",
-				      hr_binary_func(ctx->bin, (size_t)fn)->name, v->name);
+				      hr_binary_func(tb->bin, (size_t)fn)->name, v->name);
 			if (!walk_pieces(wk, r, cfa, v, size))
 				wk->res->sum.skipped_vars++;
 			continue;
@@ -789,11 +800,11 @@ static int walk_frame_vars(struct walker *wk, const struct hr_frame *f, struct r
 			continue;
 		}
 		addr = cfa + (uint64_t)p->offset;
-		if (!region_has_ptrs(r, addr, size ? size : ctx->ps))
+		if (!region_has_ptrs(r, addr, size ? size : tb->ps))
 			continue;
 		wk->res->sum.roots[HR_ROOT_FRAME_VAR]++;
 		set_root_name(wk, name, sizeof(name), "%s.%s",
-			      hr_binary_func(ctx->bin, (size_t)fn)->name, v->name);
+			      hr_binary_func(tb->bin, (size_t)fn)->name, v->name);
 		walk_value(wk, r, addr, v->type, 0, M_VALUE, N_SAME, 0, N_ROOT, HR_CHAINS_NONE);
 	}
 	return wk->status;
@@ -803,12 +814,12 @@ static int walk_frame_vars(struct walker *wk, const struct hr_frame *f, struct r
 static int leftover_frame_words(struct walker *wk, const struct hr_frame *f,
 				const struct region *r)
 {
-	const struct scan_ctx *ctx = wk->ctx;
-	uint64_t from = (f->sp - r->addr) / ctx->ps, to = from + f->contents.len / ctx->ps;
+	const struct scan_tables *tb = &wk->tables;
+	uint64_t from = (f->sp - r->addr) / tb->ps, to = from + f->contents.len / tb->ps;
 	uint32_t node = HR_CHAINS_NONE;
 
 	for (uint64_t w = hr_bit_next(r->bits, from, to); w < to; w = hr_bit_next(r->bits, w + 1, to)) {
-		uint64_t value = region_word(ctx, r, r->addr + w * ctx->ps);
+		uint64_t value = region_word(tb, r, r->addr + w * tb->ps);
 
 		if (!leads_somewhere(wk, value))
 			continue;
@@ -824,7 +835,7 @@ static int leftover_frame_words(struct walker *wk, const struct hr_frame *f,
 
 static int walk_frames(struct walker *wk, const struct hr_frame *f, size_t n, struct stack *st)
 {
-	int rc = build_stack(wk->ctx, f, n, st);
+	int rc = build_stack(&wk->tables, f, n, st);
 
 	if (rc == HR_EINPUT) { /* frames that do not touch: one region each */
 		rc = HR_OK;
@@ -841,10 +852,10 @@ static int walk_frames(struct walker *wk, const struct hr_frame *f, size_t n, st
 
 static int walk_goroutines(struct walker *wk)
 {
-	const struct scan_ctx *ctx = wk->ctx;
+	const struct scan_tables *tb = &wk->tables;
 	size_t ng, nf;
-	const struct hr_goroutine *g = hr_dump_goroutines(ctx->dump, &ng);
-	const struct hr_frame *frames = hr_dump_frames(ctx->dump, &nf);
+	const struct hr_goroutine *g = hr_dump_goroutines(tb->dump, &ng);
+	const struct hr_frame *frames = hr_dump_frames(tb->dump, &nf);
 	struct stack st = { 0 };
 	int rc = HR_OK;
 
@@ -861,39 +872,40 @@ static int walk_goroutines(struct walker *wk)
 
 static const char *rtype_name(const struct walker *wk, uint64_t rtype)
 {
-	const struct scan_ctx *ctx = wk->ctx;
-	uint32_t id = rtype ? hr_image_type_by_runtime_addr(&ctx->img, rtype) : 0;
+	const struct scan_tables *tb = &wk->tables;
+	uint32_t id = rtype ? hr_image_type_by_runtime_addr(&tb->img, rtype) : 0;
 
-	return id ? hr_binary_type(ctx->bin, id)->name : "unknown type";
+	return id ? hr_binary_type(tb->bin, id)->name : "unknown type";
 }
 
 /* Registered finalizers keep their function and what their object points to. */
 static int walk_finalizers(struct walker *wk)
 {
-	const struct scan_ctx *ctx = wk->ctx;
+	const struct scan_tables *tb = &wk->tables;
 	size_t n;
-	const struct hr_finalizer *fin = hr_dump_finalizers(ctx->dump, &n);
+	const struct hr_finalizer *fin = hr_dump_finalizers(tb->dump, &n);
 	struct region r;
 	char name[512];
 
 	for (size_t i = 0; i < n && !wk->status; i++) {
-		uint32_t ptr = fin[i].obj_type ? hr_image_type_by_runtime_addr(&ctx->img,
+		uint32_t ptr = fin[i].obj_type ? hr_image_type_by_runtime_addr(&tb->img,
 										fin[i].obj_type) : 0;
-		int64_t obj = hr_dump_object_at(ctx->dump, fin[i].obj);
+		int64_t obj = hr_dump_object_at(tb->dump, fin[i].obj);
 
 		wk->res->sum.roots[HR_ROOT_FINALIZER]++;
-		set_root_name(wk, name, sizeof(name), "$finalizer (%s)", rtype_name(wk, fin[i].obj_type));
+		set_root_name(wk, name, sizeof(name), "$finalizer (%s)",
+			      rtype_name(wk, fin[i].obj_type));
 		follow_root_value(wk, fin[i].fn, 0, M_CLOSURE);
 		if (obj >= 0 &&
-		    !scan_object_region(ctx, (uint32_t)obj, &wk->obj_bits, &wk->obj_bits_cap, &r)) {
+		    !scan_object_region(tb, (uint32_t)obj, &wk->obj_bits, &wk->obj_bits_cap, &r)) {
 			/* the object itself is not kept: walk it without charging it */
 			uint32_t node = HR_CHAINS_NONE;
 
-			walk_value(wk, &r, fin[i].obj, layout_pointee(ctx->bin, ptr), 0, M_VALUE, N_SAME,
+			walk_value(wk, &r, fin[i].obj, layout_pointee(tb->bin, ptr), 0, M_VALUE, N_SAME,
 				   0, N_ROOT, HR_CHAINS_NONE);
 			for (uint64_t w = hr_bit_next(r.bits, 0, r.nwords); w < r.nwords && !wk->status;
 			     w = hr_bit_next(r.bits, w + 1, r.nwords)) {
-				uint64_t value = region_word(ctx, &r, r.addr + w * ctx->ps);
+				uint64_t value = region_word(tb, &r, r.addr + w * tb->ps);
 
 				if (!leads_somewhere(wk, value))
 					continue;
@@ -912,23 +924,23 @@ static int walk_finalizers(struct walker *wk)
 /* Queued finalizers keep their object and function; "other root" records their pointer. */
 static int walk_queued_and_other(struct walker *wk)
 {
-	const struct scan_ctx *ctx = wk->ctx;
+	const struct scan_tables *tb = &wk->tables;
 	size_t n;
-	const struct hr_finalizer *q = hr_dump_queued_finalizers(ctx->dump, &n);
+	const struct hr_finalizer *q = hr_dump_queued_finalizers(tb->dump, &n);
 	const struct hr_other_root *o;
 	char name[512];
 
 	for (size_t i = 0; i < n && !wk->status; i++) {
-		uint32_t ptr = q[i].obj_type ? hr_image_type_by_runtime_addr(&ctx->img,
+		uint32_t ptr = q[i].obj_type ? hr_image_type_by_runtime_addr(&tb->img,
 									      q[i].obj_type) : 0;
 
 		wk->res->sum.roots[HR_ROOT_QUEUED_FINALIZER]++;
 		set_root_name(wk, name, sizeof(name), "$queued_finalizer (%s)",
 			      rtype_name(wk, q[i].obj_type));
-		follow_root_value(wk, q[i].obj, layout_pointee(ctx->bin, ptr), M_VALUE);
+		follow_root_value(wk, q[i].obj, layout_pointee(tb->bin, ptr), M_VALUE);
 		follow_root_value(wk, q[i].fn, 0, M_CLOSURE);
 	}
-	o = hr_dump_other_roots(ctx->dump, &n);
+	o = hr_dump_other_roots(tb->dump, &n);
 	for (size_t i = 0; i < n && !wk->status; i++) {
 		wk->res->sum.roots[HR_ROOT_OTHER]++;
 		set_root_name(wk, name, sizeof(name), "$other_root (%.*s)",
@@ -970,9 +982,9 @@ static void statics_end(struct scan_results *res)
  * Walks the static objects typed pointers have led to (follow_static() in walk.c), in
  * the order found, by their views, in the segment's region: their words are ticked like
  * a global's, so they are not taken again as untyped data/bss words. Walking one may
- * find more.
+ * find more. (Inline: pass 1 calls it once an object, and most calls find none.)
  */
-int scan_walk_statics(struct walker *wk)
+inline int scan_walk_statics(struct walker *wk)
 {
 	struct statics *st = &wk->res->statics;
 
@@ -992,7 +1004,7 @@ int scan_walk_object(struct walker *wk, const struct work *w)
 {
 	struct region r;
 
-	if (scan_object_region(wk->ctx, w->obj, &wk->obj_bits, &wk->obj_bits_cap, &r))
+	if (scan_object_region(&wk->tables, w->obj, &wk->obj_bits, &wk->obj_bits_cap, &r))
 		return HR_ENOMEM;
 	if (!bits_any(r.bits, 0, r.nwords))
 		return HR_OK; /* nothing inside leads anywhere */
@@ -1012,8 +1024,8 @@ int hr_scan_pass1(struct hr_scan *s, struct hr_error *err)
 	struct region seg[2] = { 0 };
 	int rc;
 
-	if ((rc = segment_region(&s->ctx, hr_dump_data(s->ctx.dump), &seg[0])) ||
-	    (rc = segment_region(&s->ctx, hr_dump_bss(s->ctx.dump), &seg[1])))
+	if ((rc = segment_region(&s->ctx.tables, hr_dump_data(s->ctx.tables.dump), &seg[0])) ||
+	    (rc = segment_region(&s->ctx.tables, hr_dump_bss(s->ctx.tables.dump), &seg[1])))
 		goto out;
 	/*
 	 * Root words for pass 2 are kept in this order too: data and bss, then frames. Static
@@ -1046,7 +1058,7 @@ static int reach_untyped(struct walker *wk, uint64_t value, uint32_t *node, uint
 {
 	struct scan_results *res = wk->res;
 	uint64_t start, size;
-	int64_t i = hr_dump_object_span_at(wk->ctx->dump, value, &start, &size);
+	int64_t i = hr_dump_object_span_at(wk->tables.dump, value, &start, &size);
 	uint32_t *slot;
 
 	if (i < 0 || scan_visited(wk, (uint32_t)i))
@@ -1064,11 +1076,12 @@ static int reach_untyped(struct walker *wk, uint64_t value, uint32_t *node, uint
 /* Charges what value leads to, and all that leads to, to *node (made as above). */
 static int follow_untyped(struct walker *wk, uint64_t value, uint32_t *node, uint32_t parent)
 {
+	const struct scan_tables *tb = &wk->tables;
 	const struct scan_ctx *ctx = wk->ctx;
 	int rc;
 
 	if (ctx->record_types) {
-		int64_t i = hr_dump_object_at(ctx->dump, value);
+		int64_t i = hr_dump_object_at(tb->dump, value);
 
 		if (i < 0 || scan_visited(wk, (uint32_t)i))
 			return HR_OK;
@@ -1083,16 +1096,16 @@ static int follow_untyped(struct walker *wk, uint64_t value, uint32_t *node, uin
 /* A leftover: the unticked words of one object, charged below its node. */
 static int follow_leftover(struct walker *wk, const struct leftover *l)
 {
-	const struct scan_ctx *ctx = wk->ctx;
-	struct hr_object o = hr_dump_object(ctx->dump, l->obj);
-	uint64_t nwords = o.size / ctx->ps;
+	const struct scan_tables *tb = &wk->tables;
+	struct hr_object o = hr_dump_object(tb->dump, l->obj);
+	uint64_t nwords = o.size / tb->ps;
 	uint32_t node = HR_CHAINS_NONE;
 	const uint64_t *bits;
 	struct region all;
 	int rc = HR_OK;
 
 	if (l->bits == LEFTOVER_ALL) { /* its own copy: draining reuses obj_bits */
-		if (scan_object_region(ctx, l->obj, &wk->task_bits, &wk->task_bits_cap, &all))
+		if (scan_object_region(tb, l->obj, &wk->task_bits, &wk->task_bits_cap, &all))
 			return HR_ENOMEM;
 		bits = all.bits;
 	} else {
@@ -1100,14 +1113,14 @@ static int follow_leftover(struct walker *wk, const struct leftover *l)
 	}
 	for (uint64_t w = hr_bit_next(bits, 0, nwords); w < nwords && !rc;
 	     w = hr_bit_next(bits, w + 1, nwords))
-		rc = follow_untyped(wk, hr_dump_word(ctx->dump, o.data + w * ctx->ps), &node, l->node);
+		rc = follow_untyped(wk, hr_dump_word(tb->dump, o.data + w * tb->ps), &node, l->node);
 	return rc;
 }
 
 /* A root word's edge to the object it leads to, if any (hr_scan_keep_root_edges()). */
 static void root_word_edge(struct walker *wk, uint64_t value, uint32_t node)
 {
-	int64_t i = hr_dump_object_at(wk->ctx->dump, value);
+	int64_t i = hr_dump_object_at(wk->tables.dump, value);
 
 	if (i >= 0)
 		scan_root_edge(wk, node, (uint32_t)i);

@@ -112,6 +112,7 @@ size_t sync_sibling_name(const char *name, const char *kind, enum type_args as, 
 static uint32_t find_sibling(const struct scan_ctx *ctx, const char *node_name, const char *kind,
 			     bool *shape)
 {
+	const struct scan_tables *tb = &ctx->tables;
 	static const enum type_args tries[] = { ARGS_AS_IS, ARGS_SHAPES, ARGS_SHAPES_PTR_UINT8 };
 	char buf[1024];
 	uint32_t id = 0;
@@ -119,19 +120,20 @@ static uint32_t find_sibling(const struct scan_ctx *ctx, const char *node_name, 
 	for (size_t k = 0; k < sizeof(tries) / sizeof(tries[0]) && !id; k++) {
 		*shape = tries[k] != ARGS_AS_IS;
 		if (sync_sibling_name(node_name, kind, tries[k], buf, sizeof(buf)))
-			id = scan_resolve(ctx, hr_binary_find_type(ctx->bin, buf));
+			id = scan_resolve(tb, hr_binary_find_type(tb->bin, buf));
 	}
-	return id && hr_binary_type(ctx->bin, id)->shape == HR_SHAPE_STRUCT ? id : 0;
+	return id && hr_binary_type(tb->bin, id)->shape == HR_SHAPE_STRUCT ? id : 0;
 }
 
 /* Whether struct id starts with a node whose isEntry is at offset is_entry. */
 static bool starts_with_node(const struct scan_ctx *ctx, uint32_t id, uint64_t is_entry)
 {
-	const struct hr_type *t = scan_resolved_type(ctx, id);
+	const struct scan_tables *tb = &ctx->tables;
+	const struct hr_type *t = scan_resolved_type(tb, id);
 
 	for (uint32_t i = 0; i < t->member_count; i++) {
-		const struct hr_member *m = hr_binary_member(ctx->bin, t->first_member + i);
-		const struct hr_member *e = layout_member(ctx->bin, m->type, "isEntry");
+		const struct hr_member *m = hr_binary_member(tb->bin, t->first_member + i);
+		const struct hr_member *e = layout_member(tb->bin, m->type, "isEntry");
 
 		if (m->offset == 0 && e && e->offset == is_entry)
 			return true;
@@ -155,7 +157,7 @@ static uint32_t entry_part(const struct scan_ctx *ctx, const char *node_name,
 	if (arg && n < sizeof(buf)) {
 		memcpy(buf, arg, n);
 		buf[n] = '\0';
-		id = hr_binary_find_type(ctx->bin, buf);
+		id = hr_binary_find_type(ctx->tables.bin, buf);
 	}
 	return id ? id : m->type;
 }
@@ -163,8 +165,9 @@ static uint32_t entry_part(const struct scan_ctx *ctx, const char *node_name,
 /* A trie's node type (struct id named P.node[A] with isEntry), with its siblings. */
 static int add_trie(struct scan_ctx *ctx, uint32_t id, size_t *cap)
 {
-	const char *name = hr_binary_type(ctx->bin, id)->name;
-	const struct hr_member *is_entry = layout_member(ctx->bin, id, "isEntry"), *over, *key, *val;
+	const struct scan_tables *tb = &ctx->tables;
+	const char *name = hr_binary_type(tb->bin, id)->name;
+	const struct hr_member *is_entry = layout_member(tb->bin, id, "isEntry"), *over, *key, *val;
 	bool shape;
 	uint32_t indirect = is_entry ? find_sibling(ctx, name, "indirect", &shape) : 0;
 	uint32_t entry = indirect ? find_sibling(ctx, name, "entry", &shape) : 0;
@@ -172,11 +175,11 @@ static int add_trie(struct scan_ctx *ctx, uint32_t id, size_t *cap)
 
 	if (!entry || !starts_with_node(ctx, entry, is_entry->offset) ||
 	    !starts_with_node(ctx, indirect, is_entry->offset) ||
-	    !(over = layout_member(ctx->bin, entry, "overflow")) ||
-	    !(key = layout_member(ctx->bin, entry, "key")))
+	    !(over = layout_member(tb->bin, entry, "overflow")) ||
+	    !(key = layout_member(tb->bin, entry, "key")))
 		return HR_OK;
-	val = layout_member(ctx->bin, entry, "value"); /* unique.canonMap's has none */
-	v = layout_member(ctx->bin, over->type, "v");
+	val = layout_member(tb->bin, entry, "value"); /* unique.canonMap's has none */
+	v = layout_member(tb->bin, over->type, "v");
 	if (hr_array_reserve((void **)&ctx->sync.tries, cap, ctx->sync.ntries + 1,
 			     sizeof(*ctx->sync.tries)))
 		return HR_ENOMEM;
@@ -192,7 +195,7 @@ static int add_trie(struct scan_ctx *ctx, uint32_t id, size_t *cap)
 
 const struct trie_types *sync_trie(const struct scan_ctx *ctx, uint32_t id)
 {
-	id = scan_resolve(ctx, id);
+	id = scan_resolve(&ctx->tables, id);
 	for (size_t i = 0; i < ctx->sync.ntries; i++)
 		if (ctx->sync.tries[i].node == id || ctx->sync.tries[i].indirect == id)
 			return &ctx->sync.tries[i];
@@ -202,37 +205,42 @@ const struct trie_types *sync_trie(const struct scan_ctx *ctx, uint32_t id)
 /* The type a pointer-like member leads to: *T, or sync/atomic.Pointer[T]'s T. */
 static uint32_t member_target(const struct scan_ctx *ctx, const struct hr_member *m)
 {
-	uint32_t id = scan_resolve(ctx, m->type);
-	uint32_t ptr = layout_atomic_pointer(ctx->bin, id);
+	const struct scan_tables *tb = &ctx->tables;
+	uint32_t id = scan_resolve(tb, m->type);
+	uint32_t ptr = layout_atomic_pointer(tb->bin, id);
 
-	return layout_pointee(ctx->bin, ptr ? ptr : id);
+	return layout_pointee(tb->bin, ptr ? ptr : id);
 }
 
 /* A struct with a root pointing to a trie's indirect node: the trie map itself. */
 static bool is_trie_map(const struct scan_ctx *ctx, uint32_t id)
 {
-	const struct hr_member *root = layout_member(ctx->bin, id, "root");
+	const struct scan_tables *tb = &ctx->tables;
+	const struct hr_member *root = layout_member(tb->bin, id, "root");
 	const struct trie_types *tt;
 
 	if (!root)
 		return false;
 	tt = sync_trie(ctx, member_target(ctx, root));
-	return tt && tt->indirect == scan_resolve(ctx, member_target(ctx, root));
+	return tt && tt->indirect == scan_resolve(tb, member_target(ctx, root));
 }
 
 static bool has_members(const struct scan_ctx *ctx, uint32_t id, const char *a, const char *b)
 {
-	return layout_member(ctx->bin, id, a) && layout_member(ctx->bin, id, b);
+	const struct scan_tables *tb = &ctx->tables;
+
+	return layout_member(tb->bin, id, a) && layout_member(tb->bin, id, b);
 }
 
 /* The layout of a resolved struct type by its name, before tries and references. */
 static uint8_t named_layout(const struct scan_ctx *ctx, uint32_t id)
 {
-	const char *name = hr_binary_type(ctx->bin, id)->name;
+	const struct scan_tables *tb = &ctx->tables;
+	const char *name = hr_binary_type(tb->bin, id)->name;
 
 	if (!strcmp(name, "sync.Map"))
 		return SL_SYNC_MAP;
-	if (!strcmp(name, "sync.entry") && layout_member(ctx->bin, id, "p"))
+	if (!strcmp(name, "sync.entry") && layout_member(tb->bin, id, "p"))
 		return SL_MAP_ENTRY;
 	if (!strcmp(name, "sync.Pool") && has_members(ctx, id, "local", "localSize"))
 		return SL_POOL;
@@ -243,10 +251,11 @@ static uint8_t named_layout(const struct scan_ctx *ctx, uint32_t id)
 
 static uint8_t derived_layout(const struct scan_ctx *ctx, uint32_t id)
 {
-	const struct hr_type *t = hr_binary_type(ctx->bin, id);
+	const struct scan_tables *tb = &ctx->tables;
+	const struct hr_type *t = hr_binary_type(tb->bin, id);
 
 	if (t->kind == HR_KIND_PTR && t->target &&
-	    ctx->types[scan_resolve(ctx, t->target)].layout == SL_MAP_ENTRY)
+	    tb->types[scan_resolve(tb, t->target)].layout == SL_MAP_ENTRY)
 		return SL_ENTRY_REF;
 	if (t->shape != HR_SHAPE_STRUCT)
 		return SL_NONE;
@@ -257,29 +266,30 @@ static uint8_t derived_layout(const struct scan_ctx *ctx, uint32_t id)
 
 int sync_load_layouts(struct scan_ctx *ctx)
 {
+	const struct scan_tables *tb = &ctx->tables;
 	size_t cap = 0;
 
-	for (uint32_t id = 0; id < ctx->ntypes; id++) {
-		const struct hr_type *t = hr_binary_type(ctx->bin, id);
+	for (uint32_t id = 0; id < tb->ntypes; id++) {
+		const struct hr_type *t = hr_binary_type(tb->bin, id);
 
-		if (ctx->types[id].resolved != id || t->shape != HR_SHAPE_STRUCT)
+		if (tb->types[id].resolved != id || t->shape != HR_SHAPE_STRUCT)
 			continue;
-		ctx->types[id].layout = named_layout(ctx, id);
+		tb->types[id].layout = named_layout(ctx, id);
 		if (!strcmp(t->name, "sync.poolLocal"))
 			ctx->sync.pool_local = id;
 		if (strchr(t->name, '[') && add_trie(ctx, id, &cap))
 			return HR_ENOMEM;
 	}
-	for (uint32_t id = 0; id < ctx->ntypes; id++) {
-		const struct hr_type *t = hr_binary_type(ctx->bin, id);
+	for (uint32_t id = 0; id < tb->ntypes; id++) {
+		const struct hr_type *t = hr_binary_type(tb->bin, id);
 
 		if (!ctx->sync.any && t->kind == HR_KIND_INTERFACE && !strcmp(t->name, "interface {}"))
 			ctx->sync.any = id;
-		if (ctx->types[id].resolved == id && !ctx->types[id].layout)
-			ctx->types[id].layout = derived_layout(ctx, id);
+		if (tb->types[id].resolved == id && !tb->types[id].layout)
+			tb->types[id].layout = derived_layout(ctx, id);
 	}
-	for (uint32_t id = 0; id < ctx->ntypes; id++)
-		ctx->types[id].layout = ctx->types[ctx->types[id].resolved].layout;
+	for (uint32_t id = 0; id < tb->ntypes; id++)
+		tb->types[id].layout = tb->types[tb->types[id].resolved].layout;
 	return HR_OK;
 }
 
@@ -337,7 +347,7 @@ enum sync_start sync_start_frame(struct walker *wk, uint32_t i)
 {
 	struct vframe *f = &wk->frames[i];
 
-	switch (scan_type_layout(wk->ctx, f->type)) {
+	switch (scan_type_layout(&wk->tables, f->type)) {
 	case SL_TRIE_NODE:
 		return start_trie_node(wk, i);
 	case SL_EFACE:
@@ -364,18 +374,19 @@ enum sync_start sync_start_frame(struct walker *wk, uint32_t i)
  */
 static bool pool_locals(struct walker *wk, uint32_t i, const struct hr_member *m)
 {
+	const struct scan_tables *tb = &wk->tables;
 	const struct scan_ctx *ctx = wk->ctx;
 	const struct vframe *f = &wk->frames[i];
 	const struct hr_member *size;
 
 	if (!strcmp(m->name, "local"))
-		size = layout_member(ctx->bin, f->type, "localSize");
+		size = layout_member(tb->bin, f->type, "localSize");
 	else if (!strcmp(m->name, "victim"))
-		size = layout_member(ctx->bin, f->type, "victimSize");
+		size = layout_member(tb->bin, f->type, "victimSize");
 	else
 		return false;
 	if (size && ctx->sync.pool_local) {
-		uint64_t n = region_word(ctx, wk->region, f->addr + size->offset);
+		uint64_t n = region_word(tb, wk->region, f->addr + size->offset);
 
 		if (n)
 			follow_word(wk, f->addr + m->offset, ctx->sync.pool_local, n, M_POOL, N_SAME, 0,
@@ -391,8 +402,9 @@ static bool pool_locals(struct walker *wk, uint32_t i, const struct hr_member *m
  */
 static void map_entry_value(struct walker *wk, uint32_t i, const struct hr_member *m)
 {
+	const struct scan_tables *tb = &wk->tables;
 	const struct scan_ctx *ctx = wk->ctx;
-	const struct hr_member *v = layout_member(ctx->bin, m->type, "v");
+	const struct hr_member *v = layout_member(tb->bin, m->type, "v");
 	uint64_t addr = wk->frames[i].addr + m->offset + (v ? v->offset : 0);
 
 	if (ctx->sync.any)
@@ -401,19 +413,19 @@ static void map_entry_value(struct walker *wk, uint32_t i, const struct hr_membe
 
 void sync_next_member(struct walker *wk, uint32_t i, uint32_t index)
 {
-	const struct scan_ctx *ctx = wk->ctx;
+	const struct scan_tables *tb = &wk->tables;
 	const struct vframe *f = &wk->frames[i];
-	const struct hr_member *m = hr_binary_member(ctx->bin, index);
+	const struct hr_member *m = hr_binary_member(tb->bin, index);
 	uint64_t addr = f->addr + m->offset;
-	unsigned role = scan_member_role(ctx, index), kind = scan_resolved_type(ctx, m->type)->kind;
-	uint8_t mode = f->mode, layout = scan_type_layout(ctx, f->type);
+	unsigned role = scan_member_role(tb, index), kind = scan_resolved_type(tb, m->type)->kind;
+	uint8_t mode = f->mode, layout = scan_type_layout(tb, f->type);
 	uint32_t ptr;
 
 	if (layout == SL_POOL && pool_locals(wk, i, m))
 		return;
 	if (layout == SL_MAP_ENTRY && !strcmp(m->name, "p"))
 		map_entry_value(wk, i, m);
-	else if (role == ROLE_V && (ptr = layout_atomic_pointer(ctx->bin, f->type)))
+	else if (role == ROLE_V && (ptr = layout_atomic_pointer(tb->bin, f->type)))
 		push_child(wk, i, addr, ptr, mode, N_SAME, 0, 0, 0);
 	else if (mode == M_POOL && kind == HR_KIND_INTERFACE)
 		push_child(wk, i, addr, m->type, M_VALUE, N_POOLED, 0, m->type, 0);

@@ -25,6 +25,7 @@
 void walker_init(struct walker *wk, const struct scan_ctx *ctx, struct scan_results *res)
 {
 	memset(wk, 0, sizeof(*wk));
+	wk->tables = ctx->tables;
 	wk->ctx = ctx;
 	wk->res = res;
 	wk->visited = res->visited;
@@ -52,11 +53,11 @@ void walker_add_counts(struct walker *wk, struct scan_results *res)
 	wk->counts = (struct walk_counts){ 0 };
 }
 
-uint64_t region_word(const struct scan_ctx *ctx, const struct region *r, uint64_t addr)
+uint64_t region_word(const struct scan_tables *tb, const struct region *r, uint64_t addr)
 {
-	if (addr < r->addr || addr - r->addr > r->len || r->len - (addr - r->addr) < ctx->ps)
+	if (addr < r->addr || addr - r->addr > r->len || r->len - (addr - r->addr) < tb->ps)
 		return 0;
-	return hr_dump_word(ctx->dump, r->data + (addr - r->addr));
+	return hr_dump_word(tb->dump, r->data + (addr - r->addr));
 }
 
 bool region_has_ptrs(const struct region *r, uint64_t addr, uint64_t len)
@@ -81,9 +82,9 @@ bool region_has_ptrs(const struct region *r, uint64_t addr, uint64_t len)
 
 /* --- chain names -------------------------------------------------------------------- */
 
-static const char *type_name(const struct scan_ctx *ctx, uint32_t id)
+static const char *type_name(const struct scan_tables *tb, uint32_t id)
 {
-	const char *n = hr_binary_type(ctx->bin, id)->name;
+	const char *n = hr_binary_type(tb->bin, id)->name;
 
 	return n[0] ? n : "?";
 }
@@ -120,6 +121,39 @@ static uint32_t make_child(struct walker *wk, uint32_t parent, const char *name)
 
 #define N_SUB 100 /* cache kind of "$sub_objects$" */
 
+/* The name (kind, a, b, str) of a child, as named_child() makes it, into buf. */
+static void format_name(const struct scan_tables *tb, char *buf, size_t len, unsigned kind,
+			uint64_t a, uint32_t b, const char *str)
+{
+	switch (kind) {
+	case N_FIELD:
+		snprintf(buf, len, "%s. (%s)", hr_binary_member(tb->bin, (uint32_t)a)->name,
+			 type_name(tb, b));
+		break;
+	case N_VAR:
+		snprintf(buf, len, "%s. (%s)", str, type_name(tb, b));
+		break;
+	case N_INDEX:
+		if (a < 10)
+			snprintf(buf, len, "[%u]. (%s)", (unsigned)a, type_name(tb, b));
+		else
+			snprintf(buf, len, "[10+]. (%s)", type_name(tb, b));
+		break;
+	case N_MAPKEY:
+		snprintf(buf, len, "$mapkey. (%s)", type_name(tb, b));
+		break;
+	case N_MAPVAL:
+		snprintf(buf, len, "$mapval. (%s)", type_name(tb, b));
+		break;
+	case N_POOLED:
+		snprintf(buf, len, "$pooled. (%s)", type_name(tb, b));
+		break;
+	default:
+		snprintf(buf, len, "$sub_objects$");
+		break;
+	}
+}
+
 /*
  * The child of parent for a name (kind, a, b), through a small cache so that the name
  * is formatted and hashed once per distinct chain, not once per object.
@@ -127,45 +161,16 @@ static uint32_t make_child(struct walker *wk, uint32_t parent, const char *name)
 static uint32_t named_child(struct walker *wk, uint32_t parent, unsigned kind, uint64_t a,
 			    uint32_t b, const char *str)
 {
-	const struct scan_ctx *ctx = wk->ctx;
 	uint64_t h = ((uint64_t)parent * 0x9E3779B97F4A7C15u) ^ (a * 0xC2B2AE3D27D4EB4Fu) ^
 		     ((uint64_t)b << 32 | kind);
 	struct node_cache_entry *e = &wk->node_cache[(h ^ (h >> 29)) % NODE_CACHE_SIZE];
-	char *buf = wk->name_buf;
-	size_t len = sizeof(wk->name_buf);
 	uint32_t child;
 
 	if (e->child && e->parent == parent && e->kind == kind && e->a == a && e->b == b &&
 	    (!(e->child & PENDING_NODE) || e->log_seq == wk->log_seq))
 		return e->child;
-	switch (kind) {
-	case N_FIELD:
-		snprintf(buf, len, "%s. (%s)", hr_binary_member(ctx->bin, (uint32_t)a)->name,
-			 type_name(ctx, b));
-		break;
-	case N_VAR:
-		snprintf(buf, len, "%s. (%s)", str, type_name(ctx, b));
-		break;
-	case N_INDEX:
-		if (a < 10)
-			snprintf(buf, len, "[%u]. (%s)", (unsigned)a, type_name(ctx, b));
-		else
-			snprintf(buf, len, "[10+]. (%s)", type_name(ctx, b));
-		break;
-	case N_MAPKEY:
-		snprintf(buf, len, "$mapkey. (%s)", type_name(ctx, b));
-		break;
-	case N_MAPVAL:
-		snprintf(buf, len, "$mapval. (%s)", type_name(ctx, b));
-		break;
-	case N_POOLED:
-		snprintf(buf, len, "$pooled. (%s)", type_name(ctx, b));
-		break;
-	default:
-		snprintf(buf, len, "$sub_objects$");
-		break;
-	}
-	child = make_child(wk, parent, buf);
+	format_name(&wk->tables, wk->name_buf, sizeof(wk->name_buf), kind, a, b, str);
+	child = make_child(wk, parent, wk->name_buf);
 	*e = (struct node_cache_entry){ .a = a, .parent = parent, .b = b, .child = child,
 					.kind = kind, .log_seq = wk->log_seq };
 	return child;
@@ -275,16 +280,16 @@ static int static_segment(const struct scan_results *res, uint64_t addr)
 static bool follow_static(struct walker *wk, uint64_t value, uint32_t type, uint32_t count,
 			  uint8_t mode, uint8_t elem_name, uint32_t aux, const struct charge_to *to)
 {
-	const struct scan_ctx *ctx = wk->ctx;
+	const struct scan_tables *tb = &wk->tables;
 	int k = static_segment(wk->res, value);
 	struct static_view v = { .addr = value, .type = type, .aux = aux, .count = count,
 				 .mode = mode, .elem_name = elem_name, .seg = (uint8_t)k };
 	struct static_view *kept;
 	uint64_t len;
 
-	if (k < 0 || !type || count == COUNT_FILL || hr_image_global_at(&ctx->img, value))
+	if (k < 0 || !type || count == COUNT_FILL || hr_image_global_at(&tb->img, value))
 		return true;
-	len = scan_resolved_type(ctx, type)->size;
+	len = scan_resolved_type(tb, type)->size;
 	if (count)
 		len = hr_mul_ok(len, count, &len) ? len : UINT64_MAX;
 	if (wk->log) { /* a worker: whether a view takes it is known in order only */
@@ -298,15 +303,15 @@ static bool follow_static(struct walker *wk, uint64_t value, uint32_t type, uint
 
 struct static_view *static_accept(struct walker *wk, const struct static_view *v, uint64_t len)
 {
-	const struct scan_ctx *ctx = wk->ctx;
+	const struct scan_tables *tb = &wk->tables;
 	const struct region *seg = &wk->res->segs[v->seg];
 	struct statics *st = &wk->res->statics;
 	uint64_t word;
 	struct static_view *kept;
 
-	if (!region_has_ptrs(seg, v->addr, len ? len : ctx->ps))
+	if (!region_has_ptrs(seg, v->addr, len ? len : tb->ps))
 		return NULL;
-	word = scan_words(ctx, v->addr - seg->addr);
+	word = scan_words(tb, v->addr - seg->addr);
 	if (hr_bit_get(st->started[v->seg], word))
 		return NULL;
 	hr_bit_set(st->started[v->seg], word);
@@ -324,9 +329,10 @@ static bool follow_charged(struct walker *wk, uint64_t value, uint32_t type, uin
 			   uint8_t mode, uint8_t elem_name, uint32_t aux, bool typed,
 			   const struct charge_to *to)
 {
+	const struct scan_tables *tb = &wk->tables;
 	const struct scan_ctx *ctx = wk->ctx;
 	uint64_t start, size;
-	int64_t i = hr_dump_object_span_at(ctx->dump, value, &start, &size);
+	int64_t i = hr_dump_object_span_at(tb->dump, value, &start, &size);
 	uint32_t node;
 	struct work w;
 	bool pointer_free;
@@ -334,7 +340,7 @@ static bool follow_charged(struct walker *wk, uint64_t value, uint32_t type, uin
 	if (i < 0)
 		return follow_static(wk, value, type, count, mode, elem_name, aux, to);
 	/* a root's word: its edge (a worker walks heap objects only: its holder is one) */
-	if (ctx->keep_root_edges && wk->holder == HR_SCAN_BY_ROOT && !wk->log)
+	if (wk->holder == HR_SCAN_BY_ROOT && ctx->keep_root_edges)
 		scan_root_edge(wk, frame_node(wk, 0), (uint32_t)i);
 	if (scan_visited(wk, (uint32_t)i))
 		return true;
@@ -348,7 +354,7 @@ static bool follow_charged(struct walker *wk, uint64_t value, uint32_t type, uin
 	w = (struct work){ .obj = (uint32_t)i, .node = node, .type = type, .aux = aux,
 			   .offset = (uint32_t)(value - start), .count = count, .mode = mode,
 			   .elem_name = elem_name, .goroutine = wk->cur_goroutine };
-	pointer_free = hr_dump_span_pointer_free(ctx->dump, start, size);
+	pointer_free = hr_dump_span_pointer_free(tb->dump, start, size);
 	if (wk->log) { /* a worker: whether it is the first to reach it is known in order only */
 		pass1_log_claim(wk, &w, size, pointer_free);
 		return true;
@@ -380,18 +386,18 @@ static void follow_word_to(struct walker *wk, uint64_t addr, uint32_t type, uint
 			   uint8_t mode, uint8_t elem_name, uint32_t aux, bool typed,
 			   const struct charge_to *to)
 {
-	const struct scan_ctx *ctx = wk->ctx;
+	const struct scan_tables *tb = &wk->tables;
 	struct region *r = wk->region;
 	uint64_t w;
 
-	if (addr < r->addr || (addr - r->addr) & (ctx->ps - 1) || addr - r->addr >= r->len)
+	if (addr < r->addr || (addr - r->addr) & (tb->ps - 1) || addr - r->addr >= r->len)
 		return;
-	w = scan_words(ctx, addr - r->addr);
+	w = scan_words(tb, addr - r->addr);
 	if (w >= r->nwords || !hr_bit_get(r->bits, w))
 		return;
 	if (count >= COUNT_FILL)
 		count = COUNT_FILL;
-	if (follow_charged(wk, region_word(ctx, r, addr), type, (uint32_t)count, mode,
+	if (follow_charged(wk, region_word(tb, r, addr), type, (uint32_t)count, mode,
 			   elem_name, aux, typed, to))
 		hr_bit_clear(r->bits, w);
 }
@@ -412,7 +418,8 @@ static struct vframe *new_frame(struct walker *wk)
 	if (wk->nframes == wk->frames_cap) {
 		size_t cap = wk->frames_cap;
 
-		if (hr_array_reserve((void **)&wk->frames, &cap, wk->nframes + 1, sizeof(*wk->frames)) ||
+		if (hr_array_reserve((void **)&wk->frames, &cap, wk->nframes + 1,
+				     sizeof(*wk->frames)) ||
 		    hr_array_reserve((void **)&wk->path, &wk->frames_cap, cap, sizeof(*wk->path))) {
 			wk->status = HR_ENOMEM;
 			return NULL;
@@ -501,9 +508,9 @@ static uint8_t child_mode(const struct vframe *f)
 }
 
 /* The key or element type of the map type a map-storage frame carries in aux. */
-static uint32_t map_part(const struct scan_ctx *ctx, uint32_t map_type, bool key)
+static uint32_t map_part(const struct scan_tables *tb, uint32_t map_type, bool key)
 {
-	const struct hr_type *t = hr_binary_type(ctx->bin, map_type);
+	const struct hr_type *t = hr_binary_type(tb->bin, map_type);
 
 	return key ? t->key : t->elem;
 }
@@ -512,41 +519,41 @@ static uint32_t map_part(const struct scan_ctx *ctx, uint32_t map_type, bool key
  * Whether a map's values are a Go <= 1.23 sync.Map's *entry: its storage, the values
  * behind them named $mapval (sync_layouts.c).
  */
-static bool map_values_are_sync(const struct scan_ctx *ctx, uint32_t map_type)
+static bool map_values_are_sync(const struct scan_tables *tb, uint32_t map_type)
 {
-	return scan_type_layout(ctx, map_part(ctx, map_type, false)) == SL_ENTRY_REF;
+	return scan_type_layout(tb, map_part(tb, map_type, false)) == SL_ENTRY_REF;
 }
 
 /* A bucket map's header hash<K,V>, or a swiss map's map<K,V>. */
 static void walk_map_header(struct walker *wk, uint32_t i)
 {
-	const struct scan_ctx *ctx = wk->ctx;
+	const struct scan_tables *tb = &wk->tables;
 	struct vframe f = wk->frames[i];
 	const struct hr_member *m;
 
-	if ((m = layout_member(ctx->bin, f.type, "buckets"))) {
-		uint32_t bucket = layout_pointee(ctx->bin, m->type);
-		const struct hr_member *extra = layout_member(ctx->bin, f.type, "extra");
+	if ((m = layout_member(tb->bin, f.type, "buckets"))) {
+		uint32_t bucket = layout_pointee(tb->bin, m->type);
+		const struct hr_member *extra = layout_member(tb->bin, f.type, "extra");
 
 		follow_word(wk, f.addr + m->offset, bucket, COUNT_FILL, M_MAP_STORAGE, N_SAME,
 			    f.aux, true, i);
-		if ((m = layout_member(ctx->bin, f.type, "oldbuckets")))
+		if ((m = layout_member(tb->bin, f.type, "oldbuckets")))
 			follow_word(wk, f.addr + m->offset, bucket, COUNT_FILL, M_MAP_STORAGE,
 				    N_SAME, f.aux, true, i);
 		if (extra)
-			follow_word(wk, f.addr + extra->offset, layout_pointee(ctx->bin, extra->type), 0,
+			follow_word(wk, f.addr + extra->offset, layout_pointee(tb->bin, extra->type), 0,
 				    M_INTERNAL, N_SAME, f.aux, true, i);
-	} else if ((m = layout_member(ctx->bin, f.type, "dirPtr"))) {
-		const struct hr_member *len = layout_member(ctx->bin, f.type, "dirLen");
-		uint32_t table_ptr = layout_pointee(ctx->bin, m->type);
-		uint32_t table = layout_pointee(ctx->bin, table_ptr);
-		const struct hr_member *groups = layout_member(ctx->bin, table, "groups");
+	} else if ((m = layout_member(tb->bin, f.type, "dirPtr"))) {
+		const struct hr_member *len = layout_member(tb->bin, f.type, "dirLen");
+		uint32_t table_ptr = layout_pointee(tb->bin, m->type);
+		uint32_t table = layout_pointee(tb->bin, table_ptr);
+		const struct hr_member *groups = layout_member(tb->bin, table, "groups");
 		const struct hr_member *data =
-			groups ? layout_member(ctx->bin, groups->type, "data") : NULL;
-		uint64_t dir_len = len ? region_word(ctx, wk->region, f.addr + len->offset) : 0;
+			groups ? layout_member(tb->bin, groups->type, "data") : NULL;
+		uint64_t dir_len = len ? region_word(tb, wk->region, f.addr + len->offset) : 0;
 
 		if (dir_len == 0 && data) /* a small map: dirPtr is its one group */
-			follow_word(wk, f.addr + m->offset, layout_pointee(ctx->bin, data->type), 0,
+			follow_word(wk, f.addr + m->offset, layout_pointee(tb->bin, data->type), 0,
 				    M_MAP_STORAGE, N_SAME, f.aux, true, i);
 		else if (dir_len)
 			follow_word(wk, f.addr + m->offset, table_ptr, dir_len, M_MAP_DIR, N_SAME,
@@ -557,28 +564,28 @@ static void walk_map_header(struct walker *wk, uint32_t i)
 /* A swiss table<K,V>: its groups, lengthMask + 1 of them (all the object holds). */
 static void walk_map_table(struct walker *wk, uint32_t i)
 {
-	const struct scan_ctx *ctx = wk->ctx;
+	const struct scan_tables *tb = &wk->tables;
 	struct vframe f = wk->frames[i];
-	const struct hr_member *groups = layout_member(ctx->bin, f.type, "groups");
-	const struct hr_member *data = groups ? layout_member(ctx->bin, groups->type, "data") : NULL;
+	const struct hr_member *groups = layout_member(tb->bin, f.type, "groups");
+	const struct hr_member *data = groups ? layout_member(tb->bin, groups->type, "data") : NULL;
 
 	if (data)
 		follow_word(wk, f.addr + groups->offset + data->offset,
-			    layout_pointee(ctx->bin, data->type), COUNT_FILL, M_MAP_STORAGE, N_SAME,
+			    layout_pointee(tb->bin, data->type), COUNT_FILL, M_MAP_STORAGE, N_SAME,
 			    f.aux, true, i);
 }
 
 /* An hchan<T>: its buffer as [dataqsiz]T, elements named by slot; the rest is internal. */
 static void walk_chan(struct walker *wk, uint32_t i)
 {
-	const struct scan_ctx *ctx = wk->ctx;
+	const struct scan_tables *tb = &wk->tables;
 	struct vframe f = wk->frames[i];
-	const struct hr_member *buf = layout_member(ctx->bin, f.type, "buf");
-	const struct hr_member *size = layout_member(ctx->bin, f.type, "dataqsiz");
-	uint64_t n = size ? region_word(ctx, wk->region, f.addr + size->offset) : 0;
+	const struct hr_member *buf = layout_member(tb->bin, f.type, "buf");
+	const struct hr_member *size = layout_member(tb->bin, f.type, "dataqsiz");
+	uint64_t n = size ? region_word(tb, wk->region, f.addr + size->offset) : 0;
 
 	if (buf && n)
-		follow_word(wk, f.addr + buf->offset, hr_binary_type(ctx->bin, f.aux)->elem, n,
+		follow_word(wk, f.addr + buf->offset, hr_binary_type(tb->bin, f.aux)->elem, n,
 			    M_VALUE, N_INDEX, 0, true, i);
 	wk->frames[i].mode = M_INTERNAL;
 }
@@ -590,9 +597,9 @@ static void walk_chan(struct walker *wk, uint32_t i)
  */
 static void walk_closure(struct walker *wk, uint32_t i)
 {
-	const struct scan_ctx *ctx = wk->ctx;
+	const struct scan_tables *tb = &wk->tables;
 	struct vframe f = wk->frames[i];
-	int64_t fn = hr_image_func_at(&ctx->img, region_word(ctx, wk->region, f.addr));
+	int64_t fn = hr_image_func_at(&tb->img, region_word(tb, wk->region, f.addr));
 	struct hr_error err = { 0 };
 	struct hr_frame_vars *fv = &wk->closure_fv;
 	int rc;
@@ -601,7 +608,7 @@ static void walk_closure(struct walker *wk, uint32_t i)
 	if (fn < 0)
 		return;
 	/* the binary reads a function's variables the first time, under a lock of its own */
-	rc = hr_binary_func_vars(ctx->bin, (size_t)fn, hr_binary_func(ctx->bin, (size_t)fn)->low_pc,
+	rc = hr_binary_func_vars(tb->bin, (size_t)fn, hr_binary_func(tb->bin, (size_t)fn)->low_pc,
 				 fv, &err);
 	if (walker_fail_on_nomem(wk, rc))
 		return;
@@ -620,6 +627,7 @@ static void walk_closure(struct walker *wk, uint32_t i)
 /* An interface: its dynamic type names it; the data word is that value or points to it. */
 void walk_iface(struct walker *wk, uint32_t i)
 {
+	const struct scan_tables *tb = &wk->tables;
 	const struct scan_ctx *ctx = wk->ctx;
 	struct vframe *f = &wk->frames[i];
 	uint32_t dyn = layout_iface_dynamic(wk, wk->region, f->addr, f->type);
@@ -632,17 +640,18 @@ void walk_iface(struct walker *wk, uint32_t i)
 	if (f->name != N_SAME && f->name != N_ROOT)
 		f->name_type = dyn;
 	f->mode = M_DONE;
-	if (layout_direct_iface(ctx->bin, dyn, ctx->ps, ctx->go_minor))
-		push_child(wk, i, f->addr + ctx->ps, dyn, mode, N_SAME, 0, 0, 0);
+	if (layout_direct_iface(tb->bin, dyn, tb->ps, ctx->go_minor))
+		push_child(wk, i, f->addr + tb->ps, dyn, mode, N_SAME, 0, 0, 0);
 	else
-		follow_word(wk, f->addr + ctx->ps, dyn, 0, mode, N_SAME, 0, true, i);
+		follow_word(wk, f->addr + tb->ps, dyn, 0, mode, N_SAME, 0, true, i);
 }
 
 static void walk_unsafe_pointer(struct walker *wk, uint32_t i)
 {
+	const struct scan_tables *tb = &wk->tables;
 	const struct scan_ctx *ctx = wk->ctx;
 	struct vframe f = wk->frames[i];
-	uint32_t type = layout_header_type(ctx, region_word(ctx, wk->region, f.addr));
+	uint32_t type = layout_header_type(ctx, region_word(tb, wk->region, f.addr));
 
 	if (type) { /* typed by its malloc header; else left to pass 2 */
 		wk->counts.header_typed++;
@@ -650,9 +659,9 @@ static void walk_unsafe_pointer(struct walker *wk, uint32_t i)
 	}
 }
 
-static uint64_t elem_size(const struct scan_ctx *ctx, uint32_t type)
+static uint64_t elem_size(const struct scan_tables *tb, uint32_t type)
 {
-	return scan_resolved_type(ctx, type)->size;
+	return scan_resolved_type(tb, type)->size;
 }
 
 static bool walk_leaf(struct walker *wk, uint32_t parent, uint64_t addr, uint32_t type,
@@ -665,15 +674,15 @@ static bool walk_leaf(struct walker *wk, uint32_t parent, uint64_t addr, uint32_
  */
 static void walk_flat_struct(struct walker *wk, uint32_t i, uint32_t id)
 {
-	const struct scan_ctx *ctx = wk->ctx;
-	const struct hr_type *t = scan_resolved_type(ctx, id);
+	const struct scan_tables *tb = &wk->tables;
+	const struct hr_type *t = scan_resolved_type(tb, id);
 	uint64_t addr = wk->frames[i].addr;
 
 	for (uint32_t k = 0; k < t->member_count && !wk->status; k++) {
 		uint32_t index = t->first_member + k;
-		const struct hr_member *m = hr_binary_member(ctx->bin, index);
+		const struct hr_member *m = hr_binary_member(tb->bin, index);
 
-		if (!scan_type_inert(ctx, m->type))
+		if (!scan_type_inert(tb, m->type))
 			walk_leaf(wk, i, addr + m->offset, m->type, M_VALUE, N_FIELD, index, m->type);
 	}
 }
@@ -684,14 +693,14 @@ static void walk_flat_struct(struct walker *wk, uint32_t i, uint32_t id)
  */
 static bool start_frame(struct walker *wk, uint32_t i)
 {
-	const struct scan_ctx *ctx = wk->ctx;
+	const struct scan_tables *tb = &wk->tables;
 	struct vframe *f = &wk->frames[i];
-	uint32_t id = scan_resolve(ctx, f->type);
-	const struct hr_type *t = scan_resolved_type(ctx, f->type);
+	uint32_t id = scan_resolve(tb, f->type);
+	const struct hr_type *t = scan_resolved_type(tb, f->type);
 	uint8_t mode = child_mode(f);
 
 	if (f->count) {
-		uint64_t es = elem_size(ctx, f->type), room;
+		uint64_t es = elem_size(tb, f->type), room;
 
 		if (!es || f->addr < wk->region->addr ||
 		    f->addr - wk->region->addr >= wk->region->len)
@@ -705,17 +714,17 @@ static bool start_frame(struct walker *wk, uint32_t i)
 		walk_closure(wk, i);
 		return true;
 	}
-	if (scan_type_layout(ctx, f->type)) {
+	if (scan_type_layout(tb, f->type)) {
 		enum sync_start next = sync_start_frame(wk, i);
 
 		if (next != SYNC_GO_ON)
 			return next == SYNC_KEEP;
 		f = &wk->frames[i];
-		id = scan_resolve(ctx, f->type);
-		t = scan_resolved_type(ctx, f->type);
+		id = scan_resolve(tb, f->type);
+		t = scan_resolved_type(tb, f->type);
 		mode = child_mode(f);
 	}
-	if (!f->has_ptrs && !region_has_ptrs(wk->region, f->addr, t->size ? t->size : ctx->ps))
+	if (!f->has_ptrs && !region_has_ptrs(wk->region, f->addr, t->size ? t->size : tb->ps))
 		return false;
 	switch (f->mode) {
 	case M_MAP:
@@ -725,7 +734,7 @@ static bool start_frame(struct walker *wk, uint32_t i)
 		walk_map_table(wk, i);
 		return false;
 	case M_MAP_DIR:
-		follow_word(wk, f->addr, layout_pointee(ctx->bin, f->type), 0, M_MAP_TABLE, N_SAME,
+		follow_word(wk, f->addr, layout_pointee(tb->bin, f->type), 0, M_MAP_TABLE, N_SAME,
 			    f->aux, true, i);
 		return false;
 	case M_CHAN:
@@ -746,7 +755,7 @@ static bool start_frame(struct walker *wk, uint32_t i)
 		follow_word(wk, f->addr, 0, 0, M_VALUE, N_SAME, 0, true, i);
 		return false;
 	case HR_KIND_SLICE: {
-		uint64_t cap = region_word(ctx, wk->region, f->addr + 2 * ctx->ps);
+		uint64_t cap = region_word(tb, wk->region, f->addr + 2 * tb->ps);
 
 		follow_word(wk, f->addr, cap ? t->elem : 0, cap, mode,
 			    storage_mode(mode) ? N_SAME : N_INDEX, 0, true, i);
@@ -756,11 +765,11 @@ static bool start_frame(struct walker *wk, uint32_t i)
 		walk_iface(wk, i);
 		return wk->frames[i].mode == M_DONE;
 	case HR_KIND_MAP:
-		follow_word(wk, f->addr, layout_pointee(ctx->bin, t->target), 0, M_MAP, N_SAME, id,
+		follow_word(wk, f->addr, layout_pointee(tb->bin, t->target), 0, M_MAP, N_SAME, id,
 			    true, i);
 		return false;
 	case HR_KIND_CHAN:
-		follow_word(wk, f->addr, layout_pointee(ctx->bin, t->target), 0, M_CHAN, N_SAME, id,
+		follow_word(wk, f->addr, layout_pointee(tb->bin, t->target), 0, M_CHAN, N_SAME, id,
 			    true, i);
 		return false;
 	case HR_KIND_FUNC:
@@ -769,7 +778,7 @@ static bool start_frame(struct walker *wk, uint32_t i)
 	default:
 		break;
 	}
-	if (f->mode == M_VALUE && scan_type_flat(ctx, id)) { /* (flat types are structs) */
+	if (f->mode == M_VALUE && scan_type_flat(tb, id)) { /* (flat types are structs) */
 		walk_flat_struct(wk, i, id);
 		return false;
 	}
@@ -784,7 +793,7 @@ static bool start_frame(struct walker *wk, uint32_t i)
 			     : f->mode == M_MAP_VALS ? N_MAPVAL
 			     : f->mode == M_MAP_SLOTS || storage_mode(f->mode) ? N_SAME : N_INDEX;
 		f->mode = f->mode == M_MAP_SLOTS ? M_MAP_SLOT : mode;
-		if (f->elem_name == N_MAPVAL && map_values_are_sync(ctx, f->aux)) {
+		if (f->elem_name == N_MAPVAL && map_values_are_sync(tb, f->aux)) {
 			f->elem_name = N_SAME;
 			f->mode = M_SYNC;
 		}
@@ -806,8 +815,8 @@ static bool start_frame(struct walker *wk, uint32_t i)
 static bool walk_leaf(struct walker *wk, uint32_t parent, uint64_t addr, uint32_t type,
 		      uint8_t mode, uint8_t name, uint64_t a, uint32_t name_type)
 {
-	const struct scan_ctx *ctx = wk->ctx;
-	const struct hr_type *t = scan_resolved_type(ctx, type);
+	const struct scan_tables *tb = &wk->tables;
+	const struct hr_type *t = scan_resolved_type(tb, type);
 	const struct charge_to to = { parent, name, (uint32_t)a, name_type };
 	uint64_t cap;
 
@@ -821,17 +830,17 @@ static bool walk_leaf(struct walker *wk, uint32_t parent, uint64_t addr, uint32_
 		follow_word_to(wk, addr, 0, 0, M_VALUE, N_SAME, 0, true, &to);
 		return true;
 	case HR_KIND_SLICE:
-		cap = region_word(ctx, wk->region, addr + 2 * ctx->ps);
+		cap = region_word(tb, wk->region, addr + 2 * tb->ps);
 		follow_word_to(wk, addr, cap ? t->elem : 0, cap, mode,
 			       mode == M_INTERNAL ? N_SAME : N_INDEX, 0, true, &to);
 		return true;
 	case HR_KIND_MAP:
-		follow_word_to(wk, addr, layout_pointee(ctx->bin, t->target), 0, M_MAP, N_SAME,
-			       scan_resolve(ctx, type), true, &to);
+		follow_word_to(wk, addr, layout_pointee(tb->bin, t->target), 0, M_MAP, N_SAME,
+			       scan_resolve(tb, type), true, &to);
 		return true;
 	case HR_KIND_CHAN:
-		follow_word_to(wk, addr, layout_pointee(ctx->bin, t->target), 0, M_CHAN, N_SAME,
-			       scan_resolve(ctx, type), true, &to);
+		follow_word_to(wk, addr, layout_pointee(tb->bin, t->target), 0, M_CHAN, N_SAME,
+			       scan_resolve(tb, type), true, &to);
 		return true;
 	case HR_KIND_FUNC:
 		follow_word_to(wk, addr, 0, 0, M_CLOSURE, N_SAME, 0, true, &to);
@@ -862,21 +871,21 @@ void push_known(struct walker *wk, uint32_t parent, uint64_t addr, uint32_t type
 /* Pushes the next element of run i that still holds pointer words; false when none. */
 static bool next_element(struct walker *wk, uint32_t i)
 {
-	const struct scan_ctx *ctx = wk->ctx;
+	const struct scan_tables *tb = &wk->tables;
 	struct vframe *f = &wk->frames[i];
 	struct region *r = wk->region;
-	uint64_t es = elem_size(ctx, f->type), from, to, w, at, k, name_type = f->type;
+	uint64_t es = elem_size(tb, f->type), from, to, w, at, k, name_type = f->type;
 
 	if (f->next >= f->count)
 		return false;
-	from = scan_words(ctx, f->addr + f->next * es - r->addr);
-	to = scan_words(ctx, f->addr + f->count * es - r->addr + ctx->ps - 1);
+	from = scan_words(tb, f->addr + f->next * es - r->addr);
+	to = scan_words(tb, f->addr + f->count * es - r->addr + tb->ps - 1);
 	if (to > r->nwords)
 		to = r->nwords;
 	w = hr_bit_next(r->bits, from, to);
 	if (w >= to)
 		return false;
-	at = r->addr + w * ctx->ps;
+	at = r->addr + w * tb->ps;
 	k = at <= f->addr ? 0 : (at - f->addr) / es;
 	if (k < f->next) /* the word straddles into the previous element */
 		k = f->next;
@@ -888,7 +897,7 @@ static bool next_element(struct walker *wk, uint32_t i)
 	if (at - r->addr + ELEMENTS_AHEAD < r->len)
 		__builtin_prefetch(r->data + (at - r->addr) + ELEMENTS_AHEAD);
 	if ((f->elem_name == N_MAPKEY || f->elem_name == N_MAPVAL) && f->aux)
-		name_type = map_part(ctx, f->aux, f->elem_name == N_MAPKEY);
+		name_type = map_part(tb, f->aux, f->elem_name == N_MAPKEY);
 	if (at >= f->addr + k * es) { /* the word found lies in it */
 		push_known(wk, i, f->addr + k * es, f->type, f->mode, f->elem_name, k,
 			   (uint32_t)name_type, f->aux);
@@ -902,18 +911,18 @@ static bool next_element(struct walker *wk, uint32_t i)
 /* Whether member m of the struct at addr has no pointer word: its frame would do nothing. */
 static bool member_is_empty(const struct walker *wk, const struct hr_member *m, uint64_t addr)
 {
-	const struct scan_ctx *ctx = wk->ctx;
-	uint64_t size = scan_resolved_type(ctx, m->type)->size;
+	const struct scan_tables *tb = &wk->tables;
+	uint64_t size = scan_resolved_type(tb, m->type)->size;
 
-	return !region_has_ptrs(wk->region, addr + m->offset, size ? size : ctx->ps);
+	return !region_has_ptrs(wk->region, addr + m->offset, size ? size : tb->ps);
 }
 
 /* Pushes the next member of struct frame i (or follows it directly); false when done. */
 static bool next_member(struct walker *wk, uint32_t i)
 {
-	const struct scan_ctx *ctx = wk->ctx;
+	const struct scan_tables *tb = &wk->tables;
 	struct vframe *f = &wk->frames[i];
-	const struct hr_type *t = scan_resolved_type(ctx, f->type);
+	const struct hr_type *t = scan_resolved_type(tb, f->type);
 	const struct hr_member *m;
 	uint32_t type, aux = f->aux, index;
 	uint64_t addr;
@@ -928,11 +937,11 @@ static bool next_member(struct walker *wk, uint32_t i)
 		if (f->next >= t->member_count)
 			return false;
 		index = t->first_member + (uint32_t)f->next++;
-		m = hr_binary_member(ctx->bin, index);
-	} while ((skip_inert && scan_type_inert(ctx, m->type)) || member_is_empty(wk, m, f->addr));
+		m = hr_binary_member(tb->bin, index);
+	} while ((skip_inert && scan_type_inert(tb, m->type)) || member_is_empty(wk, m, f->addr));
 	addr = f->addr + m->offset;
 	type = m->type;
-	role = scan_member_role(ctx, index);
+	role = scan_member_role(tb, index);
 	/* the member's own type holds a pointer word (member_is_empty()): push_known() */
 	switch (f->mode) {
 	case M_INTERNAL:
@@ -946,16 +955,17 @@ static bool next_member(struct walker *wk, uint32_t i)
 		else if (role == ROLE_SLOTS)
 			push_known(wk, i, addr, type, M_MAP_SLOTS, N_SAME, 0, 0, aux);
 		else if (role == ROLE_OVERFLOW)
-			follow_word(wk, addr, layout_pointee(ctx->bin, type), 0, M_MAP_STORAGE, N_SAME,
+			follow_word(wk, addr, layout_pointee(tb->bin, type), 0, M_MAP_STORAGE, N_SAME,
 				    aux, true, i);
 		break;
 	case M_MAP_SLOT: /* struct { key K; elem V } */
 		if (role == ROLE_KEY)
-			push_known(wk, i, addr, type, M_VALUE, N_MAPKEY, 0, map_part(ctx, aux, true), 0);
-		else if (role == ROLE_ELEM && map_values_are_sync(ctx, aux))
+			push_known(wk, i, addr, type, M_VALUE, N_MAPKEY, 0, map_part(tb, aux, true), 0);
+		else if (role == ROLE_ELEM && map_values_are_sync(tb, aux))
 			push_known(wk, i, addr, type, M_SYNC, N_SAME, 0, 0, 0);
 		else if (role == ROLE_ELEM)
-			push_known(wk, i, addr, type, M_VALUE, N_MAPVAL, 0, map_part(ctx, aux, false), 0);
+			push_known(wk, i, addr, type, M_VALUE, N_MAPVAL, 0, map_part(tb, aux, false),
+				   0);
 		break;
 	case M_SYNC:
 	case M_TRIE:
@@ -963,8 +973,8 @@ static bool next_member(struct walker *wk, uint32_t i)
 		sync_next_member(wk, i, index);
 		break;
 	default:
-		if (role == ROLE_V && layout_atomic_pointer(ctx->bin, f->type)) {
-			type = layout_atomic_pointer(ctx->bin, f->type);
+		if (role == ROLE_V && layout_atomic_pointer(tb->bin, f->type)) {
+			type = layout_atomic_pointer(tb->bin, f->type);
 			push_child(wk, i, addr, type, M_VALUE, N_FIELD, index, type, 0);
 			break; /* another type: its own size decides */
 		}
@@ -989,15 +999,15 @@ int walk_value(struct walker *wk, struct region *r, uint64_t addr, uint32_t type
 	       uint64_t count, uint8_t mode, uint8_t elem_name, uint32_t aux,
 	       uint8_t name, uint32_t node)
 {
-	const struct scan_ctx *ctx = wk->ctx;
-	uint32_t id = scan_resolve(ctx, type);
+	const struct scan_tables *tb = &wk->tables;
+	uint32_t id = scan_resolve(tb, type);
 
 	wk->region = r;
 	wk->nframes = 0;
 	if (!push_value(wk, addr, count, type, aux, NO_FRAME, name == N_SAME ? node : HR_CHAINS_NONE,
 			name, mode, elem_name))
 		return wk->status;
-	if (!count && mode == M_VALUE && scan_type_flat(ctx, id)) {
+	if (!count && mode == M_VALUE && scan_type_flat(tb, id)) {
 		/* what start_frame() comes to for it, without its checks (most heap objects) */
 		walk_flat_struct(wk, 0, id);
 		wk->nframes = 0;
