@@ -1,9 +1,10 @@
 /*
- * cmd_analyze.c - `heapref analyze`: the whole pipeline. Reads the dump and the binary,
- * scans (pass 1 typed, pass 2 fallback), writes the chain tree as a pprof profile (or,
- * with --text, a condensed text report)
- * through a temporary file renamed into place, and a summary on stderr. `why` shares it;
- * analysis_run(), one BINARY DUMP pair read, checked and scanned, serves `diff` too.
+ * cmd_analyze.c - `heapref analyze`, `why`, `retained` and `goroutines`: the options, the
+ * inputs (a dump, a core, or --pid's process), one analysis (analysis.h) asked for what
+ * the command shows, and its answer: the chain tree or a view of it as a pprof profile
+ * (or, with --text, a condensed text report) through a temporary file renamed into
+ * place, and a summary on stderr; why's paths; the retained sizes; the goroutines.
+ * analysis_run(), one BINARY DUMP pair read and analysed, serves `diff` and `hprof` too.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -22,7 +23,6 @@
 #include "heapref/core.h"
 #include "heapref/chains.h"
 #include "heapref/dump.h"
-#include "heapref/scan.h"
 #include "heapref/writers.h"
 #include "outputs.h"
 #include "stats.h"

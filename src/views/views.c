@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "heapref/dump.h"
+#include "heapref/model.h"
 #include "views_internal.h"
 
 #define FRAME_PREFIX "@ "
