@@ -433,8 +433,9 @@ struct hr_scan {
 
 /* --- walk.c: the walker ---------------------------------------------------------------- */
 /*
- * A walker for one thread, reading ctx and charging res (see struct walker); its
- * claims are checked against res->visited. Nothing to fail: its buffers grow as it walks.
+ * A walker for one thread, with a copy of ctx's tables, reading ctx and charging res
+ * (see struct walker); its claims are checked against res->visited. Nothing to fail:
+ * its buffers grow as it walks.
  */
 void walker_init(struct walker *wk, const struct scan_ctx *ctx, struct scan_results *res);
 /* Frees what the walker allocated; its counts must have been added by then. */
