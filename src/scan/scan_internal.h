@@ -16,9 +16,11 @@
  *    they read a few of its fields, named in the struct, and write none.
  *  - a walker per thread (struct walker): the typed walk's stack, scratch and node
  *    cache, the object being read, its status and its own counters. The walk functions
- *    take the walker and reach the context and the results through it. The walker of
- *    the thread that owns the results charges them as it walks; a worker's walker has a
- *    log instead (pass1_threads.c), to which its walk writes what it would change.
+ *    take the walker and reach the context and the results through it (of the
+ *    context's lookup tables, struct scan_tables, read for every value, it holds a
+ *    copy). The walker of the thread that owns the results charges them as it walks; a
+ *    worker's walker has a log instead (pass1_threads.c), to which its walk writes what
+ *    it would change.
  */
 #ifndef HEAPREF_SCAN_INTERNAL_H
 #define HEAPREF_SCAN_INTERNAL_H
@@ -433,8 +435,9 @@ struct hr_scan {
 
 /* --- walk.c: the walker ---------------------------------------------------------------- */
 /*
- * A walker for one thread, reading ctx and charging res (see struct walker); its
- * claims are checked against res->visited. Nothing to fail: its buffers grow as it walks.
+ * A walker for one thread, with a copy of ctx's tables, reading ctx and charging res
+ * (see struct walker); its claims are checked against res->visited. Nothing to fail:
+ * its buffers grow as it walks.
  */
 void walker_init(struct walker *wk, const struct scan_ctx *ctx, struct scan_results *res);
 /* Frees what the walker allocated; its counts must have been added by then. */
