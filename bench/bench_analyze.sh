@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Benchmark of the whole analysis: heapref analyze --stats on a large real heap dump.
 #
 #   bash bench/bench_analyze.sh [OBJECTS [BYTES]]   (default 10000000 objects, 1 GiB)

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # bench_binary.sh - times the binary reader on a large Go binary (testprogs/bigbin:
 # net/http, encoding/json, crypto/tls, go/types and most of the rest of the standard
 # library): `heapref types --summary` loads the ELF symbols and all DWARF types,

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """What reading a core costs against reading a dump of the same process state.
 
     python3 bench/bench_core.py [SET...]        (default: mixed-1g mixed-4g)

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Benchmark of the dump reader: reading and indexing a large real heap dump.
 #
 #   bash bench/bench_dump.sh [OBJECTS [BYTES]]     (default 10000000 objects, 1 GiB)

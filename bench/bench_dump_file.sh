@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Sourced by the benchmarks (bash). Its functions:
 #
 #   bench_build                     builds heapref in build-bench (Release, no tests)

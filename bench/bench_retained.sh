@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # What `heapref retained` (the dominator tree and retained sizes, docs/retained.md) costs
 # on top of the analysis, on the generated dumps of bench_scale.sh.
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Scale benchmark (issue 7): `heapref analyze --stats` on generated dumps of 1M to 40M
 # objects, against the time of reading the file once.
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """How much of what goroutine frames keep alive heapref names by a variable.
 
     python3 bench/frame_names.py [--heapref BIN] [--toolchains go1.19,go1.26,...]

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Fuzzes heapref with libFuzzer for a bounded time (tests/fuzz/README.md).
 #
 # Builds the fuzz targets with clang in build-fuzz/ (AddressSanitizer, UndefinedBehavior-

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Installs the Debian packages heapref needs to build and test, if any are missing,
 # and checks that a Go toolchain is on PATH (Go programs write the dumps it reads).
 # With --tests (scripts/test.sh), also what the test matrix (tests/e2e/toolchains.py)

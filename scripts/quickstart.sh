@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Quick start: installs what is missing, builds heapref, runs the bundled example
 # program (testprogs/example: a small "leaky service") to write a real heap dump,
 # analyses it (heapref analyze) and shows the top reference chains with go tool pprof.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The whole test suite: installs what the tests need, then builds and runs every test
 # twice: a normal build with warnings as errors, and a build with AddressSanitizer and
 # UndefinedBehaviorSanitizer; then the tests of the threaded code (the reader's halves,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * analysis.h - one analysis of a heap: the stages after the front ends, run in order
  * for what a command wants to show, by the command line, the tests and the fuzzers

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * base.h - what every pipeline stage shares: the error report, growable arrays,
  * overflow-checked size arithmetic and bit-vector helpers.

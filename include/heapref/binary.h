@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * binary.h - the binary reader: stage 2 of the pipeline.
  *

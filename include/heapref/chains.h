@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * chains.h - the chain tree: stage 4 of the pipeline.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * core.h - the core reader: stage 1 of the pipeline for a core file, the second front
  * end beside the dump reader (dump.h).

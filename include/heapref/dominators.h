@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * dominators.h - who keeps what alive alone: the dominator tree of the object graph and
  * the retained sizes it gives (a stage beside the chain tree, after the scanner).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * dump.h - the dump reader: stage 1 of the pipeline.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * model.h - the heap model: what stage 1 builds, from whatever front end, and every
  * later stage reads.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * result.h - what a scan found (scan.h's hr_scan_take_result()), in a form that outlives
  * the scan: the views (views.h), the dominator tree (dominators.h) and the writers

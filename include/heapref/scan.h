@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * scan.h - the scanner: stage 3 of the pipeline.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * views.h - the views: other chain trees made from the scan's tree and its result
  * (result.h), a stage after the chain tree and the dominator tree, before the writers.

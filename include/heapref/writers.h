@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * writers.h - the last pipeline stage: turning what the earlier stages found into
  * output a person or a tool reads.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * analysis.c - one analysis of a heap (analysis.h): the checks of the pair, the scan,
  * its result, the dominator tree and a view, in that order, keeping only what the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* array.c - growable arrays and bit-vector scanning (see base.h). */
 #include <stdlib.h>
 #include <string.h>

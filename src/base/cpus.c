@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cpus.c - how many processors this process may run on (see base.h). */
 #define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT */
 #include <sched.h>

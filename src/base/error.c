@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* error.c - the one-line error report every stage fills in (see base.h). */
 #include <stdarg.h>
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * file.c - opening an input file safely: never blocking in open(), and only a regular
  * file (see base.h). Every reader of a file heapref is given opens it here.

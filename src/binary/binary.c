@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * binary.c - the binary reader's entry points: opening and freeing, the string
  * table, the load bias, and the lookups over the tables binary_dwarf.c built

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * binary_dwarf.c - loads the DWARF of a Go binary into heapref's own tables: types
  * (with members), globals and the functions' PC ranges. Function variables are

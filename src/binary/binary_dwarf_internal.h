@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * binary_dwarf_internal.h - what binary_dwarf.c (eager loading) and binary_vars.c
  * (lazy per-function loading) share: the libdwarf state kept for the binary's

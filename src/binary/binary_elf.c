@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * binary_elf.c - the ELF side of the binary reader, through libelf: the allocated
  * sections (to read memory at a virtual address), the symbol table (sorted by

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * binary_fixture.c - a struct hr_binary made by hand for the unit tests (see
  * binary_fixture.h). The adders fill the very tables binary_dwarf.c and binary_elf.c

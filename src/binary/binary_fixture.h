@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * binary_fixture.h - a struct hr_binary made by hand, for the unit tests: the DWARF
  * type table, globals, ELF symbols and functions with their variables that

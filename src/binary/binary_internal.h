@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * binary_internal.h - what the binary reader's files share: the struct hr_binary
  * itself, the string table, the ELF section list and the location-expression

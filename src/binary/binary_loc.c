@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * binary_loc.c - DWARF location expressions: decoding raw expression bytes into
  * operations and evaluating operations symbolically into location pieces.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * binary_vars.c - the parameters and locals of functions, loaded from DWARF the first
  * time a function is asked for and cached in bin->func_vars[index]. The first request

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * dwarf_compat.c - the libdwarf wrapper (see dwarf_compat.h): an object-access
  * interface over a libelf Elf of its own that decompresses sections itself and shows

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * dwarf_compat.h - the one place that knows libdwarf has two generations of API:
  * Debian 12's 20210528 and the 0.x/2.x releases (which define

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * image.c - the binary where a process loaded it (binary.h, struct hr_image): the
  * binary's lookups at run-time addresses, an ELF address plus the load bias. The binary

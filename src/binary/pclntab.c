@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * pclntab.c - the Go function table of a binary (.gopclntab), read from the binary file:
  * which function holds a PC, its name, and the values of its PC-value tables (frame

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * pclntab_internal.h - the function table's structures, shared by pclntab.c (the table)
  * and unwind.c (frames as a heap dump records them).

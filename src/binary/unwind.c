@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * unwind.c - a goroutine's frames, unwound through the function table the way the
  * runtime's unwinder walks them, each with the pointer slots runtime.WriteHeapDump

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * chain_tree.c - the tree of reference chains (see chains.h).
  *

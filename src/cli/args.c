@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * args.c - options anywhere among the operands, and the one-line usage errors that
  * point at a command's --help (args.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * args.h - the command line's shared conventions: options before or after the operands
  * (as git and GNU tools allow), `--` to end them, -h/--help on every command, and usage

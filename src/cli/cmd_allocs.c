@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cmd_allocs.c - `heapref allocs [-o FILE] BINARY DUMP`: the classic in-use heap profile
  * rebuilt from the dump's memory-profile records (src/writers/pprof.c), named after the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cmd_analyze.c - `heapref analyze`, `why`, `retained` and `goroutines`: the options, the
  * inputs (a dump, a core, or --pid's process), one analysis (analysis.h) asked for what

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cmd_binary.c - the subcommands that show what the binary reader finds in a Go
  * executable:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cmd_diff.c - `heapref diff`: analyses two BINARY DUMP pairs as analyze does (the same
  * checks and options) and writes how each chain grew from the old dump to the new one,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cmd_hprof.c - `heapref hprof [-o FILE] [--force] BINARY DUMP`: the reachable heap as a
  * Java hprof file (src/writers/hprof.c, docs/hprof.md), for the Java heap tools.

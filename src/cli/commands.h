@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * commands.h - subcommands implemented outside main.c. Each takes the arguments after
  * its name and returns the process exit status (0 success, 1 bad input, 2 usage,

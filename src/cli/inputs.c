@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * inputs.c - where the heap comes from: a heap dump, a core file (told apart by their
  * first bytes), or a running process, of which a core is taken first (--pid).

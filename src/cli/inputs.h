@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * inputs.h - opening the heap a command reads: a dump, a core, or a running process
  * (see inputs.c).

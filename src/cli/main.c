@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * main.c - the command line: picks a subcommand, runs the pipeline stages it needs,
  * prints the one-line error of whatever failed and turns it into an exit status.

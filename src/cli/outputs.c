@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * outputs.c - the files heapref writes (outputs.h): what may be written where, the
  * temporary file beside a regular file and its rename, the checks against the inputs,

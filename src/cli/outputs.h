@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * outputs.h - the files heapref writes, written safely (docs/cli.md, "Files and
  * permissions"): a regular file is replaced atomically through a temporary file of an

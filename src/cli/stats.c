@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* stats.c - timing and peak-memory sampling for --stats (see stats.h). */
 #include <pthread.h>
 #include <stdlib.h>

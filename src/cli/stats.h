@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * stats.h - what `--stats` reports: wall and CPU time of a phase, and the peak of
  * anonymous resident memory (the heap heapref allocates, not the mapped dump), sampled

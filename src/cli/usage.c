@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * usage.c - the --help text of heapref and of each command, in one place. docs/cli.md
  * quotes each verbatim; tests/e2e/test_cli.py checks that they agree.

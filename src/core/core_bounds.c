@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * core_bounds.c - how much work a corrupt core can ask of the reader. A core is hostile
  * input: one changed word can make a list of the runtime point back into itself, or an

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * core_file.c - the ELF core file: its PT_LOAD segments (the process's memory), the
  * registers of its threads (NT_PRSTATUS notes) and the program's entry point (AT_ENTRY

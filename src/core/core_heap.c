@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * core_heap.c - the heap objects of a core, from the runtime's own structures: every
  * in-use span of mheap_.allspans, its allocated slots, and for each object the words

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * core_internal.h - the core reader's private structures, shared by its files:
  *   core_file.c    the ELF core: segments, threads' registers, the auxiliary vector;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * core_layout.c - where the runtime keeps what the core reader needs: the offsets and
  * sizes of the fields of its structures (runtime.mspan, runtime.g, ...) and the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * core_reader.c - hr_core_open(): a core file and its binary in, the model out (see
  * core.h). The order: the core's segments and threads; the binary's load bias and a

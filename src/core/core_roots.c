@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * core_roots.c - the roots of a core, read from the runtime as runtime.WriteHeapDump
  * reads them: data and bss with the pointer masks of runtime.firstmoduledata, every

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * core_writer.c - a core of a live process, written by heapref itself: what
  * `heapref analyze --pid` reads, and what --save-core keeps.

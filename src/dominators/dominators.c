@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * dominators.c - the dominator tree of any graph given by a successor callback (see
  * dominators.h): the semi-NCA algorithm of Georgiadis and Tarjan, on flat arrays indexed

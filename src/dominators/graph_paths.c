@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * graph_paths.c - shortest paths from the roots to one object in the heap graph, for
  * `heapref why -n K` (see dominators.h): breadth first from every root variable at

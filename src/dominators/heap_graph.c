@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * heap_graph.c - the heap as a graph for the dominator tree (see dominators.h): a
  * virtual root, the root variables of the chain tree, the heap objects; and the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * dump_cursor.c - the reading primitives of dump_cursor.h.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * dump_cursor.h - reading a heap dump's primitives (uvarints, bools, strings) off the
  * mapping, with every read bounded by the end of the file and every failure naming

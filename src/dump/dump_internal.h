@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * dump_internal.h - the dump reader's private declarations: what tests of its two
  * reading threads need (test_dump_split.c). The model it fills is model_internal.h's.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * dump_legacy.c - the go1.3 and go1.4 heap dump formats ("go1.3 heap dump\n",
  * "go1.4 heap dump\n"), read into the same model as go1.5's (docs/heap-dumps.md has

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * dump_reader.c - maps a Go heap dump and parses every record into the tables of
  * struct hr_dump (see dump.h). The heap object index lives in dump_index.c.

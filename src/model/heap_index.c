@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * heap_index.c - the heap object index: objects sorted by address, a sparse page table
  * for address -> object lookups, and one pointer bit per heap word.

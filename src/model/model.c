@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * model.c - the heap model's lifecycle and accessors (model.h): what every stage after
  * the front ends reads, whichever front end built it. Its object index is in

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * model_build.c - the model built one element at a time (model.h's hr_dump_build_*):
  * the core reader hands over what it found in a core file or a process, and the same

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * model_internal.h - the heap model's private structures, shared by model.c (its
  * accessors), heap_index.c (the heap object index) and model_build.c (building it

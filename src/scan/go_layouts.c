@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * go_layouts.c - what the scanner must know about how Go lays out values, taken from
  * the binary's own DWARF and the dump's build version rather than from any one Go

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * mark.c - pass 2's marking: everything the objects one fallback word reached lead to,
  * by the GC bitmaps alone (scanner.c charges the word's own target and calls

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * pair.c - does this dump go with this binary, and does heapref know their Go?
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * pass1_threads.c - pass 1's heap walk on several threads, with the profile of one.
  *

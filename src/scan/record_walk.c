@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * record_walk.c - pass 2 on dumps whose records name types (go1.3 and go1.4: see
  * hr_dump_object_type()). Instead of charging all that one word leads to to one node

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * result.c - what a scan found, moved out of the scan once its passes are done
  * (result.h): the later stages read this, and the scan can be freed before they run.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * scan_internal.h - the scanner's private structures, shared by scanner.c (roots, the
  * two passes, accounting), walk.c (the typed walk of one piece of memory and chain

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * scanner.c - the scan's lifecycle, its roots, the two passes and the accounting.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * shares.c - what each goroutine's stack reached first, by chain node: counted as the
  * objects are charged (scan_claim() in pass 1, each drain in pass 2), in a hash keyed

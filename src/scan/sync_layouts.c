@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * sync_layouts.c - the concurrent containers of Go's sync package, whose internals hold
  * what the user stored in words DWARF does not type (unsafe.Pointer, a trie node to be

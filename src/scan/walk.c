@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * walk.c - the typed walk of one piece of memory (a heap object, a global in the data
  * or bss segment, a goroutine's stack) and the names of the chain nodes it charges.

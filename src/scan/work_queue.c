@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * work_queue.c - pass 1's first-in first-out queue of heap objects to walk.
  *

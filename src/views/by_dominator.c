@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * by_dominator.c - the chain tree by dominator (analyze --attribution dominator, see
  * views.h): each object charged under its immediate dominator's chain, so that a

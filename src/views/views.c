@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * views.c - other chain trees from the scan's tree and its result, object by object
  * (views.h):

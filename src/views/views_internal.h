@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * views_internal.h - what views.c and by_dominator.c share.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * chain_lists.c - what the text views of a chain tree (report.c, diff.c) do alike:
  * cumulative values summed up the tree, and each node's children listed biggest first.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * chain_text.c - a chain of the chain tree as text, for the writers that name the chain
  * of one node (why, retained).

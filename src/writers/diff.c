@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * diff.c - how the chains grew between two dumps, as a text table (see writers.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * goroutines.c - `heapref goroutines`: the goroutines of a dump grouped by who created
  * them, their stack and their state, with the memory their stacks reached first, and the

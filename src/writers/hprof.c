@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * hprof.c - the reachable heap as a Java hprof file (format "JAVA PROFILE 1.0.2"), for
  * the Java heap tools (Eclipse MAT, VisualVM) and their dominator trees and paths to

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * info.c - the text summary of a heap dump (`heapref info`), see writers.h.
  *

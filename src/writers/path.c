@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * path.c - why one object is alive: the chain it is charged to and the objects through
  * which a root reaches it (see writers.h; the scan must have kept paths).

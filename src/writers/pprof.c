@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * pprof.c - writes the chain tree as a gzipped pprof profile (see writers.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * report.c - the chain tree as a condensed text report (see writers.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * retained.c - what would be freed if a variable let go: the root variables and the
  * objects of largest retained size, from the dominator tree (see writers.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * writers_internal.h - what the writers share and no other stage needs.
  */

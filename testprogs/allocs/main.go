@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Command allocs records every allocation in the memory profile
 // (runtime.MemProfileRate = 1), allocates from a few sites of known sizes, keeps
 // some objects and drops others, then writes at one moment both a heap dump and the

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Command bigbin is a large Go program for the binary reader's benchmark
 // (bench/bench_binary.sh): it links net/http, encoding/json, crypto/tls,
 // database/sql, html/template, go/types and most of the rest of the standard

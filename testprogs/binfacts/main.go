@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Command binfacts prints facts about its own types, globals and one stack
 // frame, for the binary reader's end-to-end tests (tests/e2e/test_binary.py):
 //

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Command cache builds the classic leak: a global map holding 100 entries,
 // each with its own 1024-byte buffer.
 //

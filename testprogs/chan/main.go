@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Command chan keeps objects alive only through a buffered channel:
 //
 //	main.gChan chan *Item (cap 64) -> hchan -> element buffer (64 pointers)

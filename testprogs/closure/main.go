@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Command closure keeps a buffer alive only through a heap-allocated
 // closure stored in a func-typed global:
 //

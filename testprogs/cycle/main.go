@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Command cycle builds small reference cycles held by globals:
 //
 //	main.cyc  *CNode -> a -> b -> c -> a   (3-node cycle)

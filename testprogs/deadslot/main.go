@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Command deadslot leaves a goroutine's dead stack slot pointing into memory since
 // reused by a long list:
 //

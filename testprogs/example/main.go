@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Command example is the README quick-start example: a tiny "leaky service"
 // whose memory is held in three places.
 //

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Command finalizer registers finalizers on six 128-byte Res objects:
 //
 //	main.gFinal *Res -> one Res that stays reachable; its finalizer is still

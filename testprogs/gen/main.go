@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Command gen writes a large heap dump for benchmarks (bench/bench_scale.sh).
 // -shape chooses the heap; -objects sets its size N.
 //

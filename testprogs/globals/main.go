@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Command globals builds one package-level variable of each kind, every one
 // holding its own, disjoint set of heap objects:
 //

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Command goroutine keeps memory alive only through the stack of a blocked
 // goroutine: main.worker allocates a 1 MiB buffer and a 10-node linked list
 // into locals, signals ready, then blocks forever receiving from a channel.

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Command grow writes two heap dumps of one run, before and after it adds entries
 // to one map global, for `heapref diff`:
 //

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Command iface keeps heap objects alive only through interface values:
 //
 //	main.gIface interface{} = &Big{...}   (type word *main.Big, data word -> Big)

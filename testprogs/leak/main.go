@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Command leak leaks goroutines: main.start starts workers goroutines that each
 // allocate a bufSize-byte buffer and then wait on a channel no one ever sends on or
 // closes, as a forgotten request fan-out does. When they are all blocked, it writes the

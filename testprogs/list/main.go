@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Command list builds long pointer chains:
 //
 //	main.head *Node -> singly linked list of 100000 Node (40 bytes each)

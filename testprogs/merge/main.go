@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Command merge builds linked lists that run into each other, for pass 1's streams
 // (a worker walking part of a narrow walk ahead of the thread that applies it):
 //

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Command server is a net/http service whose handlers hold memory while they wait:
 // handlers requests to /upload are in flight, each handler blocked on a channel with a
 // bufSize-byte buf local (plus a string, an error and the request's context, as real

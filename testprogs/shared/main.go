@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Command shared keeps one big buffer alive from two globals at once, besides a
 // buffer of each one's own:
 //

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Command static keeps its memory behind objects the compiler allocates in the
 // data or bss segment instead of the heap: package-level pointers initialised
 // with a composite literal or an inlined constructor.

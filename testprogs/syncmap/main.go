@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Command syncmap keeps objects alive only through the sync package's
 // concurrent containers, whose internals hold them in untyped words:
 //

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Command unsafecast is the design seed's example: four Objects, each built
 // by echo() (Object + 1024-byte slice backing array + the heap-moved slice
 // header `bytes` + the 1024-byte string copy A), reached in four ways:

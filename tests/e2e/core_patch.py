@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Corrupt copies of a real core: one runtime list patched into a loop.
 
 A core file is hostile input. Each function below takes a core of a Go program (as

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Reads and writes Go heap dump records (go1.5-go1.7 format): the one encoder and
 decoder of the format's pieces that the tests and the fuzz corpus tools share
 (tests/fuzz/tools/make_seeds.py puts this folder on its path).

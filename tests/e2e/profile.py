@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Reads a heapref profile through the real pprof client (`go tool pprof -raw`).
 
     p = profile.load(path)   # {chain tuple, root first: [objects, bytes]}

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Build and run the Go test programs in testprogs/ for end-to-end tests.
 
 Each program in testprogs/<name>/ writes a heap dump to the file named on

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """An independent reachability computation on a Go heap dump, to check heapref's.
 
 Written from the dump format (the go1.5-go1.7 heap dump description, checked

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Runs one end-to-end test module for ctest, as `python3 -m unittest -v MODULE` does,
 but exits 77 when every test in it skipped itself (valgrind in a sanitizer build, say),
 which ctest then shows as skipped (SKIP_RETURN_CODE), not as passed.

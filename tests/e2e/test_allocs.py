@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """`heapref allocs`: the classic heap profile rebuilt from the dump's memory-profile
 records, against the runtime's own.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """End-to-end tests of `heapref analyze` on real Go programs.
 
     heapref analyze [-o FILE] [--full-chains] [--max-depth N] [--stats] BINARY DUMP

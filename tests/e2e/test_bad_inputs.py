@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """What heapref does with bad inputs, checked, and written down in docs/bad-inputs.md.
 
 Every case runs the real heapref binary (`info`, and `analyze` with a real binary of

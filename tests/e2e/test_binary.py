@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """End-to-end tests of the binary reader (`heapref types`, `heapref vars`) on real
 Go binaries, against independent truth: `go tool nm` and the facts the test
 program testprogs/binfacts prints (unsafe.Sizeof/Offsetof, interface type

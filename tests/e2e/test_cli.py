@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """End-to-end tests of heapref's command line conventions, on the real binary.
 
   - every command's --help, -h and `heapref help COMMAND` print the same usage, exit 0

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """End-to-end tests of the core reader: a core of a process gives the profile its dump gives.
 
     heapref analyze --pid PID [--save-core FILE] [BINARY]

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """End-to-end tests of the core reader on cores whose runtime lists loop.
 
 A core is hostile input. One word changed in a real core, a memory-profile bucket's

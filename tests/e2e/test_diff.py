@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """End-to-end tests of `heapref diff --text OLD_BINARY OLD_DUMP NEW_BINARY NEW_DUMP`.
 
 testprogs/grow (built by the machine's Go) writes two dumps of one run: the second after

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """`heapref goroutines` and the goroutine labels of the profile.
 
 testprogs/leak starts 1000 workers from main.start, each allocating a 4 KiB buffer on

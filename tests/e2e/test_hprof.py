@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """`heapref hprof`: the heap of every scenario program as a Java hprof file, read back
 by a real hprof reader.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """End-to-end tests of `heapref info` and `heapref object` on real dumps.
 
 Every program in testprogs/ is built with the machine's Go, run to write a real heap

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """End-to-end tests of the go1.3 and go1.4 heap dump formats.
 
 No Go toolchain that old runs here, so the dumps are made by tests/e2e/dumpfmt.py from

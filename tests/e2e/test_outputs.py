@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """End-to-end tests of what heapref writes and which processes it touches, as root
 next to secrets (docs/cli.md, "Files and permissions").
 

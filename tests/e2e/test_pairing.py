@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """End-to-end tests: does the dump go with the binary, and does heapref know their Go?
 
 `heapref analyze` refuses (exit status 4) a dump that the binary cannot have written:

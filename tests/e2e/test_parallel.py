@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """heapref's threads change nothing: the profile is the same, byte for byte, with one
 thread or several.
 

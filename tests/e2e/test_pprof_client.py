@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The pprof writer read back by the real pprof client, `go tool pprof`.
 
 A fixture program (tests/unit/pprof_fixture.c) writes a known chain tree; pprof must

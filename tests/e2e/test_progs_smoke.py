@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Smoke test for the Go test programs: each builds, runs, writes a heap
 dump and prints sensible facts.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Tests of the two checking helpers: reach.py (an independent reachability count on
 a heap dump) and profile.py (a heapref profile read through `go tool pprof -raw`).
 

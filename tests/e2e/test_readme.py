@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The README's "Which view answers which question", run on testprogs/example.
 
 example/main.go keeps main.sessions (200 sessions with payloads and events), main.pool

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """End-to-end tests of the text report, `heapref analyze --text [--cutoff PCT]`.
 
 Every testprogs program, built by the machine's Go, is analysed twice: once to a pprof

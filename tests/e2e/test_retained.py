@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """End-to-end tests of `heapref retained`: retained sizes from the dominator tree.
 
 What `retained` says is checked against computations that do not use heapref:

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """heapref's own stack unwinder (src/core: the Go function table and the unwinder the
 core-file front end uses) against the frames the runtime itself wrote into heap dumps.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """heapref under valgrind's memcheck: no memory errors and no leaks on real runs.
 
     valgrind --leak-check=full --errors-for-leak-kinds=definite,indirect ... heapref ...

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """analyze --by-type and --types-first: the chain tree along the type axis.
 
 On testprogs/example (main.sessions: 200 Sessions with an 8 KiB Payload and an Events

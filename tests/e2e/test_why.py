@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """End-to-end tests of `heapref why BINARY DUMP ADDRESS...`: why an object is alive.
 
 Programs built by the machine's Go; what `why` says is checked against the dump, read

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The matrix of Go toolchains and architectures the end-to-end tests run against.
 
 This is the one place that names them. ctest makes one test per entry

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * fuzz_analyze.c - fuzz target: the whole of `heapref analyze --force` on any dump, with
  * one fixed binary: the dump read and indexed, then the analysis (analysis.h: the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * fuzz_binary.c - fuzz target: the binary reader (binary.h) on any bytes as an ELF file:
  * its sections, symbols, DWARF types, globals and functions, and each function's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * fuzz_core.c - fuzz target: the core reader (hr_core_open_bytes()) on any core file,
  * with one fixed binary, the seed program (HEAPREF_FUZZ_BINARY, opened once), then

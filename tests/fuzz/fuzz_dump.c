@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * fuzz_dump.c - fuzz target: the dump reader and its heap index (dump.h) on any bytes,
  * then what `heapref info` and `heapref object` do with a dump it accepts.

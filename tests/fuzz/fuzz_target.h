@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * fuzz_target.h - what every fuzz target defines and the check it uses.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * run_inputs.c - runs a fuzz target on files, without libFuzzer: how the seed corpus
  * and the regression inputs run in the normal test suite.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Every output of heapref on the test programs, as digests, to compare two builds.
 
 A refactoring must not change what heapref writes. This runs one heapref binary over

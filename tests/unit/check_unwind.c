@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * check_unwind BINARY DUMP - unwinds every goroutine of a heap dump with heapref's own
  * unwinder (src/core) over the dump's stack memory, and compares each frame with the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* dumpbuf.c - hand-made heap dumps for the unit tests (see dumpbuf.h). */
 #include <stdlib.h>
 #include <string.h>

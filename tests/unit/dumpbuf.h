@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * dumpbuf.h - builds heap dump byte sequences by hand for the unit tests, one
  * primitive at a time, in the format's own terms (uvarint, string, bool, field list).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * dumpcheck.h - the dump unit tests' two verdicts on a hand-made dump (dumpbuf.h): it
  * opens, or it is refused with one line at a given byte. cmocka failures otherwise.

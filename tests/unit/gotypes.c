@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* gotypes.c - Go's DWARF types on a binary fixture (gotypes.h). */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * gotypes.h - Go's types as its compiler describes them in DWARF (as `heapref types`
  * lists them for a real binary), added to a binary made by hand (binary_fixture.h):

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* heapmodel.c - hand-made process memory, its dump, its reachability and its scan (heapmodel.h). */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * heapmodel.h - a Go process's memory written by hand for the scanner's unit tests:
  * heap objects, the data and bss segments and one goroutine's stack frames, word by

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * pprof_fixture.c - writes a known chain tree as a pprof profile to the file named on
  * the command line, for the end-to-end test that reads it with `go tool pprof`:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* pprofread.c - a written profile read back (pprofread.h). */
 #include <setjmp.h>
 #include <stdarg.h>

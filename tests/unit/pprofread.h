@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * pprofread.h - reading back a profile the pprof writer wrote, for the unit tests: the
  * gzip stream inflated, strings, locations' function names and labels looked up.

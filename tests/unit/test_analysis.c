@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_analysis.c - one analysis (analysis.h) of a hand-made heap (heapmodel.h) with a
  * binary made by hand (binary_fixture.h, gotypes.h): the scan keeps what the request

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_base.c - the shared helpers: errors, arrays, checked arithmetic, bit vectors. */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_binary_fixture.c - the binary made by hand (src/binary/binary_fixture.h) read
  * through binary.h, as the scanner reads a real one: its Go version, limits, types by

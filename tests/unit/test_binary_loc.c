@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_binary_loc.c - unit tests of the binary reader without a Go toolchain:
  * location expressions decoded from hand-made bytes and evaluated, and hr_binary_open

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_chains.c - the chain tree: children made once, names interned, depth cut, totals. */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_core_file.c - the ELF core layer of the core reader (src/core/core_file.c) on
  * hand-made cores: segments and notes read, memory read across segments (zeros past a

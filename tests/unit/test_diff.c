@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_diff.c - the diff of two chain trees as a table: chains matched by name, not by
  * node id; growth cumulative, signed, biggest first; new and gone marks; <self> lines;

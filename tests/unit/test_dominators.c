@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_dominators.c - the dominator tree (src/dominators/dominators.c) on hand-built
  * graphs and on random ones, against a brute force: d dominates v exactly when v cannot

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_dump_index.c - the heap object index: sorting, address -> object lookups
  * (interior pointers, gaps, objects spanning pages, objects of 16 MiB and more) and

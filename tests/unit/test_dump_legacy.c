@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_dump_legacy.c - the go1.3 and go1.4 dump formats on hand-made byte sequences:
  * every kind of field turned into the pointer words it holds (figured out here from

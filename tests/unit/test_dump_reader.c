@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_dump_reader.c - the dump reader on hand-made byte sequences: every record kind
  * read back field by field, and every fault reported with its exact byte offset.

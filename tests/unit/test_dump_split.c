@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_dump_split.c - reading a dump's second half with another thread (dump_reader.c)
  * must make exactly what one thread reading the whole file makes: the same objects,

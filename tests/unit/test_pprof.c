@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_pprof.c - the pprof writer: the profile it writes is gunzipped and decoded with
  * protobuf-c, and every field checked: sample types, default, stacks leaf first, values,

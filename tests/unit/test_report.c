@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_report.c - the condensed text report of a chain tree: cumulative values, the
  * cutoff merging small chains into <other>, <self> lines, order, deep chains, failures.

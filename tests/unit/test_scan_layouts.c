@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_scan_layouts.c - the scanner's pure helpers: the Go minor version of a dump's
  * build version string (which decides malloc headers), the "any pointer word left

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_scan_walk.c - the scan (both passes) on hand-made heaps: a heap dump built word
  * by word (heapmodel.h) and a binary made by hand (binary_fixture.h, gotypes.h), run

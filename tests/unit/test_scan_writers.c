@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_scan_writers.c - the writers on the chain tree of a real scan: a hand-made heap
  * (heapmodel.h) and a binary made by hand (binary_fixture.h, gotypes.h) scanned through

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_work_queue.c - pass 1's queue (work_queue.c): first in, first out, every field of
  * an item as pushed (streamed or not), and runs: objects of consecutive indexes with one

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package dump holds the few helpers every test program shares: argument
 // parsing, writing the heap dump and printing the facts JSON.
 //

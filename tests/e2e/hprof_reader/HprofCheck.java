@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * HprofCheck.java - reads an hprof file with the NetBeans profiler's heap library (the
  * engine of VisualVM's heap walker, from Maven Central: no heapref code) and prints, as

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cprog.c - a small C program whose DWARF (gcc's, DWARF 4 or 5) seeds the fuzz_binary
  * corpus: structs, arrays, pointers, typedefs, unions, globals in .data and .bss, and

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Makes the seed corpus of the fuzz targets (tests/fuzz/README.md says what each seed is).
 #
 #   make_corpus.sh all              rewrites tests/fuzz/corpus/{dump,binary,analyze,core}/,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Writes the assembly of a small ELF program whose DWARF looks like a Go binary's.
 
     python3 make_elf.py > gostyle.S

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Makes the small seed dumps of the fuzz corpus (see tests/fuzz/README.md).
 
     python3 make_seeds.py reduce IN OUT [--goroutines N] [--objects N] [--bytes N]

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Cuts an ELF core down to a fuzz seed: what the core reader reads, and little else.
 
     prune_core.py CORE OUT [--keep ADDR:BYTES]...

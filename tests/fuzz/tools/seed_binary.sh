@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The fixed binary of the fuzz_analyze target: tests/fuzz/seedprog built reproducibly
 # (a pinned Go release, -trimpath, no VCS stamp, no cgo), so that it is byte for byte
 # the binary that wrote the committed seed dumps (its sha256 is in
