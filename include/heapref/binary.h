@@ -377,12 +377,38 @@ void hr_pclntab_free(struct hr_pclntab *p);
 bool hr_pclntab_func_at(const struct hr_pclntab *p, uint64_t pc, uint64_t *entry,
 			const char **name, size_t *name_len);
 /*
- * What runtime.WriteHeapDump writes for a PC of a memory-profile bucket's stack: the
- * function, and the file and line ("?" and 0 when the table has none; a caller's PC,
- * a return address, is first backed up into its call). False when no function holds pc.
+ * The source of a PC of a memory-profile bucket's stack: the file and line ("?" and 0
+ * when the table has none; a caller's PC, a return address, is first backed up into
+ * its call), and the function whose source that is: where the compiler inlined a call
+ * there, the innermost function inlined (*inlined true; the runtime has already put its
+ * callers in the stack as PCs of their own), else the function holding pc. False when
+ * no function holds pc.
  */
 bool hr_pclntab_source(const struct hr_pclntab *p, uint64_t pc, bool caller, const char **func,
-		       size_t *func_len, const char **file, size_t *file_len, uint64_t *line);
+		       size_t *func_len, const char **file, size_t *file_len, uint64_t *line,
+		       bool *inlined);
+/*
+ * A frame as a heap dump records it (runtime.WriteHeapDump names each PC after the
+ * function holding its code, and gives the file and line of the code there, which may
+ * be a function inlined into it), and the name hr_pclntab_name_sites() finds for it.
+ */
+struct hr_pclntab_site {
+	const char *func, *file; /* in: as the dump names them */
+	size_t func_len, file_len;
+	uint64_t line;
+	const char *name;        /* out: the function whose code is at file:line, in p */
+	size_t name_len;
+	bool inlined;            /* out: name was inlined into func there */
+	uint64_t tag;            /* the caller's, kept with the site */
+};
+/*
+ * Names each site: the innermost function inlined at a PC of func whose position is
+ * file:line, or func itself when code of func's own is there or no PC is (then name is
+ * func, inlined false). One pass over the table, whatever the number of sites; sites is
+ * reordered. HR_ENOMEM is the only failure.
+ */
+int hr_pclntab_name_sites(const struct hr_pclntab *p, struct hr_pclntab_site *sites, size_t n,
+			  struct hr_error *err);
 /* Reads len bytes of the target's memory at addr; 0 on success, non-zero if not readable. */
 typedef int (*hr_pclntab_read_fn)(void *ctx, uint64_t addr, void *buf, size_t len);
 struct hr_pclntab_frame {

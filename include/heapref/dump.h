@@ -76,6 +76,16 @@ struct hr_dump *hr_dump_open(const char *path, struct hr_error *err);
 struct hr_dump *hr_dump_open_bytes(const void *bytes, size_t len, const char *name,
 				   struct hr_error *err);
 
+struct hr_binary;
+/*
+ * Names the memory profile's frames after the functions the compiler inlined there, as
+ * bin's function table (its inline tree) says (dump_inline.c): the dump names each PC
+ * after the function whose code holds it. bin must be the binary that wrote the dump;
+ * one whose function table this code does not read (Go before 1.18: a go1.3 or go1.4
+ * dump's) leaves the dump's names. HR_ENOMEM is the only failure.
+ */
+int hr_dump_name_inlined(struct hr_dump *d, const struct hr_binary *bin, struct hr_error *err);
+
 /* 3 to 7: the N of the "go1.N heap dump" header (3 and 4: see dump_legacy.c's layouts);
  * 0 for a model a dump did not build. */
 unsigned hr_dump_format_minor(const struct hr_dump *dump);

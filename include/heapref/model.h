@@ -161,9 +161,10 @@ struct hr_other_root {
 };
 
 struct hr_memprof_frame {
-	struct hr_bytes func;
+	struct hr_bytes func;   /* the function whose code is at file:line */
 	struct hr_bytes file;
 	uint64_t line;
+	bool inlined;           /* the compiler inlined func into the next frame's function */
 };
 
 /* A memory-profile bucket: an allocation site (stack) and its counts. */
@@ -324,6 +325,13 @@ int hr_dump_build_memprof(struct hr_dump *d, const struct hr_memprof_bucket *b,
 			  const struct hr_memprof_frame *frames, struct hr_error *err);
 int hr_dump_build_alloc_sample(struct hr_dump *d, const struct hr_alloc_sample *s,
 			       struct hr_error *err);
+/*
+ * Names frame index of hr_dump_memprof_frames() func (copied), inlined into the next
+ * frame's function: for a front end that learns it after the frames (dump.h,
+ * hr_dump_name_inlined()). HR_ENOMEM, or HR_EUSAGE for an index past the frames.
+ */
+int hr_dump_build_frame_name(struct hr_dump *d, size_t index, const char *func, size_t len,
+			     bool inlined, struct hr_error *err);
 int hr_dump_build_itab(struct hr_dump *d, const struct hr_itab *it, struct hr_error *err);
 int hr_dump_build_os_thread(struct hr_dump *d, const struct hr_os_thread *t, struct hr_error *err);
 /* Replaces the params given to hr_dump_build_begin() (the heap range is known last). */

@@ -16,7 +16,12 @@
  *              in pctab and nfuncdata u32 offsets from go:func.* (go.func.* before 1.20;
  *              ~0: none);
  *   pctab      PC-value tables: (value delta zig-zag varint, PC delta varint * minLC)
- *              pairs from (entry, -1), ended by a zero value delta after the first pair.
+ *              pairs from (entry, -1), ended by a zero value delta after the first pair;
+ *   inline tree  funcdata 3, indexed by pcdata 2 (-1: the function's own code): one
+ *              record per call the compiler inlined, nameOff of the function inlined at
+ *              byte 4 of 16 (1.20+: funcID u8, pad, nameOff, parentPc, startLine) or at
+ *              byte 12 of 20 (1.18-1.19: parent i16, funcID, pad, file, line, nameOff,
+ *              parentPc); offsets into funcnametab.
  *
  * Every offset read from the table is checked against the section before it is used: a
  * corrupt table yields "no function" or no value, never a read outside it.
@@ -30,6 +35,8 @@
 
 #define MAGIC_118 0xfffffff0u
 #define MAGIC_120 0xfffffff1u
+#define PCDATA_INLINE_INDEX 2
+#define FUNCDATA_INLINE_TREE 3
 
 static uint32_t u32_at(const struct hr_pclntab *p, uint64_t off)
 {
@@ -173,26 +180,11 @@ static uint32_t ftab_entry(const struct hr_pclntab *p, uint64_t i)
 	return u32_at(p, p->pclntab + i * 8);
 }
 
-bool pcln_find(const struct hr_pclntab *p, uint64_t pc, struct pcln_func *f)
+/* The function of functab entry i (< nfunc) in f; false if its record is out of the table. */
+static bool pcln_func_at_index(const struct hr_pclntab *p, uint64_t i, struct pcln_func *f)
 {
-	uint64_t lo = 0, hi = p->nfunc, off, fo;
+	uint64_t fo = p->pclntab + u32_at(p, p->pclntab + i * 8 + 4);
 
-	if (pc < p->text || !p->nfunc)
-		return false;
-	off = pc - p->text;
-	if (off >= ftab_entry(p, p->nfunc)) /* the last entry is the end of text */
-		return false;
-	while (hi - lo > 1) { /* the last entry with entry offset <= off */
-		uint64_t mid = lo + (hi - lo) / 2;
-
-		if (ftab_entry(p, mid) <= off)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	if (ftab_entry(p, lo) > off)
-		return false;
-	fo = p->pclntab + u32_at(p, p->pclntab + lo * 8 + 4);
 	if (fo > p->len || p->len - fo < p->func_fields + 4)
 		return false;
 	f->off = fo;
@@ -209,6 +201,28 @@ bool pcln_find(const struct hr_pclntab *p, uint64_t pc, struct pcln_func *f)
 	f->nfuncdata = p->tab[fo + p->func_fields + 3];
 	f->name_off = (int32_t)u32_at(p, fo + 4);
 	return true;
+}
+
+bool pcln_find(const struct hr_pclntab *p, uint64_t pc, struct pcln_func *f)
+{
+	uint64_t lo = 0, hi = p->nfunc, off;
+
+	if (pc < p->text || !p->nfunc)
+		return false;
+	off = pc - p->text;
+	if (off >= ftab_entry(p, p->nfunc)) /* the last entry is the end of text */
+		return false;
+	while (hi - lo > 1) { /* the last entry with entry offset <= off */
+		uint64_t mid = lo + (hi - lo) / 2;
+
+		if (ftab_entry(p, mid) <= off)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	if (ftab_entry(p, lo) > off)
+		return false;
+	return pcln_func_at_index(p, lo, f);
 }
 
 const char *pcln_name(const struct hr_pclntab *p, const struct pcln_func *f, size_t *len)
@@ -256,32 +270,61 @@ static bool uvarint(const struct hr_pclntab *p, uint64_t *at, uint32_t *v)
 	return false;
 }
 
+/* A walk over a PC-value table: val holds over [pc, end). */
+struct pcln_step {
+	uint64_t at;   /* next pair in the table */
+	uint64_t pc, end;
+	int32_t val;
+	bool started;  /* a range has been read: a zero value delta now ends the table */
+};
+
+/* The next range of the table; false at its end or where it is corrupt. */
+static bool pcln_step_next(const struct hr_pclntab *p, struct pcln_step *st)
+{
+	uint32_t uv, pcd;
+
+	if (st->at >= p->len || (!p->tab[st->at] && st->started))
+		return false;
+	if (!uvarint(p, &st->at, &uv) || !uvarint(p, &st->at, &pcd))
+		return false;
+	st->val += (int32_t)(-(uv & 1) ^ (uv >> 1));
+	if (st->started)
+		st->pc = st->end;
+	st->end = st->pc + (uint64_t)pcd * p->min_lc;
+	st->started = true;
+	return true;
+}
+
+/* Starts a walk over the table at offset table of pctab, at its first range. */
+static bool pcln_step_begin(const struct hr_pclntab *p, const struct pcln_func *f, uint32_t table,
+			    struct pcln_step *st)
+{
+	*st = (struct pcln_step){ .at = p->pctab + table, .pc = f->entry, .val = -1 };
+	return table && pcln_step_next(p, st);
+}
+
 int32_t pcln_value(const struct hr_pclntab *p, const struct pcln_func *f, uint32_t table, uint64_t pc)
 {
-	uint64_t at = p->pctab + table, cur = f->entry;
-	int32_t val = -1;
+	struct pcln_step st;
 
-	if (!table)
+	if (!pcln_step_begin(p, f, table, &st))
 		return -1;
-	for (bool first = true;; first = false) {
-		uint32_t uv, pcd;
+	do {
+		if (pc < st.end)
+			return st.val;
+	} while (pcln_step_next(p, &st));
+	return -1;
+}
 
-		if (at >= p->len || (!p->tab[at] && !first))
-			return -1;
-		if (!uvarint(p, &at, &uv) || !uvarint(p, &at, &pcd))
-			return -1;
-		val += (int32_t)(-(uv & 1) ^ (uv >> 1));
-		cur += (uint64_t)pcd * p->min_lc;
-		if (pc < cur)
-			return val;
-	}
+/* The offset in pctab of f's PC-value table of pcdata index; 0 if none. */
+static uint32_t pcdata_table(const struct hr_pclntab *p, const struct pcln_func *f, uint32_t index)
+{
+	return index < f->npcdata ? u32_at(p, f->off + p->func_fields + 4 + index * 4) : 0;
 }
 
 int32_t pcln_pcdata(const struct hr_pclntab *p, const struct pcln_func *f, uint32_t index, uint64_t pc)
 {
-	if (index >= f->npcdata)
-		return -1;
-	return pcln_value(p, f, u32_at(p, f->off + p->func_fields + 4 + index * 4), pc);
+	return pcln_value(p, f, pcdata_table(p, f, index), pc);
 }
 
 uint64_t pcln_funcdata(const struct hr_pclntab *p, const struct pcln_func *f, uint32_t index)
@@ -308,14 +351,15 @@ static const char *string_at(const struct hr_pclntab *p, uint64_t at, size_t *le
 	return end ? s : "";
 }
 
-bool pcln_file_line(const struct hr_pclntab *p, const struct pcln_func *f, uint64_t pc,
-		    const char **file, size_t *file_len, int32_t *line)
+/* The name of file fileno of f's compilation unit; false (and "") if there is none. */
+static bool file_name(const struct hr_pclntab *p, const struct pcln_func *f, int32_t fileno,
+		      const char **file, size_t *file_len)
 {
-	int32_t fileno = pcln_value(p, f, f->pcfile, pc);
 	uint32_t off;
 
-	*line = pcln_value(p, f, f->pcln, pc);
-	if (fileno < 0 || *line < 0)
+	*file = "";
+	*file_len = 0;
+	if (fileno < 0)
 		return false;
 	off = u32_at(p, p->cutab + ((uint64_t)f->cu_offset + (uint64_t)fileno) * 4);
 	if (off == UINT32_MAX)
@@ -324,17 +368,50 @@ bool pcln_file_line(const struct hr_pclntab *p, const struct pcln_func *f, uint6
 	return *file_len > 0;
 }
 
+bool pcln_file_line(const struct hr_pclntab *p, const struct pcln_func *f, uint64_t pc,
+		    const char **file, size_t *file_len, int32_t *line)
+{
+	int32_t fileno = pcln_value(p, f, f->pcfile, pc);
+
+	*line = pcln_value(p, f, f->pcln, pc);
+	return *line >= 0 && file_name(p, f, fileno, file, file_len);
+}
+
+/*
+ * The name of the function the compiler inlined as record index of f's inline tree;
+ * false if f has no such record. The tree is in the binary's read-only data.
+ */
+static bool inlined_name(const struct hr_pclntab *p, const struct pcln_func *f, int32_t index,
+			 const char **name, size_t *name_len)
+{
+	uint64_t tree = pcln_funcdata(p, f, FUNCDATA_INLINE_TREE);
+	bool old = p->func_fields == 36; /* 1.18-1.19: 20-byte records, nameOff at 12 */
+	uint64_t size = old ? 20 : 16, at = old ? 12 : 4;
+	struct hr_error ignored = { 0 };
+	int32_t name_off;
+
+	if (!tree || index < 0 ||
+	    hr_image_read(&p->im, tree + (uint64_t)index * size + at, &name_off, 4, &ignored) ||
+	    name_off < 0)
+		return false;
+	*name = string_at(p, p->funcnametab + (uint64_t)name_off, name_len);
+	return *name_len > 0;
+}
+
 bool hr_pclntab_source(const struct hr_pclntab *p, uint64_t pc, bool caller, const char **func,
-		 size_t *func_len, const char **file, size_t *file_len, uint64_t *line)
+		       size_t *func_len, const char **file, size_t *file_len, uint64_t *line,
+		       bool *inlined)
 {
 	struct pcln_func f;
 	int32_t l;
 
 	if (!pcln_find(p, pc, &f))
 		return false;
-	*func = pcln_name(p, &f, func_len);
 	if (caller && pc > f.entry)
 		pc--; /* a return address: the call is the instruction before */
+	*inlined = inlined_name(p, &f, pcln_pcdata(p, &f, PCDATA_INLINE_INDEX, pc), func, func_len);
+	if (!*inlined)
+		*func = pcln_name(p, &f, func_len);
 	if (!pcln_file_line(p, &f, pc, file, file_len, &l)) {
 		*file = "?";
 		*file_len = 1;
@@ -342,4 +419,127 @@ bool hr_pclntab_source(const struct hr_pclntab *p, uint64_t pc, bool caller, con
 	}
 	*line = (uint64_t)l;
 	return true;
+}
+
+/* --- naming the frames of a heap dump --------------------------------------------------- */
+
+static int cmp_bytes(const char *a, size_t alen, const char *b, size_t blen)
+{
+	int c = memcmp(a, b, alen < blen ? alen : blen);
+
+	return c ? c : (alen > blen) - (alen < blen);
+}
+
+static int cmp_site_func(const void *a, const void *b)
+{
+	const struct hr_pclntab_site *x = a, *y = b;
+
+	return cmp_bytes(x->func, x->func_len, y->func, y->func_len);
+}
+
+/* The first of sites[0, n) (sorted by func) named name, n if none. */
+static size_t first_site_of(const struct hr_pclntab_site *sites, size_t n, const char *name,
+			    size_t len)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (cmp_bytes(sites[mid].func, sites[mid].func_len, name, len) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+enum site_state { SITE_UNSEEN, SITE_INLINED, SITE_OWN };
+
+/* Where code of f at one line, file and inline record matches a site, names it. */
+static void match_sites(const struct hr_pclntab *p, const struct pcln_func *f, int32_t line,
+			int32_t fileno, int32_t inl, struct hr_pclntab_site *s, uint8_t *state,
+			size_t k)
+{
+	const char *file = NULL;
+	size_t file_len = 0;
+
+	for (size_t j = 0; j < k; j++) {
+		if (state[j] == SITE_OWN || (uint64_t)line != s[j].line || line < 0)
+			continue;
+		if (!file && !file_name(p, f, fileno, &file, &file_len))
+			return;
+		if (cmp_bytes(file, file_len, s[j].file, s[j].file_len))
+			continue;
+		if (inl < 0) {
+			state[j] = SITE_OWN; /* func's own code: its name stays */
+			s[j].name = s[j].func;
+			s[j].name_len = s[j].func_len;
+			s[j].inlined = false;
+		} else if (state[j] == SITE_UNSEEN &&
+			   inlined_name(p, f, inl, &s[j].name, &s[j].name_len)) {
+			state[j] = SITE_INLINED;
+			s[j].inlined = true;
+		}
+	}
+}
+
+/*
+ * Names the k sites of function f: one walk over its line, file and inline-index
+ * tables together, in ranges where all three are constant.
+ */
+static void name_sites_of(const struct hr_pclntab *p, const struct pcln_func *f,
+			  struct hr_pclntab_site *s, uint8_t *state, size_t k)
+{
+	struct pcln_step line, file, inl;
+	bool has_inl = pcln_step_begin(p, f, pcdata_table(p, f, PCDATA_INLINE_INDEX), &inl);
+
+	if (!has_inl) /* no inline tree: the function's own code everywhere */
+		inl = (struct pcln_step){ .pc = f->entry, .end = UINT64_MAX, .val = -1 };
+	if (!pcln_step_begin(p, f, f->pcln, &line) || !pcln_step_begin(p, f, f->pcfile, &file))
+		return;
+	for (;;) {
+		uint64_t end = line.end < file.end ? line.end : file.end;
+
+		end = end < inl.end ? end : inl.end;
+		match_sites(p, f, line.val, file.val, inl.val, s, state, k);
+		if ((line.end == end && !pcln_step_next(p, &line)) ||
+		    (file.end == end && !pcln_step_next(p, &file)) ||
+		    (inl.end == end && (!has_inl || !pcln_step_next(p, &inl))))
+			return;
+	}
+}
+
+int hr_pclntab_name_sites(const struct hr_pclntab *p, struct hr_pclntab_site *sites, size_t n,
+			  struct hr_error *err)
+{
+	uint8_t *state;
+
+	for (size_t i = 0; i < n; i++) {
+		sites[i].name = sites[i].func;
+		sites[i].name_len = sites[i].func_len;
+		sites[i].inlined = false;
+	}
+	if (!n)
+		return HR_OK;
+	state = calloc(n, 1);
+	if (!state)
+		return hr_error_set(err, HR_ENOMEM, "out of memory");
+	qsort(sites, n, sizeof(*sites), cmp_site_func);
+	for (uint64_t i = 0; i < p->nfunc; i++) {
+		struct pcln_func f;
+		const char *name;
+		size_t len, lo, hi;
+
+		if (!pcln_func_at_index(p, i, &f))
+			continue;
+		name = pcln_name(p, &f, &len);
+		lo = first_site_of(sites, n, name, len);
+		for (hi = lo; hi < n && !cmp_bytes(sites[hi].func, sites[hi].func_len, name, len);)
+			hi++;
+		if (hi > lo)
+			name_sites_of(p, &f, sites + lo, state + lo, hi - lo);
+	}
+	free(state);
+	return HR_OK;
 }

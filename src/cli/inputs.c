@@ -78,7 +78,9 @@ int open_heap_input(const struct heap_input *in, struct hr_binary **bin, struct 
 	if (hr_input_kind_of(in->input) != HR_INPUT_CORE) {
 		if (!(*dump = hr_dump_open(in->input, err)))
 			return err->code;
-		return in->binary ? open_go_binary(in->binary, binary_name, *dump, bin, err) : HR_OK;
+		if (!in->binary || open_go_binary(in->binary, binary_name, *dump, bin, err))
+			return err->code;
+		return hr_dump_name_inlined(*dump, *bin, err);
 	}
 	if (!in->binary)
 		return hr_error_set(err, HR_EUSAGE, "%s is a core file: give the binary too "

@@ -406,8 +406,8 @@ int core_read_itabs(struct core_reader *r)
 
 #define MAX_STACK 1024 /* runtime.maxProfStackDepth is at most this */
 
-/* One PC of a bucket's stack, as the dump writes it: function, file and line, or
- * "(0x...)", "?" and 0 for a PC in no function. */
+/* One PC of a bucket's stack: function (the one inlined there, if any), file and line,
+ * or "(0x...)", "?" and 0 for a PC in no function. */
 static int stack_frame(struct core_reader *r, uint64_t pc, bool caller,
 		       struct hr_memprof_frame *out)
 {
@@ -415,7 +415,8 @@ static int stack_frame(struct core_reader *r, uint64_t pc, bool caller,
 	size_t func_len, file_len;
 	char unknown[32];
 
-	if (hr_pclntab_source(r->pcln, pc, caller, &func, &func_len, &file, &file_len, &out->line)) {
+	if (hr_pclntab_source(r->pcln, pc, caller, &func, &func_len, &file, &file_len, &out->line,
+			      &out->inlined)) {
 		out->func = hr_dump_build_string(r->model, func, func_len);
 		out->file = hr_dump_build_string(r->model, file, file_len);
 	} else {
@@ -423,6 +424,7 @@ static int stack_frame(struct core_reader *r, uint64_t pc, bool caller,
 		out->func = hr_dump_build_string(r->model, unknown, strlen(unknown));
 		out->file = hr_dump_build_string(r->model, "?", 1);
 		out->line = 0;
+		out->inlined = false;
 	}
 	return out->func.ptr && out->file.ptr ? HR_OK
 					      : hr_error_set(r->err, HR_ENOMEM, "out of memory");

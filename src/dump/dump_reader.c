@@ -461,7 +461,7 @@ static int parse_memprof(struct cursor *c)
 	b.first_frame = (uint32_t)d->bucket_frames_n;
 	/* No allocation is sized by nframes: each frame is read, and so bounded, first. */
 	for (i = 0; i < nframes; i++) {
-		struct hr_memprof_frame fr;
+		struct hr_memprof_frame fr = { .inlined = false };
 
 		if ((rc = cur_bytes(c, &fr.func, "function name")) ||
 		    (rc = cur_bytes(c, &fr.file, "file name")) ||

@@ -224,6 +224,22 @@ int hr_dump_build_memprof(struct hr_dump *d, const struct hr_memprof_bucket *b,
 	return HR_OK;
 }
 
+int hr_dump_build_frame_name(struct hr_dump *d, size_t index, const char *func, size_t len,
+			     bool inlined, struct hr_error *err)
+{
+	struct hr_bytes name;
+
+	if (index >= d->bucket_frames_n)
+		return hr_error_set(err, HR_EUSAGE, "memory profile frame %zu of %zu", index,
+				    d->bucket_frames_n);
+	name = hr_dump_build_string(d, func, len);
+	if (!name.ptr)
+		return nomem(d, err);
+	d->bucket_frames[index].func = name;
+	d->bucket_frames[index].inlined = inlined;
+	return HR_OK;
+}
+
 int hr_dump_build_alloc_sample(struct hr_dump *d, const struct hr_alloc_sample *s,
 			       struct hr_error *err)
 {

@@ -18,6 +18,7 @@
 #include "views_internal.h"
 
 #define FRAME_PREFIX "@ "
+#define INLINE_SUFFIX " (inline)" /* as pprof marks a function inlined into its caller */
 
 struct bucket_ref {
 	uint64_t id;
@@ -72,12 +73,13 @@ static uint32_t frames_below(struct hr_chains *to, uint32_t node, const struct h
 
 	hr_dump_memprof_shown(d, b, &first, &n);
 	for (uint32_t k = first; k < first + n && node != HR_CHAINS_NONE; k++) {
-		size_t len = f[k].func.len < cap - sizeof(FRAME_PREFIX) ? f[k].func.len
-									 : cap - sizeof(FRAME_PREFIX);
+		int len = snprintf(name, cap, FRAME_PREFIX "%.*s%s",
+				   (int)(f[k].func.len < cap ? f[k].func.len : cap),
+				   (const char *)f[k].func.ptr, f[k].inlined ? INLINE_SUFFIX : "");
 
-		memcpy(name, FRAME_PREFIX, sizeof(FRAME_PREFIX) - 1);
-		memcpy(name + sizeof(FRAME_PREFIX) - 1, f[k].func.ptr, len);
-		node = hr_chains_child(to, node, name, sizeof(FRAME_PREFIX) - 1 + len);
+		if (len < 0)
+			len = 0;
+		node = hr_chains_child(to, node, name, (size_t)len < cap ? (size_t)len : cap - 1);
 	}
 	return node;
 }

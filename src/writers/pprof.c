@@ -510,8 +510,9 @@ static void put_alloc_header(struct gz_sink *s)
  * completed GC, as the runtime's own heap profile counts them), its size as the numeric
  * label "bytes". Leading runtime frames are left out, as runtime/pprof does (all of
  * them kept when no other is below), and runtime.goexit at the bottom. A frame the
- * compiler inlined is named after the function it was inlined into: the dump records
- * the function at each PC, with the inlined code's file and line.
+ * compiler inlined into the next one is a line of the next one's location, as
+ * runtime/pprof writes them (pprof shows it "(inline)"): the stack lists the location
+ * of the first frame of each run of inlined frames, whose lines are that run.
  */
 static int put_alloc_samples(struct gz_sink *s, const struct hr_dump *d)
 {
@@ -520,6 +521,8 @@ static int put_alloc_samples(struct gz_sink *s, const struct hr_dump *d)
 	Perftools__Profiles__Label *labels[1] = { &size };
 	size_t nb, cap = 0;
 	const struct hr_memprof_bucket *b = hr_dump_memprof_buckets(d, &nb);
+	size_t nf;
+	const struct hr_memprof_frame *f = hr_dump_memprof_frames(d, &nf);
 	uint64_t *stack = NULL;
 	int64_t values[4];
 
@@ -538,10 +541,11 @@ static int put_alloc_samples(struct gz_sink *s, const struct hr_dump *d)
 			free(stack);
 			return HR_ENOMEM;
 		}
-		for (uint32_t k = 0; k < n; k++)
-			stack[k] = (uint64_t)first + k + 1;
+		sample.n_location_id = 0;
+		for (uint32_t k = first; k < first + n; k++)
+			if (k == first || !f[k - 1].inlined)
+				stack[sample.n_location_id++] = (uint64_t)k + 1;
 		sample.location_id = stack;
-		sample.n_location_id = n;
 		values[0] = (int64_t)b[i].allocs;
 		values[1] = (int64_t)(b[i].allocs * b[i].size);
 		values[2] = (int64_t)inuse;
@@ -553,33 +557,72 @@ static int put_alloc_samples(struct gz_sink *s, const struct hr_dump *d)
 	return HR_OK;
 }
 
-/* A location, a function and their two strings per frame record. */
-static void put_alloc_frames(struct gz_sink *s, const struct hr_dump *d)
+/* Room for n lines of a location: lines[i] points to line[i]. */
+static int reserve_lines(Perftools__Profiles__Line **line, Perftools__Profiles__Line ***lines,
+			 size_t *cap, size_t n)
+{
+	size_t old = *cap;
+	Perftools__Profiles__Line **grown;
+
+	if (n <= old)
+		return HR_OK;
+	if (hr_array_reserve((void **)line, cap, n, sizeof(**line)))
+		return HR_ENOMEM;
+	grown = realloc(*lines, *cap * sizeof(**lines));
+	if (!grown) {
+		*cap = old; /* line may have moved: lines are set again before each use */
+		return HR_ENOMEM;
+	}
+	*lines = grown;
+	return HR_OK;
+}
+
+/*
+ * Per frame record, in their order (frames are stored bucket by bucket): a location,
+ * its function and their two strings. The location's lines are the frame's, then those
+ * of the frames it was inlined into, up to the first not inlined further, within its
+ * bucket's stack.
+ */
+static int put_alloc_frames(struct gz_sink *s, const struct hr_dump *d)
 {
 	Perftools__Profiles__Location loc = PERFTOOLS__PROFILES__LOCATION__INIT;
-	Perftools__Profiles__Line line = PERFTOOLS__PROFILES__LINE__INIT;
-	Perftools__Profiles__Line *lines[1] = { &line };
+	Perftools__Profiles__Line *line = NULL, **lines = NULL;
 	Perftools__Profiles__Function fn = PERFTOOLS__PROFILES__FUNCTION__INIT;
-	size_t nf;
+	size_t nf, nb, cap = 0;
 	const struct hr_memprof_frame *f = hr_dump_memprof_frames(d, &nf);
+	const struct hr_memprof_bucket *b = hr_dump_memprof_buckets(d, &nb);
+	int rc = HR_OK;
 
-	loc.n_line = 1;
-	loc.line = lines;
 	loc.mapping_id = 1;
-	for (size_t k = 0; k < nf && !s->failed; k++) {
-		loc.id = k + 1;
-		line.function_id = k + 1;
-		line.line = (int64_t)f[k].line;
-		put_message(s, F_LOCATION, &loc.base);
-		fn.id = k + 1;
-		fn.name = (int64_t)(ALLOC_STR_FRAMES + 2 * k);
-		fn.filename = fn.name + 1;
-		put_message(s, F_FUNCTION, &fn.base);
+	for (size_t i = 0; i < nb && !s->failed && !rc; i++) {
+		uint32_t end = b[i].first_frame + b[i].frame_count;
+
+		rc = reserve_lines(&line, &lines, &cap, b[i].frame_count);
+		for (uint32_t k = b[i].first_frame; k < end && !s->failed && !rc; k++) {
+			loc.id = k + 1;
+			loc.n_line = 0;
+			for (uint32_t j = k; j < end && (j == k || f[j - 1].inlined); j++) {
+				line[loc.n_line] = (Perftools__Profiles__Line)PERFTOOLS__PROFILES__LINE__INIT;
+				line[loc.n_line].function_id = j + 1;
+				line[loc.n_line].line = (int64_t)f[j].line;
+				lines[loc.n_line] = &line[loc.n_line];
+				loc.n_line++;
+			}
+			loc.line = lines;
+			put_message(s, F_LOCATION, &loc.base);
+			fn.id = k + 1;
+			fn.name = (int64_t)(ALLOC_STR_FRAMES + 2 * k);
+			fn.filename = fn.name + 1;
+			put_message(s, F_FUNCTION, &fn.base);
+		}
 	}
-	for (size_t k = 0; k < nf && !s->failed; k++) {
+	free(line);
+	free(lines);
+	for (size_t k = 0; k < nf && !s->failed && !rc; k++) {
 		put_bytes(s, f[k].func.ptr, f[k].func.len);
 		put_bytes(s, f[k].file.ptr, f[k].file.len);
 	}
+	return rc;
 }
 
 int hr_write_alloc_profile(FILE *out, const struct hr_dump *dump,
@@ -595,6 +638,7 @@ int hr_write_alloc_profile(FILE *out, const struct hr_dump *dump,
 	put_string(s, opt && opt->build_id ? opt->build_id : "");
 	put_mapping(s, opt, ALLOC_STR_BINARY);
 	rc = put_alloc_samples(s, dump);
-	put_alloc_frames(s, dump);
+	if (!rc)
+		rc = put_alloc_frames(s, dump);
 	return sink_close(s, out, rc, err);
 }

@@ -5,7 +5,10 @@
 // some objects and drops others, then writes at one moment both a heap dump and the
 // runtime's own heap profile (runtime/pprof.WriteHeapProfile) to DUMPFILE.heap: the
 // profile heapref rebuilds from the dump's memory-profile records must give the
-// runtime's in-use figures per allocation stack.
+// runtime's in-use figures per allocation stack. newPair and newConn are left for the
+// compiler to inline (it does, in a default build): their allocations are sites whose
+// leaf frames are inlined, main.newConn inlined into main.newPair inlined into
+// main.main, which the runtime's profile names function by function.
 //
 // Usage: allocs DUMPFILE
 package main
@@ -20,10 +23,18 @@ import (
 
 type small struct{ a, b, c *int }
 
+type conn struct{ buf []byte }
+
+type pair struct {
+	c    *conn
+	name string
+}
+
 var (
 	keptBufs   [][]byte
 	keptSmall  []*small
 	keptLarge  [][]byte
+	keptPairs  []*pair
 	sinkBuffer []byte
 )
 
@@ -36,11 +47,17 @@ func allocSmall() *small { return &small{} }
 //go:noinline
 func allocLarge() []byte { return make([]byte, 100<<10) }
 
+func newConn() *conn { return &conn{buf: make([]byte, connBuf)} }
+
+func newPair() *pair { return &pair{c: newConn()} }
+
 const (
 	bufs     = 300
 	bufSize  = 4096
 	smalls   = 500
 	larges   = 7
+	pairs    = 200
+	connBuf  = 1024
 	keptEach = 3 // one in keptEach of each kind is kept
 )
 
@@ -68,6 +85,12 @@ func main() {
 			keptLarge = append(keptLarge, l)
 		}
 	}
+	for i := 0; i < pairs; i++ {
+		p := newPair()
+		if i%keptEach == 0 {
+			keptPairs = append(keptPairs, p)
+		}
+	}
 	sinkBuffer = nil
 
 	facts := dump.NewFacts()
@@ -75,6 +98,8 @@ func main() {
 	facts["buf_size"] = bufSize
 	facts["smalls"] = smalls
 	facts["larges"] = larges
+	facts["pairs"] = pairs
+	facts["conn_buf"] = connBuf
 	facts["kept_each"] = keptEach
 	facts["kept_objects"] = int64(0)
 	facts["kept_bytes"] = int64(0)
@@ -93,5 +118,6 @@ func main() {
 	runtime.KeepAlive(keptBufs)
 	runtime.KeepAlive(keptSmall)
 	runtime.KeepAlive(keptLarge)
+	runtime.KeepAlive(keptPairs)
 	facts.Print()
 }

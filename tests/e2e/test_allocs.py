@@ -11,9 +11,11 @@ pprof client (`go tool pprof -raw`):
     as runtime/pprof does) has the runtime profile's figures, which are what the
     program's shape implies: ceil(n/3) objects of the size class the dump shows;
   - the profile names the binary, as analyze's does.
-Frames the compiler inlined are named after the function they were inlined into (the
-dump records the function at each PC), so stacks through inlined calls (the program's
-dump helpers) are compared only in the totals.
+Frames the compiler inlined are named after the function inlined there and marked
+inline, as the runtime's profile names them (the dump names every PC after the function
+whose code holds it: main.newConn inlined into main.newPair inlined into main.main was
+main.main three times): the program's inlined constructors are compared site by site,
+with function names, and pprof's "(inline)" marks.
 
 Environment: HEAPREF (the binary, set by ctest), HEAPREF_WORK (built programs, dumps).
 """
@@ -35,6 +37,23 @@ SITES = (("main.allocBuf", "bufs", "buf_size"), ("main.allocSmall", "smalls", No
 
 
 size_class = reach.size_class
+
+
+INLINED = (("main.newConn", ("main.main", "main.newPair", "main.newConn")),
+           ("main.newPair", ("main.main", "main.newPair")))
+
+
+def top_lines(path):
+    """`go tool pprof -top` of in-use bytes: {function as pprof prints it: flat bytes}."""
+    p = subprocess.run([progs.GO, "tool", "pprof", "-top", "-unit=B",
+                        "-sample_index=inuse_space", path],
+                       capture_output=True, text=True, check=True)
+    rows = {}
+    for line in p.stdout.splitlines():
+        parts = line.split(None, 5)
+        if len(parts) == 6 and parts[0].endswith("B") and parts[0][:-1].isdigit():
+            rows[parts[5]] = int(parts[0][:-1])
+    return rows
 
 
 class Allocs(unittest.TestCase):
@@ -77,6 +96,32 @@ class Allocs(unittest.TestCase):
                     self.assertEqual(nbytes, kept * sizes[fn])
                 self.assertEqual(list(mine)[0][-2:], ("main.main", fn))
 
+    def test_inlined_constructors_site_by_site(self):
+        """newPair and newConn are inlined into main.main: each allocation site's stacks,
+        function by function, and figures are the runtime profile's, which are what the
+        program implies (ceil(pairs/3) kept of each allocation); pprof marks both "(inline)" with
+        the runtime profile's flat bytes."""
+        f, d = self.facts, reach.load(self.dump)
+        kept = -(-f["pairs"] // f["kept_each"])
+        for fn, stack in INLINED:
+            with self.subTest(site=fn):
+                mine = {c: v for c, v in self.mine.items() if c and c[-1] == fn}
+                theirs = {c: v for c, v in self.runtime.items() if c and c[-1] == fn}
+                self.assertTrue(theirs, "the runtime's profile has no site " + fn)
+                self.assertEqual(mine, theirs, fn)
+                for c in mine:
+                    self.assertEqual(c[-len(stack):], stack)
+        # newConn allocates twice (its buffer, and the conn: one 24-byte slice header);
+        # newPair once (the pair: a pointer and a string, 24 bytes)
+        self.assertEqual(self.site(self.mine, "main.newConn"),
+                         (2 * kept, kept * (size_class(d, f["conn_buf"]) + size_class(d, 24))))
+        self.assertEqual(self.site(self.mine, "main.newPair"), (kept, kept * size_class(d, 24)))
+        mine, theirs = top_lines(self.ours), top_lines(self.dump + ".heap")
+        for fn, _ in INLINED:
+            self.assertIn(fn + " (inline)", theirs)
+            self.assertEqual(mine.get(fn + " (inline)"), theirs[fn + " (inline)"], fn)
+        self.assertNotIn("main.newConn", mine)
+
     def test_by_alloc_puts_sampled_objects_under_their_site(self):
         """analyze --by-alloc: every reachable object once (reach.py's totals), and the
         bytes under each site's frame node ("@ main.allocBuf") across all chains are the
@@ -98,6 +143,12 @@ class Allocs(unittest.TestCase):
             i = c.index("@ main.allocBuf")
             self.assertTrue(c[i - 1].endswith(". ([]uint8)"), c)
             self.assertEqual(c[i:i + 3], ("@ main.allocBuf", "@ main.main", "@ runtime.main"))
+        inlined = "@ main.newConn (inline)"
+        under = [v for c, v in p.items() if inlined in c]
+        self.assertEqual(tuple(map(sum, zip(*under))), self.site(self.runtime, "main.newConn"))
+        for c in (c for c in p if inlined in c):
+            i = c.index(inlined)
+            self.assertEqual(c[i:i + 3], (inlined, "@ main.newPair (inline)", "@ main.main"))
         code, _, err = heapref("analyze", "--by-alloc", "--examples", "2", "-o", out,
                                self.binary, self.dump)
         self.assertEqual(code, 2, err)

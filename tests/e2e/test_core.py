@@ -355,6 +355,8 @@ class AllocsFromACore(unittest.TestCase):
             # after the dump make buckets whose counts are not published yet (zeros)
             sites[name] = {c: v for c, v in profile.load(out).items() if v != [0, 0]}
         self.assertTrue(any("main.allocBuf" in c for c in sites["dump"]))
+        # names of inlined frames: from the PCs of a core, from file and line in a dump
+        self.assertTrue(any(c[-2:] == ("main.newPair", "main.newConn") for c in sites["dump"]))
         self.assertEqual(sites["core"], sites["dump"], "the memory profiles differ")
         st, _, err = progs.heapref("analyze", "--by-alloc", binary, dump, "-o",
                                    os.path.join(work, "dump-by-alloc.pb.gz"))
