@@ -20,15 +20,15 @@ echo "running: build/heapref analyze -o $work/example.pb.gz $work/example $work/
 echo
 build/heapref analyze -o "$work/example.pb.gz" "$work/example" "$work/example.hdump"
 echo
-echo "the root variables, by the bytes each keeps alive: go tool pprof -tags $work/example.pb.gz"
+echo "the root variables, by the bytes each keeps alive: go tool pprof -tags -tagshow=root $work/example.pb.gz"
 echo
-go tool pprof -tags "$work/example.pb.gz" 2>/dev/null | head -8
+go tool pprof -tags -tagshow=root "$work/example.pb.gz" 2>/dev/null | head -8
 echo
 echo "the same chains as a tree: build/heapref analyze --text $work/example $work/example.hdump"
 echo
 build/heapref analyze --text "$work/example" "$work/example.hdump" 2>/dev/null
 echo
-echo "next: go tool pprof -top -cum -tagfocus=root=main.sessions $work/example.pb.gz (what one variable holds),"
+echo "next: go tool pprof -top -cum -unit=MB -tagfocus=root=main.sessions $work/example.pb.gz (what one variable holds),"
 echo "      -traces (whole chains), -http=localhost:8080 (flame graph); README.md says which view answers which question"
 echo
 echo "heapref is build/heapref. To run it as \`heapref\`, install it:"

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 """End-to-end tests of heapref's command line conventions, on the real binary.
 
-  - every command's --help, -h and `heapref help COMMAND` print the same usage, exit 0
+  - every command's --help, -h and `heapref help COMMAND` print the same usage, exit 0,
+    ending its last line (one newline);
     and agree with the blocks quoted in docs/cli.md, as `heapref --help` does; the
     commands docs/cli.md quotes are the commands `heapref --help` lists;
   - `heapref --help` names every option of every command, in that command's entry;
@@ -81,6 +82,8 @@ class HelpTest(unittest.TestCase):
                 for code, out, err in runs:
                     self.assertEqual((code, err), (0, ""))
                     self.assertTrue(out.startswith("usage: heapref %s" % cmd), out)
+                    # ends its last line, or the shell's prompt follows it on that line
+                    self.assertTrue(out.endswith("\n") and not out.endswith("\n\n"), out[-80:])
                     self.assertEqual(out, runs[0][1])
                 self.assertNotIn("%%", runs[0][1])
 

@@ -25,6 +25,7 @@ import profile  # noqa: E402  (tests/e2e/profile.py, not the standard library's)
 import progs  # noqa: E402
 
 README = os.path.join(progs.ROOT, "README.md")
+QUICKSTART = os.path.join(progs.ROOT, "scripts", "quickstart.sh")
 heapref = progs.heapref
 
 
@@ -79,9 +80,24 @@ class Readme(unittest.TestCase):
         self.assertLess(max(others), kept[2], "another root keeps more than the janitor")
 
     def test_tags_rank_the_variables(self):
-        self.in_readme("go tool pprof -tags heapref.pb.gz")
-        out, _ = pprof("-tags", self.pb)
+        self.in_readme("go tool pprof -tags -tagshow=root heapref.pb.gz")
+        out, _ = pprof("-tags", "-tagshow=root", self.pb)
         self.assertEqual(tag_ranking(out, "root")[:3], self.expected, out)
+
+    def test_quickstart_shows_the_root_ranking(self):
+        """scripts/quickstart.sh's ranking step, run as it is written (its pprof options
+        and its `head`) on this profile: the `root` ranking, the three variables first,
+        not the goroutine labels (`created_by`, `goroutine` sort before `root`)."""
+        with open(QUICKSTART) as f:
+            line = next(l for l in f if l.startswith("go tool pprof -tags"))
+        m = re.fullmatch(r'go tool pprof (.*) "\$work/example\.pb\.gz" 2>/dev/null \| head -(\d+)\n',
+                         line)
+        self.assertTrue(m, line)
+        out, _ = pprof(*m.group(1).split(), self.pb)
+        shown = "".join(out.splitlines(True)[:int(m.group(2))])
+        self.assertTrue(shown.startswith(" root: "), shown)
+        self.assertNotIn("created_by", shown)
+        self.assertEqual(tag_ranking(shown, "root")[:3], self.expected, shown)
 
     def test_text_report_ranks_the_variables(self):
         self.in_readme("heapref analyze --text BINARY DUMP")
@@ -92,7 +108,7 @@ class Readme(unittest.TestCase):
         self.assertEqual([r for r in roots if r != "<other>"][:3], self.expected, out)
 
     def test_tagfocus_shows_one_variable(self):
-        self.in_readme("go tool pprof -top -cum -tagfocus=root=main.sessions heapref.pb.gz")
+        self.in_readme("go tool pprof -top -cum -unit=MB -tagfocus=root=main.sessions heapref.pb.gz")
         out, _ = pprof("-top", "-cum", "-nodefraction=0", "-unit=byte",
                        "-tagfocus=root=main.sessions", self.pb)
         total = int(re.search(r"Showing nodes accounting for (\d+)B", out).group(1))
