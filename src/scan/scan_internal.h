@@ -310,6 +310,7 @@ struct scan_ctx {
 	struct sync_types sync;
 	struct hr_scan_options opts;
 	bool record_types;         /* the dump's records type objects: pass 2 by record_follow() */
+	uint32_t g_type, sudog_type; /* runtime.g and runtime.sudog, 0 if DWARF has none */
 	bool keep_root_edges;      /* hr_scan_keep_root_edges() */
 	bool keep_goroutines;      /* hr_scan_keep_goroutines(): shares counted */
 	unsigned cpus;             /* usable processors, asked once: pass 2 drains millions of times */

@@ -389,6 +389,8 @@ static int ctx_init(struct scan_ctx *ctx, const struct hr_dump *dump, const stru
 	ctx->go_minor = go_minor_of(dump, bin);
 	ctx->cpus = hr_cpus_usable();
 	ctx->record_types = hr_dump_has_object_types(dump);
+	ctx->g_type = hr_binary_find_type(bin, "runtime.g");
+	ctx->sudog_type = hr_binary_find_type(bin, "runtime.sudog");
 	return load_types(ctx) || layout_load_itabs(ctx) ? HR_ENOMEM : HR_OK;
 }
 
@@ -769,6 +771,28 @@ static bool walk_pieces(struct walker *wk, struct region *r, uint64_t cfa,
 	return true;
 }
 
+/*
+ * A goroutine's own bookkeeping, which the runtime's frames point to while it waits
+ * (runtime.chanrecv.gp, runtime.chanrecv.mysg, runtime.selectgo.sg, ...): the root name
+ * for a variable pointing to a runtime.g or runtime.sudog, NULL for any other. Its
+ * memory is the goroutine's, not a variable's of the program.
+ */
+static const char *bookkeeping_root(const struct walker *wk, uint32_t type)
+{
+	const struct scan_tables *tb = &wk->tables;
+	const struct hr_type *t = hr_binary_type(tb->bin, layout_resolve(tb->bin, type));
+	uint32_t to;
+
+	if (t->shape != HR_SHAPE_POINTER || !t->target)
+		return NULL;
+	to = layout_resolve(tb->bin, t->target);
+	if (to && to == wk->ctx->g_type)
+		return "$goroutine (runtime.g)";
+	if (to && to == wk->ctx->sudog_type)
+		return "$goroutine (runtime.sudog)";
+	return NULL;
+}
+
 /* The variables DWARF places in frame f, walked as roots "pkg.Func.var". */
 static int walk_frame_vars(struct walker *wk, const struct hr_frame *f, struct region *r)
 {
@@ -804,8 +828,11 @@ static int walk_frame_vars(struct walker *wk, const struct hr_frame *f, struct r
 		if (!region_has_ptrs(r, addr, size ? size : tb->ps))
 			continue;
 		wk->res->sum.roots[HR_ROOT_FRAME_VAR]++;
-		set_root_name(wk, name, sizeof(name), "%s.%s",
-			      hr_binary_func(tb->bin, (size_t)fn)->name, v->name);
+		if (bookkeeping_root(wk, v->type))
+			set_root_name(wk, name, sizeof(name), "%s", bookkeeping_root(wk, v->type));
+		else
+			set_root_name(wk, name, sizeof(name), "%s.%s",
+				      hr_binary_func(tb->bin, (size_t)fn)->name, v->name);
 		walk_value(wk, r, addr, v->type, 0, M_VALUE, N_SAME, 0, N_ROOT, HR_CHAINS_NONE);
 	}
 	return wk->status;

@@ -7,6 +7,13 @@ one group: 1000 goroutines created by main.start, waiting in "chan receive", mar
 likely leaked, holding at least their 1000 buffers (the channel and each worker's
 waiting record, reached from their stacks too, come on top: at most 1 KiB a worker).
 
+testprogs/blocked parks 600 goroutines on channels for good (chan send, chan receive,
+select), each holding a heap buffer in a frame variable. While they wait, the runtime's
+own frames point to each one's g and to the sudogs that queue it: that memory is the
+goroutines' bookkeeping, charged to the roots `$goroutine (runtime.g)` and `$goroutine
+(runtime.sudog)` (with the goroutine's labels), not to runtime variables such as
+runtime.chansend.gp that topped the ranking.
+
 Environment: HEAPREF (the binary, set by ctest), HEAPREF_WORK (built programs, dumps).
 """
 
@@ -15,6 +22,7 @@ import sys
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import profile  # noqa: E402  (tests/e2e/profile.py, not the standard library's)
 import progs  # noqa: E402
 import reach  # noqa: E402
 
@@ -96,6 +104,64 @@ class Goroutines(unittest.TestCase):
         self.assertEqual(code, 0, err)
         self.assertIn("%d goroutines in " % len(self.d.goroutines), out.splitlines()[0])
         self.assertIn("LEAK?", out.splitlines()[2])
+
+
+
+G_ROOT, SUDOG_ROOT = "$goroutine (runtime.g)", "$goroutine (runtime.sudog)"
+
+
+class RuntimeBookkeeping(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.binary, cls.dump, cls.f = progs.prepare("blocked", progs.WORK)
+        cls.d = reach.load(cls.dump)
+        cls.pb = os.path.join(os.path.dirname(cls.dump), "bookkeeping.pb.gz")
+        code, _, err = heapref("analyze", "-o", cls.pb, cls.binary, cls.dump)
+        if code != 0:
+            raise AssertionError(err)
+        cls.p = profile.read(cls.pb)
+        cls.blocked = cls.f["senders"] + cls.f["receivers"] + cls.f["selectors"]
+
+    def own(self, chain):
+        return tuple(self.p.get(chain, (0, 0)))
+
+    def test_no_runtime_variable_holds_them(self):
+        roots = {c[0] for c in self.p}
+        for name in ("runtime.chansend.gp", "runtime.chanrecv.gp", "runtime.selectgo.gp",
+                     "runtime.chansend.mysg", "runtime.chanrecv.mysg"):
+            self.assertNotIn(name, roots)
+        self.assertIn(G_ROOT, roots)
+
+    def test_each_goroutine_g_is_its_own(self):
+        """Every blocked goroutine's g (the dump's goroutine records give its address;
+        the object there is the g) is charged to the g root itself: one object each,
+        of the g's size, and no more objects there than goroutines."""
+        gs = {self.d.find(g.addr) for g in self.d.goroutines} - {None}
+        size = {self.d.sizes[i] for i in gs}
+        self.assertEqual(len(size), 1, size)
+        objects, nbytes = self.own((G_ROOT,))
+        self.assertGreaterEqual(objects, self.blocked)
+        self.assertLessEqual(objects, len(gs))
+        self.assertEqual(nbytes, objects * size.pop())
+
+    def test_sudogs_are_bookkeeping(self):
+        """One sudog per blocked send or receive and one per case of each select: 800,
+        under the sudog root or below a g (its waiting list)."""
+        sudogs = (profile.cum(self.p, (SUDOG_ROOT,))[0] +
+                  profile.cum(self.p, (G_ROOT, "waiting. (*runtime.sudog)"))[0])
+        self.assertGreaterEqual(sudogs, self.f["senders"] + self.f["receivers"] +
+                                2 * self.f["selectors"])
+
+    def test_buffers_stay_on_their_frames(self):
+        size = reach.size_class(self.d, self.f["buf_size"])
+        for fn, key in (("main.send", "senders"), ("main.receive", "receivers"),
+                        ("main.choose", "selectors")):
+            self.assertEqual(profile.cum(self.p, (fn + ".buf",)),
+                             (self.f[key], self.f[key] * size), fn)
+
+    def test_totals_are_what_is_reachable(self):
+        r = reach.reachable(self.d)
+        self.assertEqual(profile.totals(self.p), (r.objects, r.bytes))
 
 
 if __name__ == "__main__":
