@@ -103,6 +103,14 @@ struct hr_reached_by hr_result_reached_by(const struct hr_scan_result *r, uint32
  * backing array).
  */
 uint32_t hr_result_type_of(const struct hr_scan_result *r, uint32_t obj, bool *array);
+/*
+ * For a closure (an object a func value points to, walked by its function's captured
+ * variables; hr_result_type_of() says 0): the index of that function in the binary
+ * (hr_binary_func()); -1 for any other object, or types not kept.
+ */
+int64_t hr_result_closure_of(const struct hr_scan_result *r, uint32_t obj);
+/* Whether obj is the bytes of a string the typed walk read (hr_result_type_of() says 0). */
+bool hr_result_is_string_data(const struct hr_scan_result *r, uint32_t obj);
 
 /* The root edges recorded (NULL, 0 if not kept). Owned by the result. */
 const struct hr_root_edge *hr_result_root_edges(const struct hr_scan_result *r, size_t *n);

@@ -106,7 +106,19 @@ uint32_t hr_result_type_of(const struct hr_scan_result *r, uint32_t obj, bool *a
 	uint32_t t = r->obj_type && obj < r->nobj ? r->obj_type[obj] : OBJ_TYPE_UNKNOWN;
 
 	*array = (t & OBJ_TYPE_ARRAY) != 0;
-	return t & ~OBJ_TYPE_ARRAY;
+	return t & OBJ_TYPE_CLOSURE || t == OBJ_TYPE_STRING_DATA ? 0 : t & ~OBJ_TYPE_ARRAY;
+}
+
+bool hr_result_is_string_data(const struct hr_scan_result *r, uint32_t obj)
+{
+	return r->obj_type && obj < r->nobj && r->obj_type[obj] == OBJ_TYPE_STRING_DATA;
+}
+
+int64_t hr_result_closure_of(const struct hr_scan_result *r, uint32_t obj)
+{
+	uint32_t t = r->obj_type && obj < r->nobj ? r->obj_type[obj] : OBJ_TYPE_UNKNOWN;
+
+	return t & OBJ_TYPE_CLOSURE && !(t & OBJ_TYPE_ARRAY) ? (int64_t)(t & ~OBJ_TYPE_CLOSURE) : -1;
 }
 
 const struct hr_root_edge *hr_result_root_edges(const struct hr_scan_result *r, size_t *n)

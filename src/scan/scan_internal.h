@@ -66,6 +66,7 @@ enum walk_mode {
 	M_TRIE,         /* a hash-trie's storage: its map, indirect and entry nodes */
 	M_POOL,         /* a sync.Pool's storage: per-P locals, dequeues */
 	M_DONE,         /* a frame whose children are already on the stack */
+	M_STRING_DATA,  /* a string's bytes: no view (type 0), recorded as such for --by-type */
 };
 
 /* How a frame of the walk is named in the chain tree. */
@@ -78,6 +79,7 @@ enum name_kind {
 	N_MAPKEY,       /* "$mapkey. (T)" */
 	N_MAPVAL,       /* "$mapval. (T)" */
 	N_POOLED,       /* "$pooled. (T)": a value in a sync.Pool */
+	N_CLOSURE,      /* "$closure. (F)": a func value's closure, a = F's function index */
 };
 
 /* A heap object waiting for pass 1: the typed view it was first reached by. */
@@ -465,6 +467,8 @@ void scan_root_edge(struct walker *wk, uint32_t node, uint32_t obj);
 /* What hr_scan_keep_types() records of an object besides a type id. */
 #define OBJ_TYPE_UNKNOWN 0u           /* reached by bitmap only (pass 2), or no view */
 #define OBJ_TYPE_ARRAY 0x80000000u    /* flag: an array of the type (a slice's backing array) */
+#define OBJ_TYPE_CLOSURE 0x40000000u  /* flag: a closure, of the function index in the rest */
+#define OBJ_TYPE_STRING_DATA 0x3fffffffu /* a string's bytes (no type id is this high) */
 
 /*
  * A static object (see follow_static() in walk.c) is walked by view v if its memory

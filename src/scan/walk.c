@@ -149,6 +149,9 @@ static void format_name(const struct scan_tables *tb, char *buf, size_t len, uns
 	case N_POOLED:
 		snprintf(buf, len, "$pooled. (%s)", type_name(tb, b));
 		break;
+	case N_CLOSURE:
+		snprintf(buf, len, "$closure. (%s)", hr_binary_func(tb->bin, (size_t)a)->name);
+		break;
 	default:
 		snprintf(buf, len, "$sub_objects$");
 		break;
@@ -365,10 +368,28 @@ static bool follow_charged(struct walker *wk, uint64_t value, uint32_t type, uin
 	return true;
 }
 
+/* The function of the closure at offset of heap object obj: its first word; -1 if none. */
+static int64_t closure_func_at(const struct scan_tables *tb, uint32_t obj, uint64_t offset)
+{
+	struct hr_object o = hr_dump_object(tb->dump, obj);
+
+	if (!o.data || offset > o.size || o.size - offset < tb->ps)
+		return -1;
+	return hr_image_func_at(&tb->img, hr_dump_word(tb->dump, o.data + offset));
+}
+
 void scan_queue_view(struct walker *wk, const struct work *w, bool pointer_free)
 {
-	if (wk->res->obj_type && w->type && w->type < OBJ_TYPE_ARRAY)
+	if (wk->res->obj_type && w->type && w->type < OBJ_TYPE_STRING_DATA)
 		wk->res->obj_type[w->obj] = w->type | (w->count ? OBJ_TYPE_ARRAY : 0);
+	else if (wk->res->obj_type && w->mode == M_STRING_DATA)
+		wk->res->obj_type[w->obj] = OBJ_TYPE_STRING_DATA;
+	else if (wk->res->obj_type && w->mode == M_CLOSURE) {
+		int64_t fn = closure_func_at(&wk->tables, w->obj, w->offset);
+
+		if (fn >= 0 && fn < OBJ_TYPE_STRING_DATA)
+			wk->res->obj_type[w->obj] = OBJ_TYPE_CLOSURE | (uint32_t)fn;
+	}
 	/* strings, []byte, structs of numbers: most objects of many heaps; queued, each
 	 * would cost a queue item, its prefetches and a copy of its bits, to do nothing */
 	if (!pointer_free && scan_enqueue(wk, w))
@@ -401,6 +422,32 @@ static void follow_word_to(struct walker *wk, uint64_t addr, uint32_t type, uint
 	if (follow_charged(wk, region_word(tb, r, addr), type, (uint32_t)count, mode,
 			   elem_name, aux, typed, to))
 		hr_bit_clear(r->bits, w);
+}
+
+/*
+ * The func value at addr of the walk's region (frame i): the closure it points to,
+ * charged to a child of i's node named after the closure's function ("$closure.
+ * (main.schedule.func1)") when it is a heap object, its captured variables below it.
+ */
+static void follow_closure(struct walker *wk, uint64_t addr, uint32_t i)
+{
+	const struct scan_tables *tb = &wk->tables;
+	const struct region *r = wk->region;
+	struct charge_to to = { .frame = i, .name = N_SAME };
+	uint64_t start, size, value;
+	int64_t obj, fn = -1;
+
+	if (addr >= r->addr && addr - r->addr < r->len) {
+		value = region_word(tb, r, addr);
+		obj = hr_dump_object_span_at(tb->dump, value, &start, &size);
+		if (obj >= 0 && !scan_visited(wk, (uint32_t)obj))
+			fn = closure_func_at(tb, (uint32_t)obj, value - start);
+	}
+	if (fn >= 0) {
+		to.name = N_CLOSURE;
+		to.a = (uint32_t)fn;
+	}
+	follow_word_to(wk, addr, 0, 0, M_CLOSURE, N_SAME, 0, true, &to);
 }
 
 /* Follows the pointer word at addr of r if the bitmap still has it; ticks it if settled. */
@@ -753,7 +800,7 @@ static bool start_frame(struct walker *wk, uint32_t i)
 		walk_unsafe_pointer(wk, i);
 		return false;
 	case HR_KIND_STRING:
-		follow_word(wk, f->addr, 0, 0, M_VALUE, N_SAME, 0, true, i);
+		follow_word(wk, f->addr, 0, 0, M_STRING_DATA, N_SAME, 0, true, i);
 		return false;
 	case HR_KIND_SLICE: {
 		uint64_t cap = region_word(tb, wk->region, f->addr + 2 * tb->ps);
@@ -774,7 +821,7 @@ static bool start_frame(struct walker *wk, uint32_t i)
 			    true, i);
 		return false;
 	case HR_KIND_FUNC:
-		follow_word(wk, f->addr, 0, 0, M_CLOSURE, N_SAME, 0, true, i);
+		follow_closure(wk, f->addr, i);
 		return false;
 	default:
 		break;
@@ -828,7 +875,7 @@ static bool walk_leaf(struct walker *wk, uint32_t parent, uint64_t addr, uint32_
 		follow_word_to(wk, addr, t->target, 0, mode, N_SAME, 0, t->target != 0, &to);
 		return true;
 	case HR_KIND_STRING:
-		follow_word_to(wk, addr, 0, 0, M_VALUE, N_SAME, 0, true, &to);
+		follow_word_to(wk, addr, 0, 0, M_STRING_DATA, N_SAME, 0, true, &to);
 		return true;
 	case HR_KIND_SLICE:
 		cap = region_word(tb, wk->region, addr + 2 * tb->ps);
@@ -843,9 +890,8 @@ static bool walk_leaf(struct walker *wk, uint32_t parent, uint64_t addr, uint32_
 		follow_word_to(wk, addr, layout_pointee(tb->bin, t->target), 0, M_CHAN, N_SAME,
 			       scan_resolve(tb, type), true, &to);
 		return true;
-	case HR_KIND_FUNC:
-		follow_word_to(wk, addr, 0, 0, M_CLOSURE, N_SAME, 0, true, &to);
-		return true;
+	case HR_KIND_FUNC: /* a frame of its own: its closure is named below it */
+		return false;
 	default:
 		return false;
 	}

@@ -157,7 +157,13 @@ static size_t type_leaf(const struct hr_view_sources *src, uint32_t i, char *buf
 	const char *name;
 	int n;
 
-	if (!t && hr_dump_object_type(src->model, i, &rt))
+	int64_t fn = t ? -1 : hr_result_closure_of(src->result, i);
+
+	if (fn >= 0)
+		n = snprintf(buf, cap, "type closure %s", hr_binary_func(src->bin, (size_t)fn)->name);
+	else if (!t && hr_result_is_string_data(src->result, i))
+		n = snprintf(buf, cap, "type string data");
+	else if (!t && hr_dump_object_type(src->model, i, &rt))
 		n = snprintf(buf, cap, "type %s%.*s", rt.prefix,
 			     (int)(rt.name.len < 400 ? rt.name.len : 400), (const char *)rt.name.ptr);
 	else {

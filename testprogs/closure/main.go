@@ -17,6 +17,7 @@ package main
 import (
 	"os"
 	"runtime"
+	"time"
 	"unsafe"
 
 	"heapref/testprogs/internal/dump"
@@ -28,6 +29,23 @@ var gFunc func() int
 
 // bufAddr is the captured buffer's address, recorded as a plain integer.
 var bufAddr uintptr
+
+// timerBufs 1 KiB buffers are captured by as many closures given to time.AfterFunc
+// (due in an hour): the runtime's timer heap holds the closures in its timers' arg (an
+// interface holding the func value), as a service's pending callbacks are held.
+const (
+	timerBufs   = 100
+	timerBuf    = 1024
+	timerClosed = "main.schedule.func1"
+)
+
+var sink int
+
+func schedule(i int) *time.Timer {
+	buf := make([]byte, timerBuf)
+	buf[0] = byte(i)
+	return time.AfterFunc(time.Hour, func() { sink += int(buf[0]) })
+}
 
 //go:noinline
 func makeClosure(n int) func() int {
@@ -47,6 +65,9 @@ func makeClosure(n int) func() int {
 
 func main() {
 	path := dump.Path(os.Args[1:])
+	for i := 0; i < timerBufs; i++ {
+		schedule(i)
+	}
 	n := os.Getpid()
 	gFunc = makeClosure(n)
 
@@ -70,6 +91,9 @@ func main() {
 	facts["kept_objects"] = 2
 	facts["kept_bytes"] = closureSize + bufSize
 	facts["call_result"] = gFunc()
+	facts["timer_bufs"] = timerBufs
+	facts["timer_buf"] = timerBuf
+	facts["timer_closure"] = timerClosed
 
 	dump.Write(path)
 	runtime.KeepAlive(gFunc)

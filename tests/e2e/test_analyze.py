@@ -621,11 +621,46 @@ class AnalyzeScenarios(AnalyzeTestCase):
             closure = size_at(d, f["ptr_main.gFunc"])
             buf = size_at(d, f["ptr_buf"])
             g = ("main.gFunc",)
+            node = g + ("$closure. (%s)" % f["closure_func_name"],)
             child = "buf. ([]uint8)" if go_minor(f["go_version"]) >= 23 else SUB
-            self.assertOwn(c, g, (1, closure))
-            self.assertChildren(c, g, {child})
-            self.assertOwn(c, g + (child,), (1, buf))
+            self.assertOwn(c, g, (0, 0))
+            self.assertChildren(c, g, {node[-1]})
+            self.assertOwn(c, node, (1, closure))
+            self.assertChildren(c, node, {child})
+            self.assertOwn(c, node + (child,), (1, buf))
             self.assertCum(c, g, (f["kept_objects_main.gFunc"], closure + buf))
+        self.each_flavor("closure", check)
+
+    def test_closures_held_by_timers(self):
+        """closure/main.go's 100 time.AfterFunc callbacks, each capturing a 1 KiB buffer,
+        held by the runtime's timers (arg, an interface holding the func value): every
+        closure object (code pointer and the captured slice: 32 bytes) is charged to a
+        node named after its function, `$closure. (main.schedule.func1)`, its buffer
+        below it as `buf. ([]uint8)` (closure offsets: Go >= 1.23). With --by-type the
+        closures are `type closure main.schedule.func1` and strings' bytes `type string
+        data`: what --by-type shows as `type ?` is exactly what the summary counts as
+        reached by fallback."""
+        def check(c):
+            f, d, p = c.facts, c.d, c.p
+            n = f["timer_bufs"]
+            node = "$closure. (%s)" % f["timer_closure"]
+            at = [ch for ch in p if ch[-1] == node]
+            self.assertTrue(at, show(p, ()))
+            self.assertEqual(tuple(map(sum, zip(*[own(p, ch) for ch in at]))),
+                             (n, n * size_class(d, 32)))
+            if go_minor(f["go_version"]) >= 23:
+                bufs = [own(p, ch + ("buf. ([]uint8)",)) for ch in at]
+                self.assertEqual(tuple(map(sum, zip(*bufs))),
+                                 (n, n * size_class(d, f["timer_buf"])))
+            out = os.path.join(_TMP[0], "closure-types-%s.pb.gz" % len(c.flavor))
+            code, _, err = heapref("analyze", "--by-type", "-o", out, c.binary, c.dump_path)
+            self.assertEqual(code, 0, err)
+            by_type = profile.load(out)
+            unknown = sum(v[0] for ch, v in by_type.items() if ch[-1] == "type ?")
+            fallback = int(re.search(r"by fallback [0-9.]+% \((\d+) objects\)", err).group(1))
+            self.assertEqual(unknown, fallback, err)
+            self.assertEqual(sum(v[0] for ch, v in by_type.items()
+                                 if ch[-1] == "type closure " + f["timer_closure"]), n)
         self.each_flavor("closure", check)
 
     def test_unsafecast(self):
