@@ -114,6 +114,9 @@ int hr_write_chain_diff(FILE *out, const struct hr_chains *old, const struct hr_
 struct hr_path_options {
 	unsigned paths;               /* paths to show (1: the one the analysis took) */
 	struct hr_heap_graph *graph;  /* for paths beyond the first (NULL if paths <= 1) */
+	const struct hr_image *img;   /* the binary where it ran, or NULL: for the names of
+				       * fields (the scan must have kept types) and of the
+				       * function that started a goroutine */
 };
 
 /*
@@ -121,7 +124,10 @@ struct hr_path_options {
  * objects through which the analysis reached it from a root (path 1), then up to
  * opt->paths - 1 more paths, each a shortest path through none of the objects of the
  * paths before (saying so when no more exist); each object with its address, size, the
- * name of its chain node and the offset of its word pointing to the next. A path of
+ * name of its chain node and its word pointing to the next: the offset, and, with
+ * opt->img and the types kept, the field, element or index it is (`.Prev`, `[3]`,
+ * `.slots[5].elem`). A root that is a goroutine's frame variable names the goroutine:
+ * id, the function that started it, its status or wait reason. A path of
  * more than 16 objects shows 8 at each end. Or that no root reaches it, or that addr is
  * in no heap object: then *found is false. The scan must have kept paths
  * (hr_scan_keep_paths()) and run both passes. Returns 0, HR_EIO or HR_ENOMEM.

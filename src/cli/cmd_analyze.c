@@ -440,7 +440,7 @@ bool inputs_swapped(const char *command, const char *binary, const char *dump)
 static int write_paths(const struct analyze_args *a, const struct analysis *an,
 		       struct hr_error *err)
 {
-	struct hr_path_options opt = { .paths = a->paths };
+	struct hr_path_options opt = { .paths = a->paths, .img = &an->an.img };
 	int rc = HR_OK, unanswered = 0;
 
 	if (a->paths > 1 &&
@@ -644,6 +644,7 @@ static struct hr_analysis_request request_of(const struct analyze_args *a)
 		.max_depth = a->max_depth, .full_chains = a->full_chains, .force = a->force,
 		.scan = { .threads = a->threads },
 		.paths = a->mode == MODE_WHY || a->mode == MODE_RETAINED,
+		.types = a->mode == MODE_WHY, /* the fields of a path's words */
 		.graph = a->mode == MODE_WHY && a->paths > 1,
 		.dominators = a->mode == MODE_RETAINED,
 		.goroutines = a->mode == MODE_GOROUTINES || a->goroutine_labels,

@@ -139,7 +139,7 @@ static const char why_usage[] =
 	"                   [--force] BINARY DUMP ADDRESS|TYPE...\n"
 	"       heapref why [options] --pid PID [--save-core FILE] [BINARY] ADDRESS|TYPE...\n"
 	"  for each address, the heap object holding it and why it is alive: the chain it\n"
-	"  is charged to and the objects through which a root reaches it (8 more bytes of\n"
+	"  is charged to and the objects through which a root reaches it (12 more bytes of\n"
 	"  memory per heap object than analyze); for a type (main.Item), the biggest\n"
 	"  reachable objects charged to a chain of that type, one path each; exit status 1\n"
 	"  when an address is in no heap object or no root reaches it, or no object has\n"

@@ -4,6 +4,7 @@
  * which a root reaches it (see writers.h; the scan must have kept paths).
  */
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,6 +20,92 @@ struct path_writer {
 	const struct hr_scan_result *result;
 	const struct hr_path_options *opt;
 };
+
+/* Appends to buf (len bytes used of cap) what fmt says; the text is cut at cap. */
+static size_t append(char *buf, size_t len, size_t cap, const char *fmt, ...) HR_PRINTF(4, 5);
+
+static size_t append(char *buf, size_t len, size_t cap, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (len >= cap)
+		return len;
+	va_start(ap, fmt);
+	n = vsnprintf(buf + len, cap - len, fmt, ap);
+	va_end(ap);
+	return n < 0 ? len : len + (size_t)n < cap ? len + (size_t)n : cap - 1;
+}
+
+static uint64_t type_size(const struct hr_binary *bin, uint32_t type)
+{
+	return hr_binary_type(bin, hr_binary_resolve_typedef(bin, type))->size;
+}
+
+/*
+ * Where offset off of a value of type falls, as Go would name it from the value: a
+ * struct's member (".Prev"), an array's element ("[3]"), and so on inwards
+ * (".slots[5].elem"), into buf after len bytes; the new length.
+ */
+static size_t name_offset(const struct hr_binary *bin, uint32_t type, uint64_t off, char *buf,
+			  size_t len, size_t cap)
+{
+	for (int depth = 0; depth < 32 && type; depth++) {
+		const struct hr_type *t = hr_binary_type(bin, hr_binary_resolve_typedef(bin, type));
+		const struct hr_member *m = NULL;
+		uint64_t es;
+
+		if (t->shape == HR_SHAPE_ARRAY) {
+			if (!(es = type_size(bin, t->elem)))
+				break;
+			len = append(buf, len, cap, "[%" PRIu64 "]", off / es);
+			off %= es;
+			type = t->elem;
+			continue;
+		}
+		if (t->shape != HR_SHAPE_STRUCT)
+			break;
+		for (uint32_t k = 0; k < t->member_count && !m; k++) {
+			const struct hr_member *c = hr_binary_member(bin, t->first_member + k);
+			uint64_t size = type_size(bin, c->type);
+
+			if (off >= c->offset && off - c->offset < (size ? size : 1))
+				m = c;
+		}
+		if (!m)
+			break;
+		len = append(buf, len, cap, ".%s", m->name);
+		off -= m->offset;
+		type = m->type;
+	}
+	return len;
+}
+
+/*
+ * The word at offset off of object obj as its type names it ("[12].Prev"), or "" when
+ * the walk did not read it by a type (or types were not kept).
+ */
+static const char *word_name(const struct path_writer *w, uint32_t obj, uint64_t off, char *buf,
+			     size_t cap)
+{
+	const struct hr_binary *bin = w->opt->img ? w->opt->img->bin : NULL;
+	bool array;
+	uint32_t type = hr_result_type_of(w->result, obj, &array);
+	uint64_t es;
+	size_t len = 0;
+
+	buf[0] = '\0';
+	if (!bin || !type)
+		return buf;
+	if (array) {
+		if (!(es = type_size(bin, type)))
+			return buf;
+		len = append(buf, len, cap, "[%" PRIu64 "]", off / es);
+		off %= es;
+	}
+	name_offset(bin, type, off, buf, len, cap);
+	return buf;
+}
 
 /* The offset of the first pointer word of holder that points into target, if any. */
 static bool word_pointing_into(const struct hr_dump *d, uint32_t holder, uint32_t target,
@@ -55,20 +142,76 @@ static void print_path_object(const struct path_writer *w, uint32_t obj, uint32_
 {
 	struct hr_object o = hr_dump_object(w->d, obj);
 	uint64_t off;
+	char name[256];
 
 	fprintf(w->out, "    0x%" PRIx64 " %12" PRIu64 " bytes   %s", o.addr, o.size,
 		charged_name(w, obj));
-	if (next != HR_SCAN_NOT_REACHED && word_pointing_into(w->d, obj, next, &off))
-		fprintf(w->out, "   its word +%" PRIu64 " points to the next", off);
+	if (next != HR_SCAN_NOT_REACHED && word_pointing_into(w->d, obj, next, &off)) {
+		if (word_name(w, obj, off, name, sizeof(name))[0])
+			fprintf(w->out, "   its %s (+%" PRIu64 ") points to the next", name, off);
+		else
+			fprintf(w->out, "   its word +%" PRIu64 " points to the next", off);
+	}
 	fputc('\n', w->out);
+}
+
+/*
+ * The goroutine (index in hr_dump_goroutines()) one of whose frames, of the function the
+ * root is named after ("main.handler" of main.handler.buf), holds a word pointing into
+ * obj; -1 when the root is no frame's.
+ */
+static int64_t root_goroutine(const struct path_writer *w, const char *root, uint32_t obj)
+{
+	size_t nf, len = strlen(root);
+	const struct hr_frame *f = hr_dump_frames(w->d, &nf);
+	struct hr_object o = hr_dump_object(w->d, obj);
+	uint32_t ps = hr_dump_params(w->d)->ptr_size;
+
+	for (size_t k = 0; k < nf; k++) {
+		size_t fl = f[k].func_name.len;
+
+		if (fl > len || memcmp(root, f[k].func_name.ptr, fl) || (len > fl && root[fl] != '.'))
+			continue;
+		for (uint64_t off = 0; off + ps <= f[k].contents.len; off += ps) {
+			uint64_t v = hr_dump_word(w->d, f[k].contents.ptr + off);
+
+			if (v >= o.addr && v - o.addr < o.size)
+				return f[k].goroutine;
+		}
+	}
+	return -1;
+}
+
+/* ", goroutine 42 (started by main.serve, chan receive)" for a frame variable's root. */
+static void print_root_goroutine(const struct path_writer *w, const char *root, uint32_t obj)
+{
+	size_t ng;
+	const struct hr_goroutine *g = hr_dump_goroutines(w->d, &ng);
+	int64_t i = root_goroutine(w, root, obj), fn;
+
+	if (i < 0 || (size_t)i >= ng)
+		return;
+	fprintf(w->out, ", goroutine %" PRIu64 " (", g[i].goid);
+	fn = w->opt->img ? hr_image_func_at(w->opt->img, g[i].gopc) : -1;
+	if (fn >= 0)
+		fprintf(w->out, "started by %s, ", hr_binary_func(w->opt->img->bin, (size_t)fn)->name);
+	if (g[i].wait_reason.len)
+		fprintf(w->out, "%s %.*s)", hr_goroutine_status_name(g[i].status),
+			(int)(g[i].wait_reason.len < 200 ? g[i].wait_reason.len : 200),
+			(const char *)g[i].wait_reason.ptr);
+	else
+		fprintf(w->out, "%s)", hr_goroutine_status_name(g[i].status));
 }
 
 /* A path of n objects (root first) from the root named root, as "path k". */
 static void print_objects(const struct path_writer *w, unsigned k, const char *how,
 			  const uint32_t *objs, size_t n, const char *root)
 {
-	fprintf(w->out, "  path %u%s: %zu object%s from %s\n    %s\n", k, how, n,
+	fprintf(w->out, "  path %u%s: %zu object%s from %s\n    %s", k, how, n,
 		n == 1 ? "" : "s", root, root);
+	if (n)
+		print_root_goroutine(w, root, objs[0]);
+	fputc('\n', w->out);
 	for (size_t i = 0; i < n; i++) {
 		if (n > 2 * PATH_ENDS_SHOWN && i == PATH_ENDS_SHOWN) {
 			fprintf(w->out, "    ... %zu more objects ...\n", n - 2 * PATH_ENDS_SHOWN);
@@ -290,7 +433,7 @@ int hr_write_paths_of_type(FILE *out, const struct hr_dump *d, const struct hr_c
 			   const char *type, bool *found, struct hr_error *err)
 {
 	struct path_writer w = { out, d, tree, result, opt };
-	struct hr_path_options one = { .paths = 1 };
+	struct hr_path_options one = { .paths = 1, .img = opt->img };
 	size_t keep = opt->paths ? opt->paths : 1, n;
 	uint32_t *best = malloc(keep * sizeof(*best));
 	uint64_t count, bytes;

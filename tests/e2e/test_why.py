@@ -36,8 +36,12 @@ HEAPREF, WORK = progs.HEAPREF, progs.WORK
 MAX_ASKED = 3000
 HEAD = re.compile(r"^0x([0-9a-f]+): (?:(not in any heap object)|in object 0x([0-9a-f]+) "
                   r"\((\d+) bytes\)(?:, kept alive by (.+)|(: no root reaches it.*)))$")
-STEP = re.compile(r"^    0x([0-9a-f]+) +(\d+) bytes   (.+?)(?:   its word \+(\d+) points to the "
-                  r"next)?$")
+# "its .next (+0) points to the next" where the walk read the object by a type, else
+# "its word +0 points to the next"
+STEP = re.compile(r"^    0x([0-9a-f]+) +(\d+) bytes   (.+?)(?:   its (?:word \+(\d+)|(\S+) \(\+(\d+)\)) "
+                  r"points to the next)?$")
+# a frame variable's root: ", goroutine 3 (started by main.main, waiting chan receive)"
+ROOT_GOROUTINE = re.compile(r"^, goroutine (\d+) \((?:started by (\S+), )?(\w+)(?: (.+))?\)$")
 PATH = re.compile(r"^  path (\d+)(?: \(the one the analysis took\))?: (\d+) objects? from (.+)$")
 NO_MORE = "  no other path avoids the objects of the paths above"
 TYPE_HEAD = re.compile(r"^(\S+): (?:(\d+) reachable objects, (\d+) bytes; the (\d+) biggest:|"
@@ -55,6 +59,8 @@ class Path:
         self.number, self.count, self.root = int(m.group(1)), int(m.group(2)), m.group(3)
         self.steps = []       # (address, size, offset of the word to the next or None)
         self.names = []       # the chain node name of each step's object
+        self.fields = []      # each step's word to the next as named (".next"), or None
+        self.goroutine = None  # (id, started by, status, wait reason) of a frame's root
         self.skipped = 0      # objects left out in the middle
 
 
@@ -98,14 +104,19 @@ def parse_why(text):
             a.no_more = True
         elif p and line == "    " + p.root:
             pass
+        elif p and line.startswith("    " + p.root + ", goroutine "):
+            g = ROOT_GOROUTINE.match(line[4 + len(p.root):])
+            assert g, "not a goroutine of a root: %r" % line
+            p.goroutine = (int(g.group(1)), g.group(2), g.group(3), g.group(4))
         elif MORE.match(line):
             p.skipped = int(MORE.match(line).group(1))
         else:
             s = STEP.match(line)
             assert s and p, "not a line of why's output: %r" % line
-            p.steps.append((int(s.group(1), 16), int(s.group(2)),
-                            int(s.group(4)) if s.group(4) else None))
+            off = s.group(4) or s.group(6)
+            p.steps.append((int(s.group(1), 16), int(s.group(2)), int(off) if off else None))
             p.names.append(s.group(3))
+            p.fields.append(s.group(5))
     parse_why.types = types
     return answers
 
@@ -160,6 +171,9 @@ class Why(unittest.TestCase):
         self.assertEqual(a.chain, ("main.head", "next. (*main.Node)"))
         self.assertEqual(a.count, 6)
         self.assertEqual(a.steps, [(n, size, off) for n in nodes[:5]] + [(nodes[5], size, None)])
+        # each hop named by its field, though the chain is folded into one name
+        self.assertEqual(a.paths[0].fields, [".next"] * 5 + [None])
+        self.assertIsNone(a.paths[0].goroutine)   # a global's
         a, = self.why("--full-chains", [nodes[5]])
         self.assertEqual(a.chain, ("main.head",) + ("next. (*main.Node)",) * 5)
 
@@ -182,9 +196,13 @@ class Why(unittest.TestCase):
         self.assertEqual(a.chain, ("main.tree", "Left. (*main.Tree)"))
         self.assertEqual([s[0] for s in a.steps], path)
         self.assertEqual([s[2] for s in a.steps], [0] * (depth - 1) + [None])
+        self.assertEqual(a.paths[0].fields, [".Left"] * (depth - 1) + [None])
         right_left = pointer_words(d, d.find(pointer_words(d, d.find(path[0]))[8]))[0]
         a, = self.why([right_left])
         self.assertEqual(a.chain, ("main.tree", "Right. (*main.Tree)"))
+        # Right is the second word of a Tree, Left the first
+        self.assertEqual(a.paths[0].fields, [".Right", ".Left"][:len(a.steps) - 1] + [None])
+        self.assertEqual([s[2] for s in a.steps][:2], [8, 0][:len(a.steps) - 1])
 
     def test_not_in_heap_and_usage(self):
         a, = self.why([8], status=1)
@@ -204,6 +222,21 @@ class Why(unittest.TestCase):
         code, out, _ = heapref("why", "--help")
         self.assertEqual(code, 0)
         self.assertTrue(out.startswith("usage: heapref why"), out)
+
+
+class WhyGoroutine(unittest.TestCase):
+    """goroutine/main.go: main.worker's buf, held only by its frame: the root names the
+    goroutine (the id the worker read from its own trace), the function whose go
+    statement started it (main.main) and its wait reason (read from runtime.Stack)."""
+
+    def test_frame_root_names_its_goroutine(self):
+        binary, dump, f = progs.prepare("goroutine", WORK)
+        code, out, err = heapref("why", binary, dump, "%#x" % f["ptr_worker.buf"])
+        self.assertEqual(code, 0, err)
+        a, = parse_why(out)
+        self.assertEqual(a.root, "main.worker.buf")
+        self.assertEqual(a.paths[0].goroutine,
+                         (f["worker_goid"], "main.main", "waiting", f["worker_wait_reason"]))
 
 
 class WhyEveryObject(unittest.TestCase):
