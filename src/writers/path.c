@@ -69,8 +69,8 @@ static size_t name_offset(const struct hr_binary *bin, uint32_t type, uint64_t o
 			const struct hr_member *c = hr_binary_member(bin, t->first_member + k);
 			uint64_t size = type_size(bin, c->type);
 
-			if (off >= c->offset && off - c->offset < (size ? size : 1))
-				m = c;
+			if (size && off >= c->offset && off - c->offset < size)
+				m = c; /* (a zero-size member shares its offset with the next) */
 		}
 		if (!m)
 			break;
@@ -155,31 +155,43 @@ static void print_path_object(const struct path_writer *w, uint32_t obj, uint32_
 	fputc('\n', w->out);
 }
 
+static bool frame_points_into(const struct path_writer *w, const struct hr_frame *f,
+			      const struct hr_object *o)
+{
+	uint32_t ps = hr_dump_params(w->d)->ptr_size;
+
+	for (uint64_t off = 0; off + ps <= f->contents.len; off += ps) {
+		uint64_t v = hr_dump_word(w->d, f->contents.ptr + off);
+
+		if (v >= o->addr && v - o->addr < o->size)
+			return true;
+	}
+	return false;
+}
+
 /*
  * The goroutine (index in hr_dump_goroutines()) one of whose frames, of the function the
- * root is named after ("main.handler" of main.handler.buf), holds a word pointing into
- * obj; -1 when the root is no frame's.
+ * root is named after ("main.handler" of main.handler.buf; the longest such name, as
+ * main.main.func1 of main.main.func1.x), holds a word pointing into obj; -1 when the
+ * root is no frame's.
  */
 static int64_t root_goroutine(const struct path_writer *w, const char *root, uint32_t obj)
 {
-	size_t nf, len = strlen(root);
+	size_t nf, len = strlen(root), best_len = 0;
 	const struct hr_frame *f = hr_dump_frames(w->d, &nf);
 	struct hr_object o = hr_dump_object(w->d, obj);
-	uint32_t ps = hr_dump_params(w->d)->ptr_size;
+	int64_t best = -1;
 
 	for (size_t k = 0; k < nf; k++) {
 		size_t fl = f[k].func_name.len;
 
-		if (fl > len || memcmp(root, f[k].func_name.ptr, fl) || (len > fl && root[fl] != '.'))
+		if (fl <= best_len || fl > len || memcmp(root, f[k].func_name.ptr, fl) ||
+		    (len > fl && root[fl] != '.') || !frame_points_into(w, &f[k], &o))
 			continue;
-		for (uint64_t off = 0; off + ps <= f[k].contents.len; off += ps) {
-			uint64_t v = hr_dump_word(w->d, f[k].contents.ptr + off);
-
-			if (v >= o.addr && v - o.addr < o.size)
-				return f[k].goroutine;
-		}
+		best = f[k].goroutine;
+		best_len = fl;
 	}
-	return -1;
+	return best;
 }
 
 /* ", goroutine 42 (started by main.serve, chan receive)" for a frame variable's root. */
