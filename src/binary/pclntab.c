@@ -225,18 +225,26 @@ bool pcln_find(const struct hr_pclntab *p, uint64_t pc, struct pcln_func *f)
 	return pcln_func_at_index(p, lo, f);
 }
 
-const char *pcln_name(const struct hr_pclntab *p, const struct pcln_func *f, size_t *len)
+/* A NUL-terminated string at offset at of the table; "" when there is none. */
+static const char *string_at(const struct hr_pclntab *p, uint64_t at, size_t *len)
 {
-	uint64_t at = p->funcnametab + (uint64_t)(uint32_t)f->name_off;
 	const char *s, *end;
 
 	*len = 0;
-	if (f->name_off < 0 || at >= p->len)
+	if (at >= p->len)
 		return "";
 	s = (const char *)p->tab + at;
 	end = memchr(s, 0, (size_t)(p->len - at));
 	*len = end ? (size_t)(end - s) : 0;
 	return end ? s : "";
+}
+
+const char *pcln_name(const struct hr_pclntab *p, const struct pcln_func *f, size_t *len)
+{
+	*len = 0;
+	if (f->name_off < 0)
+		return "";
+	return string_at(p, p->funcnametab + (uint64_t)(uint32_t)f->name_off, len);
 }
 
 bool hr_pclntab_func_at(const struct hr_pclntab *p, uint64_t pc, uint64_t *entry, const char **name,
@@ -335,20 +343,6 @@ uint64_t pcln_funcdata(const struct hr_pclntab *p, const struct pcln_func *f, ui
 		return 0;
 	off = u32_at(p, f->off + p->func_fields + 4 + f->npcdata * 4 + index * 4);
 	return off == UINT32_MAX ? 0 : p->gofunc + off;
-}
-
-/* A NUL-terminated string at offset at of the table; "" when there is none. */
-static const char *string_at(const struct hr_pclntab *p, uint64_t at, size_t *len)
-{
-	const char *s, *end;
-
-	*len = 0;
-	if (at >= p->len)
-		return "";
-	s = (const char *)p->tab + at;
-	end = memchr(s, 0, (size_t)(p->len - at));
-	*len = end ? (size_t)(end - s) : 0;
-	return end ? s : "";
 }
 
 /* The name of file fileno of f's compilation unit; false (and "") if there is none. */
