@@ -801,6 +801,7 @@ static int walk_frame_vars(struct walker *wk, const struct hr_frame *f, struct r
 	uint64_t cfa = f->sp + f->contents.len;
 	int64_t fn = hr_image_func_at(&tb->img, pc);
 	struct hr_error err = { 0 };
+	const char *bookkeeping;
 	char name[512];
 
 	if (fn < 0 || hr_image_func_vars(&tb->img, (size_t)fn, pc, &wk->fv, &err))
@@ -828,8 +829,8 @@ static int walk_frame_vars(struct walker *wk, const struct hr_frame *f, struct r
 		if (!region_has_ptrs(r, addr, size ? size : tb->ps))
 			continue;
 		wk->res->sum.roots[HR_ROOT_FRAME_VAR]++;
-		if (bookkeeping_root(wk, v->type))
-			set_root_name(wk, name, sizeof(name), "%s", bookkeeping_root(wk, v->type));
+		if ((bookkeeping = bookkeeping_root(wk, v->type)))
+			set_root_name(wk, name, sizeof(name), "%s", bookkeeping);
 		else
 			set_root_name(wk, name, sizeof(name), "%s.%s",
 				      hr_binary_func(tb->bin, (size_t)fn)->name, v->name);

@@ -855,9 +855,9 @@ static bool start_frame(struct walker *wk, uint32_t i)
 
 /*
  * The value at addr of `type`, a child of frame `parent` that holds a pointer word and
- * would be named (name, a, name_type): when its kind is a pointer, string, slice, map,
- * channel or func, walked as start_frame() would walk a frame of it, without pushing
- * one. Most values the walk meets are such. False for other kinds and modes: the caller
+ * would be named (name, a, name_type): when its kind is a pointer, string, slice, map
+ * or channel, walked as start_frame() would walk a frame of it, without pushing one (a
+ * func gets a frame: its closure is named below it). Most values the walk meets are such. False for other kinds and modes: the caller
  * pushes a frame.
  */
 static bool walk_leaf(struct walker *wk, uint32_t parent, uint64_t addr, uint32_t type,
