@@ -557,26 +557,6 @@ static int put_alloc_samples(struct gz_sink *s, const struct hr_dump *d)
 	return HR_OK;
 }
 
-/* Room for n lines of a location: lines[i] points to line[i]. */
-static int reserve_lines(Perftools__Profiles__Line **line, Perftools__Profiles__Line ***lines,
-			 size_t *cap, size_t n)
-{
-	size_t old = *cap;
-	Perftools__Profiles__Line **grown;
-
-	if (n <= old)
-		return HR_OK;
-	if (hr_array_reserve((void **)line, cap, n, sizeof(**line)))
-		return HR_ENOMEM;
-	grown = realloc(*lines, *cap * sizeof(**lines));
-	if (!grown) {
-		*cap = old; /* line may have moved: lines are set again before each use */
-		return HR_ENOMEM;
-	}
-	*lines = grown;
-	return HR_OK;
-}
-
 /*
  * Per frame record, in their order (frames are stored bucket by bucket): a location,
  * its function and their two strings. The location's lines are the frame's, then those
@@ -588,7 +568,7 @@ static int put_alloc_frames(struct gz_sink *s, const struct hr_dump *d)
 	Perftools__Profiles__Location loc = PERFTOOLS__PROFILES__LOCATION__INIT;
 	Perftools__Profiles__Line *line = NULL, **lines = NULL;
 	Perftools__Profiles__Function fn = PERFTOOLS__PROFILES__FUNCTION__INIT;
-	size_t nf, nb, cap = 0;
+	size_t nf, nb, line_cap = 0, lines_cap = 0;
 	const struct hr_memprof_frame *f = hr_dump_memprof_frames(d, &nf);
 	const struct hr_memprof_bucket *b = hr_dump_memprof_buckets(d, &nb);
 	int rc = HR_OK;
@@ -597,7 +577,9 @@ static int put_alloc_frames(struct gz_sink *s, const struct hr_dump *d)
 	for (size_t i = 0; i < nb && !s->failed && !rc; i++) {
 		uint32_t end = b[i].first_frame + b[i].frame_count;
 
-		rc = reserve_lines(&line, &lines, &cap, b[i].frame_count);
+		if (hr_array_reserve((void **)&line, &line_cap, b[i].frame_count, sizeof(*line)) ||
+		    hr_array_reserve((void **)&lines, &lines_cap, b[i].frame_count, sizeof(*lines)))
+			rc = HR_ENOMEM;
 		for (uint32_t k = b[i].first_frame; k < end && !s->failed && !rc; k++) {
 			loc.id = k + 1;
 			loc.n_line = 0;
