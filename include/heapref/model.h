@@ -53,6 +53,10 @@ enum hr_record_kind {
 	HR_REC_PANIC = 15,
 	HR_REC_MEMPROF = 16,
 	HR_REC_ALLOC_SAMPLE = 17,
+	HR_REC_GO_KINDS,        /* the kinds of go1.3 to go1.7 dumps end here */
+	/* only the pre-release go1.3 layout of seed 002 has these (numbered 4 and 5 there) */
+	HR_REC_STACK_ROOT = HR_REC_GO_KINDS,
+	HR_REC_DATA_ROOT,
 	HR_REC_KIND_COUNT
 };
 
@@ -160,6 +164,20 @@ struct hr_other_root {
 	uint64_t ptr;
 };
 
+/*
+ * A root given as one pointer and where it was found: the stack root and data root
+ * records of the pre-release go1.3 layout (docs/heap-dumps.md), which has no data or
+ * bss segment and no frame contents. Data roots come first, in the order of the file,
+ * then stack roots in the order of their goroutines' frames.
+ */
+#define HR_NO_FRAME UINT32_MAX
+struct hr_root_pointer {
+	uint64_t addr;          /* where the pointer was found (a global's, a frame's word) */
+	uint64_t ptr;
+	uint32_t frame;         /* a stack root's frame, index into hr_dump_frames(); or
+				 * HR_NO_FRAME for a data root */
+};
+
 struct hr_memprof_frame {
 	struct hr_bytes func;   /* the function whose code is at file:line */
 	struct hr_bytes file;
@@ -263,6 +281,7 @@ const struct hr_finalizer *hr_dump_queued_finalizers(const struct hr_dump *dump,
 const struct hr_itab *hr_dump_itabs(const struct hr_dump *dump, size_t *count);
 const struct hr_os_thread *hr_dump_os_threads(const struct hr_dump *dump, size_t *count);
 const struct hr_other_root *hr_dump_other_roots(const struct hr_dump *dump, size_t *count);
+const struct hr_root_pointer *hr_dump_root_pointers(const struct hr_dump *dump, size_t *count);
 const struct hr_memprof_bucket *hr_dump_memprof_buckets(const struct hr_dump *dump, size_t *count);
 const struct hr_memprof_frame *hr_dump_memprof_frames(const struct hr_dump *dump, size_t *count);
 const struct hr_alloc_sample *hr_dump_alloc_samples(const struct hr_dump *dump, size_t *count);
@@ -355,6 +374,7 @@ struct hr_provenance {
 	 * binary a core was read with; "" when unknown (go1.3 and go1.4 dumps record none) */
 	const char *go_version;
 	unsigned dump_format;    /* the N of a dump's "go1.N heap dump" header; 0 for a core */
+	bool prerelease;         /* go1.3 in the layout before Go 1.3's release (seed 002) */
 	const char *caveat;      /* one sentence on what could not be read exactly, or "" */
 };
 const struct hr_provenance *hr_dump_provenance(const struct hr_dump *dump);

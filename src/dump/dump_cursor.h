@@ -3,7 +3,8 @@
  * dump_cursor.h - reading a heap dump's primitives (uvarints, bools, strings) off the
  * mapping, with every read bounded by the end of the file and every failure naming
  * the file and byte offset. Shared by the parsers of each dump format: dump_reader.c
- * (go1.5 to go1.7) and dump_legacy.c (go1.3 and go1.4).
+ * (go1.5 to go1.7), dump_legacy.c (go1.3 and go1.4) and dump_prerelease.c (the
+ * pre-release go1.3 layout).
  */
 #ifndef HEAPREF_DUMP_CURSOR_H
 #define HEAPREF_DUMP_CURSOR_H
@@ -12,6 +13,7 @@
 
 struct half;
 struct legacy;
+struct prerelease;
 
 struct cursor {
 	struct hr_dump *d;
@@ -25,6 +27,7 @@ struct cursor {
 	const uint8_t *half_start; /* where it starts: a copy, read every record, of a field
 				    * whose cache line the other thread writes all the time */
 	struct legacy *legacy;   /* go1.3 and go1.4 dumps: what their records need; or NULL */
+	struct prerelease *pre;  /* the pre-release go1.3 layout: frames and roots to link */
 	uint64_t nrecords;
 };
 
@@ -90,8 +93,11 @@ typedef int (*record_parser)(struct cursor *c);
 
 /* Prepares c->legacy for a dump of format go1.<c->d->dump.minor> (3 or 4). */
 int legacy_begin(struct cursor *c);
-/* The parser of a record kind whose layout in format go1.minor differs from go1.5's, or NULL. */
-record_parser legacy_parser(unsigned minor, unsigned kind);
+/*
+ * The parser of a record kind whose layout in the dump's format (go1.3, go1.4, or the
+ * pre-release go1.3) differs from go1.5's and is read here, or NULL.
+ */
+record_parser legacy_parser(const struct cursor *c, unsigned kind);
 /*
  * next_field() of the older formats, whose field lists also have strings, slices and
  * interfaces: returns 1 with *off for each pointer word they hold, one per call (an
@@ -103,5 +109,20 @@ int legacy_next_field(struct cursor *c, const uint8_t *contents, uint64_t region
 int legacy_finish(struct cursor *c);
 /* Frees c->legacy (NULL is fine). */
 void legacy_end(struct cursor *c);
+
+/* --- the pre-release go1.3 layout (dump_prerelease.c) ---------------------------------- */
+
+/* Whether a go1.3 dump, its header read, is in the pre-release layout (seed 002). */
+bool prerelease_detect(const struct cursor *c);
+/* Marks the dump as such and prepares c->pre (c->legacy is needed too). */
+int prerelease_begin(struct cursor *c);
+/* A record kind of that layout as the model's kind (HR_REC_*), or HR_REC_KIND_COUNT. */
+unsigned prerelease_kind(uint64_t raw);
+/* The parser of a record kind only that layout has or lays out its own way, or NULL. */
+record_parser prerelease_parser(unsigned kind);
+/* After the last record: links frames into goroutines' stacks and roots to frames. */
+int prerelease_finish(struct cursor *c);
+/* Frees c->pre (NULL is fine). */
+void prerelease_end(struct cursor *c);
 
 #endif

@@ -17,6 +17,11 @@
  *     and in go1.3 the size of a channel's header;
  *   - go1.3 itab records hold whether the data word is a pointer, not a type.
  *
+ * The pre-release go1.3 layout (dump_prerelease.c) has the released go1.3's objects and
+ * itabs; its type records count their fields and number the kinds from 0 (0 pointer, 1
+ * string, 2 slice, 3 iface, 4 eface), and its params record has no architecture,
+ * GOEXPERIMENT or CPU count. Those two are read here too.
+ *
  * Objects keep the type their records give (go1.3: their own; both: the type of an
  * interface that points at them), for analyses without the binary's DWARF.
  */
@@ -245,15 +250,33 @@ static enum field_kind field_kind_of(unsigned minor, uint64_t kind)
 }
 
 /*
+ * Checks the offset (at `at`) of a field of `kind`: pointer-aligned, and the field inside
+ * the region_len bytes of `region`.
+ */
+static int check_field(struct cursor *c, const uint8_t *at, enum field_kind kind, uint64_t off,
+		       uint64_t region_len, const char *region)
+{
+	uint32_t ps = c->d->params.ptr_size;
+	uint64_t width = (uint64_t)field_width[kind] * ps;
+
+	if (off % ps)
+		return cur_fail(c, at, "field offset %" PRIu64 " is not a multiple of the pointer size %" PRIu32,
+			        off, ps);
+	if (off > region_len || region_len - off < width)
+		return cur_fail(c, at, "field at offset %" PRIu64 " (%" PRIu64 " bytes) lies outside the %s (%" PRIu64 " bytes)",
+			        off, width, region, region_len);
+	return HR_OK;
+}
+
+/*
  * Reads a field list entry's kind and offset (0 at the end of the list), checking that
  * the field lies inside the region_len bytes of `region`.
  */
 static int read_field(struct cursor *c, uint64_t region_len, const char *region,
 		      enum field_kind *kind, uint64_t *off)
 {
-	uint32_t ps = c->d->params.ptr_size;
 	const uint8_t *at = c->pos;
-	uint64_t k, width;
+	uint64_t k;
 	int rc = cur_uvarint(c, &k, "field kind");
 
 	if (rc)
@@ -267,15 +290,33 @@ static int read_field(struct cursor *c, uint64_t region_len, const char *region,
 			        c->d->dump.minor == 3 ? "want 1 pointer, 2 string, 3 slice, 4 iface, 5 eface, 0 end"
 			                         : "want 1 pointer, 2 iface, 3 eface, 0 end");
 	at = c->pos;
-	if ((rc = cur_uvarint(c, off, "field offset")))
+	if ((rc = cur_uvarint(c, off, "field offset")) ||
+	    (rc = check_field(c, at, *kind, *off, region_len, region)))
 		return rc;
-	if (*off % ps)
-		return cur_fail(c, at, "field offset %" PRIu64 " is not a multiple of the pointer size %" PRIu32,
-			        *off, ps);
-	width = (uint64_t)field_width[*kind] * ps;
-	if (*off > region_len || region_len - *off < width)
-		return cur_fail(c, at, "field at offset %" PRIu64 " (%" PRIu64 " bytes) lies outside the %s (%" PRIu64 " bytes)",
-			        *off, width, region, region_len);
+	return 1;
+}
+
+/*
+ * The same for the pre-release go1.3 layout, whose type records count their fields and
+ * number the kinds from 0 (0 pointer, 1 string, 2 slice, 3 iface, 4 eface).
+ */
+static int read_field_pre(struct cursor *c, uint64_t region_len, const char *region,
+			  enum field_kind *kind, uint64_t *off)
+{
+	const uint8_t *at = c->pos;
+	uint64_t k;
+	int rc = cur_uvarint(c, &k, "field kind");
+
+	if (rc)
+		return rc;
+	if (k >= LF_COUNT)
+		return cur_fail(c, at, "field kind %" PRIu64 " in the %s's field list (the pre-release "
+				"go1.3 layout: want 0 pointer, 1 string, 2 slice, 3 iface, 4 eface)", k, region);
+	*kind = (enum field_kind)k;
+	at = c->pos;
+	if ((rc = cur_uvarint(c, off, "field offset")) ||
+	    (rc = check_field(c, at, *kind, *off, region_len, region)))
+		return rc;
 	return 1;
 }
 
@@ -334,12 +375,43 @@ static int read_type_head(struct cursor *c, struct hr_type_record *t)
 	return HR_OK;
 }
 
-/* go1.3: the type record ends with its field list, offsets increasing inside the type. */
+/*
+ * How many fields the pre-release layout's type record says follow: at most one per
+ * two bytes left, so a count cannot claim more than the file holds.
+ */
+static int read_field_count(struct cursor *c, uint64_t *n)
+{
+	const uint8_t *at = c->pos;
+	int rc = cur_uvarint(c, n, "field count");
+
+	if (rc)
+		return rc;
+	if (*n > (uint64_t)(c->end - c->pos) / 2)
+		return cur_short(c, at, *n * 2, "fields");
+	return HR_OK;
+}
+
+/* The next field of a type record's list: 1 with kind and offset, 0 at its end. */
+static int next_type_field(struct cursor *c, const struct hr_type_record *t, uint64_t *left,
+			   enum field_kind *kind, uint64_t *off)
+{
+	if (!c->d->prov.prerelease)
+		return read_field(c, t->size, "type", kind, off);
+	if (!*left)
+		return 0;
+	--*left;
+	return read_field_pre(c, t->size, "type", kind, off);
+}
+
+/*
+ * go1.3: the type record ends with its field list, offsets increasing inside the type
+ * (ended by kind 0; the pre-release layout gives their count first).
+ */
 static int read_type_fields(struct cursor *c, const struct hr_type_record *t)
 {
 	struct legacy *l = c->legacy;
 	struct field_range *r = VEC_PUSH(l, type_fields);
-	uint64_t next = 0; /* where the next field may start */
+	uint64_t next = 0, left = 0; /* where the next field may start; how many are left */
 	enum field_kind kind;
 	uint64_t off;
 	const uint8_t *at;
@@ -350,7 +422,9 @@ static int read_type_fields(struct cursor *c, const struct hr_type_record *t)
 	if (l->fields_n >= UINT32_MAX)
 		return cur_fail(c, c->rec, "too many type fields");
 	*r = (struct field_range){ (uint32_t)l->fields_n, 0 };
-	for (at = c->pos; (rc = read_field(c, t->size, "type", &kind, &off)) == 1; at = c->pos) {
+	if (c->d->prov.prerelease && (rc = read_field_count(c, &left)))
+		return rc;
+	for (at = c->pos; (rc = next_type_field(c, t, &left, &kind, &off)) == 1; at = c->pos) {
 		struct type_field *f;
 
 		if (off < next)
@@ -445,6 +519,18 @@ static struct hr_bytes goarch_of(uint64_t letter)
 			return (struct hr_bytes){ (const uint8_t *)arches[i].goarch,
 						  strlen(arches[i].goarch) };
 	return (struct hr_bytes){ (const uint8_t *)"", 0 };
+}
+
+/* The pre-release go1.3 layout's params: no architecture, GOEXPERIMENT or CPU count. */
+static int parse_params_pre(struct cursor *c)
+{
+	int rc;
+
+	if ((rc = cur_params_begin(c)) ||
+	    (rc = cur_uvarint(c, &c->legacy->hchan_size, "channel header size")) ||
+	    (rc = cur_params_heap(c)))
+		return rc;
+	return cur_params_end(c);
 }
 
 static int parse_params_legacy(struct cursor *c)
@@ -558,11 +644,13 @@ static int parse_object13(struct cursor *c)
 	return typed_object(c, addr, contents, type, kind);
 }
 
-record_parser legacy_parser(unsigned minor, unsigned kind)
+record_parser legacy_parser(const struct cursor *c, unsigned kind)
 {
+	unsigned minor = c->d->dump.minor;
+
 	switch (kind) {
 	case HR_REC_PARAMS:
-		return parse_params_legacy;
+		return c->d->prov.prerelease ? parse_params_pre : parse_params_legacy;
 	case HR_REC_TYPE:
 		return minor == 3 ? parse_type13 : parse_type14;
 	case HR_REC_ITAB:

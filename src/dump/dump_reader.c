@@ -795,21 +795,33 @@ static int parse_header(struct cursor *c)
 	c->d->dump.minor = (unsigned)(h[4] - '0');
 	c->d->prov.dump_format = c->d->dump.minor;
 	c->pos += HEADER_LEN;
-	return HR_OK;
+	return prerelease_detect(c) ? prerelease_begin(c) : HR_OK;
 }
 
+
+/* The model's kind (HR_REC_*) of a record of kind `raw` in the dump's format; or
+ * HR_REC_KIND_COUNT for a kind the format does not have. */
+static unsigned kind_of(const struct cursor *c, uint64_t raw)
+{
+	if (c->pre)
+		return prerelease_kind(raw);
+	return raw < HR_REC_GO_KINDS ? (unsigned)raw : HR_REC_KIND_COUNT;
+}
 
 /* The parser of a record kind in the dump's format. */
 static record_parser parser_of(const struct cursor *c, unsigned kind)
 {
-	record_parser p = c->legacy ? legacy_parser(c->d->dump.minor, kind) : NULL;
+	record_parser p = c->pre ? prerelease_parser(kind) : NULL;
 
+	if (!p && c->legacy)
+		p = legacy_parser(c, kind);
 	return p ? p : parsers[kind];
 }
 
 static int parse_records(struct cursor *c)
 {
-	uint64_t kind;
+	uint64_t raw;
+	unsigned kind;
 	int rc;
 
 	while (c->pos < c->end) {
@@ -819,11 +831,12 @@ static int parse_records(struct cursor *c)
 			break;
 		c->rec = c->pos;
 		c->kind = HR_REC_KIND_COUNT;
-		if ((rc = cur_uvarint(c, &kind, "record kind")))
+		if ((rc = cur_uvarint(c, &raw, "record kind")))
 			return rc;
-		if (kind >= HR_REC_KIND_COUNT)
-			return cur_fail(c, c->rec, "unknown record kind %" PRIu64, kind);
-		c->kind = (unsigned)kind;
+		if ((kind = kind_of(c, raw)) == HR_REC_KIND_COUNT)
+			return cur_fail(c, c->rec, "unknown record kind %" PRIu64 "%s", raw,
+				        c->pre ? " (the pre-release go1.3 layout has 1 and 3 to 12)" : "");
+		c->kind = kind;
 		c->d->counts[kind]++;
 		c->nrecords++;
 		if (kind == HR_REC_EOF) {
@@ -832,7 +845,7 @@ static int parse_records(struct cursor *c)
 					        (uint64_t)(c->end - c->pos));
 			return HR_OK;
 		}
-		if ((rc = parser_of(c, (unsigned)kind)(c)))
+		if ((rc = parser_of(c, kind)(c)))
 			return rc;
 		if (kind == HR_REC_PARAMS && !c->legacy) /* the half reads go1.5+ objects only */
 			start_half(c);
@@ -882,6 +895,8 @@ static int parse_dump(struct hr_dump *d, struct hr_error *err)
 		rc = legacy_begin(&c);
 	if (!rc)
 		rc = parse_records(&c);
+	if (!rc && c.pre)
+		rc = prerelease_finish(&c);
 	drop_half(&c); /* if this thread failed or ended before reaching it */
 	if (!rc && !d->have_params)
 		rc = hr_error_set(err, HR_EINPUT, "%s: byte %zu: no params record in the dump",
@@ -891,6 +906,7 @@ static int parse_dump(struct hr_dump *d, struct hr_error *err)
 	if (!rc && c.legacy)
 		rc = legacy_finish(&c);
 	legacy_end(&c);
+	prerelease_end(&c);
 	if (rc)
 		return rc;
 	order_frames(d);

@@ -19,7 +19,7 @@ const char *hr_record_kind_name(unsigned kind)
 		"EOF", "object", "other root", "type", "goroutine", "stack frame",
 		"params", "finalizer", "itab", "OS thread", "memstats", "queued finalizer",
 		"data segment", "bss segment", "defer", "panic", "memory profile",
-		"alloc sample",
+		"alloc sample", "stack root", "data root",
 	};
 
 	return kind < HR_REC_KIND_COUNT ? names[kind] : "unknown";
@@ -52,6 +52,7 @@ void hr_dump_free(struct hr_dump *d)
 	free(d->itabs);
 	free(d->threads);
 	free(d->other_roots);
+	free(d->root_pointers);
 	free(d->buckets);
 	free(d->bucket_frames);
 	free(d->samples);
@@ -75,16 +76,17 @@ void hr_dump_describe(const struct hr_dump *d, char *buf, size_t len)
 {
 	static const char *const sources[] = { "dump", "core", "process" };
 	const struct hr_provenance *p = &d->prov;
-	char format[16];
+	char format[32];
 	const char *version = p->go_version;
 
 	if (!version[0] && p->dump_format) { /* go1.3 and go1.4 record no release */
-		snprintf(format, sizeof(format), "go1.%u", p->dump_format);
+		snprintf(format, sizeof(format), "go1.%u%s", p->dump_format,
+			 p->prerelease ? " pre-release" : "");
 		version = format;
 	}
-	snprintf(buf, len, "%s %.*s %s", version[0] ? version : "go?",
+	snprintf(buf, len, "%s %.*s%s%s", version[0] ? version : "go?",
 		 (int)d->params.goarch.len, (const char *)d->params.goarch.ptr,
-		 sources[p->source < 3 ? p->source : 0]);
+		 d->params.goarch.len ? " " : "", sources[p->source < 3 ? p->source : 0]);
 }
 
 /* --- accessors -------------------------------------------------------------------- */
@@ -211,6 +213,7 @@ ARRAY_ACCESSOR(hr_dump_queued_finalizers, struct hr_finalizer, queued)
 ARRAY_ACCESSOR(hr_dump_itabs, struct hr_itab, itabs)
 ARRAY_ACCESSOR(hr_dump_os_threads, struct hr_os_thread, threads)
 ARRAY_ACCESSOR(hr_dump_other_roots, struct hr_other_root, other_roots)
+ARRAY_ACCESSOR(hr_dump_root_pointers, struct hr_root_pointer, root_pointers)
 ARRAY_ACCESSOR(hr_dump_memprof_buckets, struct hr_memprof_bucket, buckets)
 ARRAY_ACCESSOR(hr_dump_memprof_frames, struct hr_memprof_frame, bucket_frames)
 

@@ -264,6 +264,7 @@ struct hr_dump {
 	VEC(struct hr_itab, itabs);
 	VEC(struct hr_os_thread, threads);
 	VEC(struct hr_other_root, other_roots);
+	VEC(struct hr_root_pointer, root_pointers);
 	VEC(struct hr_memprof_bucket, buckets);
 	VEC(struct hr_memprof_frame, bucket_frames);
 	VEC(struct hr_alloc_sample, samples);

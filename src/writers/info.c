@@ -22,7 +22,8 @@ struct goroutine_group {
 
 static void print_str(FILE *out, struct hr_bytes s)
 {
-	fwrite(s.ptr, 1, (size_t)s.len, out);
+	if (s.len) /* an absent string has no pointer: fwrite(NULL, ...) is undefined */
+		fwrite(s.ptr, 1, (size_t)s.len, out);
 }
 
 /* Objects the records of a go1.3 or go1.4 dump give a type. */
@@ -40,7 +41,8 @@ static size_t typed_objects(const struct hr_dump *d)
 static void print_format(FILE *out, const struct hr_provenance *prov)
 {
 	if (prov->source == HR_SOURCE_DUMP)
-		fprintf(out, "format:        go1.%u heap dump\n", prov->dump_format);
+		fprintf(out, "format:        go1.%u heap dump%s\n", prov->dump_format,
+			prov->prerelease ? ", the pre-release layout (roots as pointers)" : "");
 	else if (prov->source == HR_SOURCE_PROCESS)
 		fprintf(out, "format:        core of a live process (records: what a dump of it "
 			"would hold)\n");
@@ -60,6 +62,8 @@ static void print_header(FILE *out, const struct hr_dump *d)
 		/* the release is the format's; the params record holds GOEXPERIMENT */
 		fprintf(out, "go version:    go1.%u (the format's)\nGOEXPERIMENT:  ",
 			prov->dump_format);
+		if (prov->prerelease)
+			fprintf(out, "(not in this layout)");
 		print_str(out, hr_dump_goexperiment(d));
 		fprintf(out, "\ntyped objects: %zu of %zu, by the dump's type records\n",
 			typed_objects(d), hr_dump_object_count(d));
@@ -67,7 +71,10 @@ static void print_header(FILE *out, const struct hr_dump *d)
 		fprintf(out, "go version:    %s\n", prov->go_version[0] ? prov->go_version : "unknown");
 	}
 	fprintf(out, "arch:          ");
-	print_str(out, p->goarch);
+	if (p->goarch.len)
+		print_str(out, p->goarch);
+	else
+		fprintf(out, "unknown");
 	fprintf(out, " (%" PRIu32 "-byte pointers, %s-endian)", p->ptr_size,
 		p->big_endian ? "big" : "little");
 	if (p->ncpu)
@@ -82,8 +89,9 @@ static void print_records(FILE *out, const struct hr_dump *d)
 
 	fprintf(out, "records:\n");
 	for (kind = 0; kind < HR_REC_KIND_COUNT; kind++)
-		fprintf(out, "  %-18s %12" PRIu64 "\n", hr_record_kind_name(kind),
-			hr_dump_record_count(d, kind));
+		if (kind < HR_REC_GO_KINDS || hr_dump_provenance(d)->prerelease)
+			fprintf(out, "  %-18s %12" PRIu64 "\n", hr_record_kind_name(kind),
+				hr_dump_record_count(d, kind));
 }
 
 /* Histogram bucket of a size: b holds sizes in [2^b, 2^(b+1)). */
