@@ -637,6 +637,70 @@ static int leftover_segment_words(struct walker *wk, const struct region *r, con
 	return wk->status;
 }
 
+/*
+ * The data roots of a dump that gives its roots as pointers (the pre-release go1.3
+ * layout): each named by the global variable or ELF symbol holding its address, else by
+ * the address ("$data 0x601020"), what it leads to left to pass 2 as an untyped data
+ * word's. They come first among the root pointers.
+ */
+static int walk_data_root_pointers(struct walker *wk)
+{
+	const struct scan_tables *tb = &wk->tables;
+	size_t n;
+	const struct hr_root_pointer *r = hr_dump_root_pointers(tb->dump, &n);
+	char name[512];
+
+	for (size_t i = 0; i < n && r[i].frame == HR_NO_FRAME && !wk->status; i++) {
+		const struct hr_global *g;
+		const struct hr_symbol *sym;
+
+		if (!leads_somewhere(wk, r[i].ptr))
+			continue;
+		if ((g = hr_image_global_at(&tb->img, r[i].addr)))
+			set_root_name(wk, name, sizeof(name), "%s", g->name);
+		else if ((sym = hr_image_symbol_at(&tb->img, r[i].addr)))
+			set_root_name(wk, name, sizeof(name), "%s", sym->name);
+		else
+			set_root_name(wk, name, sizeof(name), "$data 0x%" PRIx64, r[i].addr);
+		wk->res->sum.roots[HR_ROOT_DATA_WORDS]++;
+		if (add_root_word(wk, r[i].ptr, root_node(wk, wk->root_name, wk->root_name_len)))
+			return HR_ENOMEM;
+	}
+	return wk->status;
+}
+
+/*
+ * The stack roots of such a dump, after its data roots, in the order of their frames:
+ * each named after its frame's function and charged to its goroutine, as a frame word
+ * no variable explains.
+ */
+static int walk_stack_root_pointers(struct walker *wk)
+{
+	const struct scan_tables *tb = &wk->tables;
+	size_t n, nf;
+	const struct hr_root_pointer *r = hr_dump_root_pointers(tb->dump, &n);
+	const struct hr_frame *frames = hr_dump_frames(tb->dump, &nf);
+	uint32_t node = HR_CHAINS_NONE, node_frame = HR_NO_FRAME;
+
+	for (size_t i = 0; i < n && !wk->status; i++) {
+		const struct hr_frame *f;
+
+		if (r[i].frame == HR_NO_FRAME || r[i].frame >= nf || !leads_somewhere(wk, r[i].ptr))
+			continue;
+		f = &frames[r[i].frame];
+		wk->cur_goroutine = f->goroutine + 1;
+		if (r[i].frame != node_frame) {
+			node = root_node(wk, (const char *)f->func_name.ptr, f->func_name.len);
+			node_frame = r[i].frame;
+			wk->res->sum.roots[HR_ROOT_FRAME_WORDS]++;
+		}
+		if (add_root_word(wk, r[i].ptr, node))
+			return HR_ENOMEM;
+	}
+	wk->cur_goroutine = 0;
+	return wk->status;
+}
+
 /* One goroutine's stack as a region: its frames, contiguous in memory, copied together. */
 struct stack {
 	struct region r;
@@ -665,7 +729,8 @@ static int build_stack(const struct scan_tables *tb, const struct hr_frame *f, s
 	for (size_t i = 0; i < n; i++) {
 		uint64_t at = f[i].sp - lo;
 
-		memcpy(st->mem + at, f[i].contents.ptr, f[i].contents.len);
+		if (f[i].contents.len) /* a frame of no contents may have no pointer */
+			memcpy(st->mem + at, f[i].contents.ptr, f[i].contents.len);
 		for (uint64_t w = 0; w < f[i].contents.len / tb->ps; w++)
 			if (hr_dump_frame_ptr_bit(tb->dump, &f[i], w))
 				hr_bit_set(st->bits, at / tb->ps + w);
@@ -887,10 +952,13 @@ static int walk_goroutines(struct walker *wk)
 	const struct hr_frame *frames = hr_dump_frames(tb->dump, &nf);
 	struct stack st = { 0 };
 	int rc = HR_OK;
+	/* the pre-release go1.3 layout's frames have no contents: its stack roots are the
+	 * words (walk_stack_root_pointers()) */
+	bool roots_as_pointers = hr_dump_provenance(tb->dump)->prerelease;
 
 	for (size_t i = 0; i < ng && !rc; i++) {
 		wk->cur_goroutine = (uint32_t)i + 1;
-		if (g[i].frame_count)
+		if (g[i].frame_count && !roots_as_pointers)
 			rc = walk_frames(wk, &frames[g[i].first_frame], g[i].frame_count, &st);
 	}
 	wk->cur_goroutine = 0;
@@ -1065,8 +1133,10 @@ int hr_scan_pass1(struct hr_scan *s, struct hr_error *err)
 	 */
 	if ((rc = statics_begin(&s->res, seg)) || (rc = walk_globals(wk, seg)) ||
 	    (rc = scan_walk_statics(wk)) || (rc = leftover_segment_words(wk, &seg[0], "data")) ||
-	    (rc = leftover_segment_words(wk, &seg[1], "bss")) || (rc = walk_goroutines(wk)) ||
-	    (rc = walk_finalizers(wk)) || (rc = walk_queued_and_other(wk)))
+	    (rc = leftover_segment_words(wk, &seg[1], "bss")) ||
+	    (rc = walk_data_root_pointers(wk)) || (rc = walk_goroutines(wk)) ||
+	    (rc = walk_stack_root_pointers(wk)) || (rc = walk_finalizers(wk)) ||
+	    (rc = walk_queued_and_other(wk)))
 		goto out;
 	rc = pass1_walk_heap(wk);
 out:

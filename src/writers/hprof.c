@@ -1031,6 +1031,37 @@ static int write_other_roots(struct hprof *h)
 	return rc;
 }
 
+/*
+ * A dump that gives its roots as pointers (the pre-release go1.3 layout): data roots as
+ * unknown roots, stack roots as Java-frame roots of their goroutine's thread.
+ */
+static int write_root_pointers(struct hprof *h)
+{
+	size_t n, nf;
+	const struct hr_root_pointer *r = hr_dump_root_pointers(h->dump, &n);
+	const struct hr_frame *frames = hr_dump_frames(h->dump, &nf);
+	const struct hr_goroutine *gs = hr_dump_goroutines(h->dump, &(size_t){ 0 });
+	int rc = HR_OK;
+
+	for (size_t i = 0; i < n && !rc; i++) {
+		const struct hr_frame *f = r[i].frame < nf ? &frames[r[i].frame] : NULL;
+		uint64_t ref = ref_of(h, r[i].ptr);
+
+		if (!f) {
+			rc = unknown_root(h, r[i].ptr);
+			continue;
+		}
+		if (!ref)
+			continue;
+		put_u1(&h->roots, SUB_ROOT_JAVA_FRAME);
+		put_id(&h->roots, ref);
+		put_u4(&h->roots, f->goroutine + 1); /* its thread, as write_roots() numbers them */
+		put_u4(&h->roots, r[i].frame - gs[f->goroutine].first_frame);
+		rc = roots_done(h) ? h->err->code : HR_OK;
+	}
+	return rc;
+}
+
 static int write_roots(struct hprof *h)
 {
 	size_t n;
@@ -1041,6 +1072,8 @@ static int write_roots(struct hprof *h)
 		rc = write_segment_roots(h, hr_dump_bss(h->dump));
 	for (size_t i = 0; i < n && !rc; i++)
 		rc = write_goroutine(h, &gs[i], (uint32_t)i + 1);
+	if (!rc)
+		rc = write_root_pointers(h);
 	return rc ? rc : write_other_roots(h);
 }
 
