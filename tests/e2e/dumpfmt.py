@@ -248,3 +248,154 @@ def convert(buf, minor):
         else:
             out.append(r.raw)
     return b"".join(out)
+
+
+# --- the pre-release go1.3 layout (seed 002) ------------------------------------------------
+#
+# Written from the description of the runtime patch that came before Go 1.3's release
+# (docs/heap-dumps.md): the header of go1.3, its own record kinds, roots as pointers.
+#   1 object     address, type address (0: none, no pointers), kind (0 one T, 1 array of
+#                T, 2 channel of T), contents
+#   3 EOF
+#   4 stack root address where the pointer was found, the pointer, its frame's sp
+#   5 data root  address where the pointer was found, the pointer
+#   6 other root description, pointer
+#   7 type       address, size, name, bool data-is-pointer, field count, then (kind,
+#                offset) pairs: 0 ptr, 1 string, 2 slice, 3 iface, 4 eface
+#   8 goroutine  address, top frame's sp, id, creating PC, status, bool system,
+#                bool background, wait since, wait reason
+#   9 frame      sp, parent's sp (0 at the bottom), entry PC, PC, function name
+#   10 params    bool big-endian, ptr size, channel header size, heap start, heap end
+#   11 finalizer object, funcval, code PC, argument type, object type
+#   12 itab      address, bool data-is-pointer
+
+PRE_OBJECT, PRE_EOF, PRE_STACK_ROOT, PRE_DATA_ROOT, PRE_OTHER_ROOT, PRE_TYPE, \
+    PRE_GOROUTINE, PRE_FRAME, PRE_PARAMS, PRE_FINALIZER, PRE_ITAB = (1, 3, 4, 5, 6, 7, 8, 9,
+                                                                     10, 11, 12)
+
+
+def _pre(kind, shape, *values):
+    return put_uvarint(kind) + b"".join(_put_field(c, v) for c, v in zip(shape, values))
+
+
+def pre_params(ptr_size, heap_start, heap_end, hchan_size=96, big_endian=0):
+    return _pre(PRE_PARAMS, "buuuu", big_endian, ptr_size, hchan_size, heap_start, heap_end)
+
+
+def pre_type(addr, size, name, data_is_ptr, pairs):
+    return (_pre(PRE_TYPE, "uusbu", addr, size, name, data_is_ptr, len(pairs)) +
+            b"".join(put_uvarint(k) + put_uvarint(o) for k, o in pairs))
+
+
+def pre_object(addr, type_addr, kind, contents):
+    return _pre(PRE_OBJECT, "uuus", addr, type_addr, kind, contents)
+
+
+def pre_itab(addr, data_is_ptr):
+    return _pre(PRE_ITAB, "ub", addr, data_is_ptr)
+
+
+def pre_stack_root(addr, ptr, frame_sp):
+    return _pre(PRE_STACK_ROOT, "uuu", addr, ptr, frame_sp)
+
+
+def pre_data_root(addr, ptr):
+    return _pre(PRE_DATA_ROOT, "uu", addr, ptr)
+
+
+def pre_other_root(description, ptr):
+    return _pre(PRE_OTHER_ROOT, "su", description, ptr)
+
+
+def pre_goroutine(addr, tos, goid, gopc, status, wait_reason, system=0, background=0,
+                  wait_since=0):
+    return _pre(PRE_GOROUTINE, "uuuuubbus", addr, tos, goid, gopc, status, system, background,
+                wait_since, wait_reason)
+
+
+def pre_frame(sp, parent, entry, pc, name):
+    return _pre(PRE_FRAME, "uuuus", sp, parent, entry, pc, name)
+
+
+def pre_finalizer(obj, fn, pc, arg_type, obj_type):
+    return _pre(PRE_FINALIZER, "uuuuu", obj, fn, pc, arg_type, obj_type)
+
+
+def pre_eof():
+    return put_uvarint(PRE_EOF)
+
+
+def _word(buf, off, ps):
+    return int.from_bytes(buf[off:off + ps], "little")
+
+
+def _pre_goroutine_and_frames(g, frames, ps):
+    """A goroutine and its frames (go1.5 records, depth order) in the pre-release layout:
+    the goroutine names its top frame, each frame its parent, each pointer word of a
+    frame becomes a stack root."""
+    addr, _sp, goid, gopc, status, system, background, since, reason = g.fields[:9]
+    out = [pre_goroutine(addr, frames[0].fields[0] if frames else 0, goid, gopc, status,
+                         reason, system, background, since)]
+    for i, f in enumerate(frames):
+        sp, _depth, _child, contents, entry, pc, _cont, name, offsets = f.fields
+        parent = frames[i + 1].fields[0] if i + 1 < len(frames) else 0
+        out.append(pre_frame(sp, parent, entry, pc, name))
+        out += [pre_stack_root(sp + o, _word(contents, o, ps), sp) for o in sorted(set(offsets))]
+    return out
+
+
+def convert_prerelease(buf):
+    """A go1.5-go1.7 dump rewritten in the pre-release go1.3 layout, the same heap.
+
+    Objects get types as convert() gives go1.3 objects (field kinds renumbered); every
+    pointer word of the data and bss segments becomes a data root, every pointer word of
+    a frame a stack root of that frame; a queued finalizer's two pointers become other
+    roots. What the layout cannot say is left out: OS threads, memstats, defers, panics,
+    the memory profile."""
+    _, recs = split(buf)
+    ps = 8
+    out = [GO13_HEADER]
+    synth = {}
+    g, frames = None, []
+    for r in recs:
+        f = r.fields
+        if r.kind != FRAME and g is not None:
+            out += _pre_goroutine_and_frames(g, frames, ps)
+            g, frames = None, []
+        if r.kind == PARAMS:
+            big, ps, lo, hi = f[:4]
+            out.append(pre_params(ps, lo, hi, big_endian=big))
+        elif r.kind == OBJECT:
+            addr, contents, offsets = f
+            if not offsets:
+                out.append(pre_object(addr, 0, 0, contents))
+                continue
+            key = (len(contents), tuple(offsets))
+            if key not in synth:
+                taddr = SYNTH_TYPE_BASE + 0x100 * len(synth)
+                synth[key] = taddr
+                out.append(pre_type(taddr, len(contents), "heapref.t%d" % len(synth), 1,
+                                    [(0, o) for o in sorted(set(offsets))]))
+            out.append(pre_object(addr, synth[key], 0, contents))
+        elif r.kind == TYPE:
+            addr, size, name, ptr = f
+            out.append(pre_type(addr, size, name, ptr, []))
+        elif r.kind == ITAB:
+            out.append(pre_itab(f[0], 1))
+        elif r.kind == GOROUTINE:
+            g = r
+        elif r.kind == FRAME:
+            frames.append(r)
+        elif r.kind in (DATA, BSS):
+            addr, contents, offsets = f
+            out += [pre_data_root(addr + o, _word(contents, o, ps)) for o in sorted(set(offsets))]
+        elif r.kind == OTHER_ROOT:
+            out.append(pre_other_root(*f))
+        elif r.kind == FINALIZER:
+            out.append(pre_finalizer(*f))
+        elif r.kind == QUEUED_FINALIZER:
+            out += [pre_other_root(b"queued finalizer", f[0]),
+                    pre_other_root(b"queued finalizer func", f[1])]
+        elif r.kind == EOF:
+            out.append(pre_eof())
+    return b"".join(out)

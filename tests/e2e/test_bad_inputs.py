@@ -730,15 +730,16 @@ class Cases:
         byte and flipped at every byte; and the faults only their layouts can have."""
         lab = self.lab
         refused = "refused; nothing written, out.pb.gz untouched"
-        for minor, build in ((3, test_legacy.fixture13), (4, test_legacy.fixture14)):
+        for fmt, build in (("go1.3", test_legacy.fixture13), ("go1.4", test_legacy.fixture14),
+                           ("pre-release go1.3", test_legacy.fixture_pre)):
             buf = build()
-            name = lab.write("go1.%d.dump" % minor, buf)
+            name = lab.write("%s.dump" % fmt.replace("pre-release ", "pre-"), buf)
             info = lab.run("info", name)
             ana = lab.run("analyze", "-o", "out.pb.gz", name)
             probs = crash(info) + crash(ana)
             probs += [] if info.code == 0 else ["info exit %d: %s" % (info.code, info.err)]
             probs += [] if ana.code == 0 else ["analyze exit %d: %s" % (ana.code, ana.err)]
-            lab.add("hand-made go1.%d dump (test_legacy's, %d bytes), no binary" % (minor, len(buf)),
+            lab.add("hand-made %s dump (test_legacy's, %d bytes), no binary" % (fmt, len(buf)),
                     "%s, %s" % (cmd("info", name), cmd("analyze -o out.pb.gz", name)), "0, 0",
                     "", probs, "read; analysed by the dump's type records")
             probs, cut, flipped = [], 0, collections.Counter()
@@ -753,7 +754,7 @@ class Cases:
                 probs += crash(res)
                 if res.code != 0:
                     probs += lab.refusal(res, 1, ["flip.dump"], True)
-            lab.add("go1.%d dump cut at every byte, and every byte XOR 0xFF in turn" % minor,
+            lab.add("%s dump cut at every byte, and every byte XOR 0xFF in turn" % fmt,
                     "%d files each; %s, %s" % (len(buf), cmd("info", "prefix.dump"),
                                                cmd("analyze -o out.pb.gz", "flip.dump")),
                     "1; 0 or 1", "(varies)", probs,
@@ -774,6 +775,30 @@ class Cases:
                 dumpfmt.put_uvarint(dumpfmt.OBJECT) + dumpfmt.put_uvarint(heap[0]) +
                 dumpfmt.put_string(b"\0" * 16) + dumpfmt.put_kind_fields([(4, 0)])),
         }
+        pre = dumpfmt.GO13_HEADER + dumpfmt.pre_params(8, *heap)
+        goroutine = dumpfmt.pre_goroutine(0xC000001000, 0xC000100000, 1, 0x401000, 4, b"chan receive")
+        frame = dumpfmt.pre_frame(0xC000100000, 0, 0x401000, 0x401010, b"main.worker")
+        bad_pre = {
+            "pre-release go1.3 type record with field kind 5": (
+                pre, dumpfmt.pre_type(0x9999, 16, "main.T", 1, [(5, 0)])),
+            "pre-release go1.3 type record claiming 10^9 fields": (
+                pre, dumpfmt.pre_type(0x9999, 16, "main.T", 1, [])[:-1] +
+                dumpfmt.put_uvarint(10 ** 9)),
+            "pre-release go1.3 record of kind 2 (the released layout's other root)": (
+                pre, dumpfmt.put_uvarint(2)),
+            "pre-release go1.3 frames whose parents loop": (
+                pre, goroutine + dumpfmt.pre_frame(0xC000100000, 0xC000100100, 0x401000, 0x401010, b"main.worker") +
+                dumpfmt.pre_frame(0xC000100100, 0xC000100000, 0x402000, 0x402010, b"main.main")),
+            "pre-release go1.3 frame on no goroutine's stack": (
+                pre, goroutine + frame +
+                dumpfmt.pre_frame(0xC000200000, 0, 0x402000, 0x402010, b"main.orphan")),
+            "pre-release go1.3 stack root in no frame": (
+                pre, goroutine + frame + dumpfmt.pre_stack_root(0xC000300000, heap[0], 0xC000300000)),
+        }
+        for what, (head, rec) in bad_pre.items():
+            name = lab.write("old.dump", head + rec + dumpfmt.pre_eof())
+            self.both_alone(what, name, len(head), refused)
+            lab.remove(name)
         for what, (head, rec) in bad.items():
             name = lab.write("old.dump", head + rec + dumpfmt.encode(dumpfmt.EOF, []))
             self.both_alone(what, name, len(head), refused)

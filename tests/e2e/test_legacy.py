@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
-"""End-to-end tests of the go1.3 and go1.4 heap dump formats.
+"""End-to-end tests of the go1.3 and go1.4 heap dump formats, and of the pre-release go1.3
+layout (seed 002: roots as pointers at addresses).
 
 No Go toolchain that old runs here, so the dumps are made by tests/e2e/dumpfmt.py from
 the layouts (docs/heap-dumps.md):
@@ -133,6 +134,43 @@ def fixture14():
     return b"".join(r)
 
 
+T_BLOCK = 0x500800        # pre-release fixture: the type of G1
+STACK = 0xC000100000      # its goroutine's two frames: main.worker (top), main.main
+STACK_MAIN = STACK + 0x100
+G_ADDR = 0xC000001000
+
+
+def fixture_pre(frames=None, stack_roots=None):
+    """The same heap in the pre-release go1.3 layout: the data segment's pointer words as
+    data roots, G1 and U2 as stack roots of main.worker and main.main. The records come
+    in an order the reader must put right: main.main's frame and stack root before
+    main.worker's. Fields are counted, kinds numbered from 0 (0 ptr ... 3 iface)."""
+    P = dumpfmt
+    r = [P.GO13_HEADER, P.pre_params(8, H, H + 0x10000), P.pre_itab(ITAB, 1),
+         P.pre_type(T_ENTRY, 64, "main.Entry", 1, [(0, 0), (1, 8), (2, 24), (3, 48)]),
+         P.pre_type(T_BYTE, 1, "uint8", 0, []),
+         P.pre_type(T_NODE, 16, "main.Node", 1, [(0, 0)]),
+         P.pre_type(T_CACHE, 48, "main.Cache", 1, []),
+         P.pre_type(T_BLOCK, 64, "main.Block", 1, [(0, 0)])]
+    typed = {"E1": (T_ENTRY, 0), "E2": (T_ENTRY, 0), "B1": (T_BYTE, 1), "B2": (T_BYTE, 1),
+             "C1": (T_CACHE, 0), "N1": (T_NODE, 0), "N2": (T_NODE, 0), "N3": (T_NODE, 0),
+             "G1": (T_BLOCK, 0)}
+    for name in OBJ:
+        t, kind = typed.get(name, (0, 0))
+        r.append(P.pre_object(addr(name), t, kind, contents(name)))
+    r.append(P.pre_goroutine(G_ADDR, STACK, 1, 0x401000, 4, b"chan receive"))
+    r += frames if frames is not None else [
+        P.pre_frame(STACK_MAIN, 0, 0x402000, 0x402040, b"main.main"),
+        P.pre_frame(STACK, STACK_MAIN, 0x401000, 0x401010, b"main.worker")]
+    r += stack_roots if stack_roots is not None else [
+        P.pre_stack_root(STACK_MAIN + 8, addr("U2"), STACK_MAIN),
+        P.pre_stack_root(STACK, addr("G1"), STACK)]
+    r += [P.pre_data_root(DATA, addr("E1")), P.pre_data_root(DATA + 8, addr("N1")),
+          P.pre_data_root(DATA + 0x10, T_PITEM), P.pre_data_root(DATA + 0x18, addr("I1")),
+          P.pre_eof()]
+    return b"".join(r)
+
+
 def size(*names):
     return sum(OBJ[n][1] for n in names)
 
@@ -161,6 +199,20 @@ FIGURES = {
         ("$data+0x18", "$ref. (main.Item)"): (1, size("I1")),
         ("main.worker",): (2, size("G1", "U2")),
     },
+}
+
+
+# The pre-release fixture, worked out the same way. Data roots are named by their address;
+# the type word of the data segment's eface leads nowhere, and I1 is named by nothing (no
+# field list says an eface holds it). main.worker's root is walked before main.main's
+# (frames in depth order, whatever the order of the records), so G1 and U2 are its.
+FIGURES_PRE = {
+    ("$data 0x600000", "$ref. (main.Entry)"): (4, size("E1", "E2", "S1", "S2")),
+    ("$data 0x600000", "$ref. (main.Entry)", "$ref. ([]uint8)"): (2, size("B1", "B2")),
+    ("$data 0x600000", "$ref. (main.Entry)", "$ref. (main.Cache)"): (1, size("C1")),
+    ("$data 0x600008", "$ref. (main.Node)"): (3, size("N1", "N2", "N3")),
+    ("$data 0x600018",): (1, size("I1")),
+    ("main.worker", "$ref. (main.Block)"): (2, size("G1", "U2")),
 }
 
 
@@ -255,6 +307,136 @@ class Fixtures(unittest.TestCase):
                                check=False)
         self.assertEqual(code, 2)
         self.assertIn("is a go1.7 heap dump: give the binary that wrote it too", err)
+
+
+class Prerelease(unittest.TestCase):
+    """The pre-release go1.3 layout of seed 002: hand-made, and real dumps rewritten."""
+
+    @classmethod
+    def setUpClass(cls):
+        os.makedirs(WORK, exist_ok=True)
+        cls.dir = tempfile.mkdtemp(prefix="prerelease-", dir=WORK)
+        cls.dump = os.path.join(cls.dir, "fixture-pre.dump")
+        with open(cls.dump, "wb") as f:
+            f.write(fixture_pre())
+
+    def test_analysed_alone(self):
+        out = os.path.join(self.dir, "pre.pb.gz")
+        _, _, err = heapref("analyze", "-o", out, self.dump)
+        self.assertIn("heapref: go1.3 pre-release dump: %d objects, %d bytes" % (
+            len(OBJ), size(*OBJ)), err)
+        prof = as_tuples(profile.load(out))
+        self.assertEqual(prof, FIGURES_PRE)
+        reached = set(OBJ) - {"U1"}
+        self.assertEqual(profile.totals(prof), (len(reached), size(*reached)))
+
+    def test_info(self):
+        _, out, _ = heapref("info", self.dump)
+        self.assertIn("format:        go1.3 heap dump, the pre-release layout (roots as pointers)",
+                      out)
+        self.assertIn("arch:          unknown (8-byte pointers, little-endian)", out)
+        self.assertRegex(out, r"\n  stack root +2\n  data root +4\n")
+        self.assertRegex(out, r"\n  stack frame +2\n")
+        # 9 objects of the 14 name their own type
+        self.assertIn("typed objects: 9 of %d, by the dump's type records" % len(OBJ), out)
+
+    def test_goroutine_has_its_frames_in_order(self):
+        """The frames are linked from the goroutine's top frame: main.worker above
+        main.main, and what its stack roots hold is the goroutine's."""
+        _, out, _ = heapref("goroutines", self.dump)
+        self.assertRegex(out, r"\n +%d +2 +1 +waiting +chan receive .* main\.worker <- main\.main\n"
+                         % size("G1", "U2"))
+
+    def test_bad_links_are_refused(self):
+        P = dumpfmt
+        cases = {
+            "the frame at sp 0xc000200000 is on no goroutine's stack": dict(frames=[
+                P.pre_frame(STACK_MAIN, 0, 0x402000, 0x402040, b"main.main"),
+                P.pre_frame(STACK, STACK_MAIN, 0x401000, 0x401010, b"main.worker"),
+                P.pre_frame(0xC000200000, 0, 0x401000, 0x401010, b"main.orphan")]),
+            "the frame at sp 0xc000100000 is on a stack twice (its parents loop, or two "
+            "goroutines share it)": dict(frames=[
+                P.pre_frame(STACK_MAIN, STACK, 0x402000, 0x402040, b"main.main"),
+                P.pre_frame(STACK, STACK_MAIN, 0x401000, 0x401010, b"main.worker")]),
+            "the frame's parent, at sp 0xc000100100, has no stack frame record": dict(frames=[
+                P.pre_frame(STACK, STACK_MAIN, 0x401000, 0x401010, b"main.worker")],
+                stack_roots=[]),
+            "the stack root's frame, at sp 0xc000300000, has no stack frame record": dict(stack_roots=[
+                P.pre_stack_root(STACK, addr("G1"), 0xC000300000)]),
+            "a second stack frame record with sp 0xc000100000": dict(frames=[
+                P.pre_frame(STACK_MAIN, 0, 0x402000, 0x402040, b"main.main"),
+                P.pre_frame(STACK, STACK_MAIN, 0x401000, 0x401010, b"main.worker"),
+                P.pre_frame(STACK, 0, 0x401000, 0x401010, b"main.again")]),
+        }
+        for i, (want, kw) in enumerate(cases.items()):
+            with self.subTest(want=want):
+                path = os.path.join(self.dir, "bad-%d.dump" % i)
+                with open(path, "wb") as f:
+                    f.write(fixture_pre(**kw))
+                code, _, err = heapref("info", path, check=False)
+                self.assertEqual(code, 1, err)
+                self.assertRegex(err, r"^heapref: %s: byte \d+: " % path)
+                self.assertIn(want, err)
+                self.assertEqual(len(err.strip().splitlines()), 1, err)
+
+    def test_released_go13_still_read(self):
+        """The released go1.3 layout (params first, kind 6) is not taken for it."""
+        path = os.path.join(self.dir, "released.dump")
+        with open(path, "wb") as f:
+            f.write(fixture13())
+        _, out, _ = heapref("info", path)
+        self.assertIn("format:        go1.3 heap dump\n", out)
+
+    PROGRAMS = ["cache", "list", "goroutine", "iface", "finalizer"]
+
+    def check_program(self, name):
+        """Every pointer word of the original's segments and frames becomes a root
+        pointer: the same objects are reached, and the program's own roots keep what
+        they kept, a data root named by the global holding it, a stack root by its
+        frame's function (a frame variable's memory summed over its function)."""
+        binary, dump, _ = progs.prepare(name, WORK)
+        d = tempfile.mkdtemp(prefix="prerelease-%s-" % name, dir=WORK)
+        base = os.path.join(d, "orig.pb.gz")
+        heapref("analyze", "-o", base, binary, dump)
+        want = profile.load(base)
+        r = reach.reachable(reach.load(dump))
+        with open(dump, "rb") as f:
+            conv_bytes = dumpfmt.convert_prerelease(f.read())
+        conv = os.path.join(d, "pre.dump")
+        with open(conv, "wb") as f:
+            f.write(conv_bytes)
+        out = os.path.join(d, "pre.pb.gz")
+        heapref("analyze", "-o", out, binary, conv)
+        got = profile.load(out)
+        self.assertEqual(profile.totals(got), (r.objects, r.bytes))
+        got_roots, globals_, frames = {}, {}, {}
+        for chain, (_, nbytes) in got.items():
+            got_roots[chain[0]] = got_roots.get(chain[0], 0) + nbytes
+        for chain, (_, nbytes) in want.items():
+            root = chain[0]
+            if not root.startswith("main.") or nbytes == 0:
+                continue
+            if root in got_roots:
+                globals_[root] = globals_.get(root, 0) + nbytes
+            else:  # a frame variable "main.F.v": now its function's
+                fn = root.rsplit(".", 1)[0]
+                frames[fn] = frames.get(fn, 0) + nbytes
+        self.assertEqual({k: got_roots[k] for k in globals_}, globals_)
+        # a frame's words are taken after the data roots (pass 2's order), so a frame
+        # keeps at most what its variables kept
+        for fn, nbytes in frames.items():
+            self.assertLessEqual(got_roots.get(fn, 0), nbytes, fn)
+        if name == "goroutine":  # its workers' 1 MiB buffers, on their frames
+            self.assertEqual(got_roots["main.worker"], frames["main.worker"])
+            self.assertGreater(frames["main.worker"], 1 << 20)
+        alone = os.path.join(d, "alone.pb.gz")
+        heapref("analyze", "-o", alone, conv)
+        self.assertEqual(profile.totals(profile.load(alone)), (r.objects, r.bytes))
+
+    def test_programs(self):
+        for name in self.PROGRAMS:
+            with self.subTest(program=name):
+                self.check_program(name)
 
 
 class Converted(unittest.TestCase):

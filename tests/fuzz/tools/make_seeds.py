@@ -241,6 +241,7 @@ def handmade(outdir):
         "hand-minimal": handmade_minimal(),
         "hand-go13": test_legacy.fixture13(),  # the older layouts' every kind of field
         "hand-go14": test_legacy.fixture14(),
+        "hand-go13-prerelease": test_legacy.fixture_pre(),  # roots as pointers, linked frames
     }
     for name, data in seeds.items():
         with open(os.path.join(outdir, name), "wb") as f:
