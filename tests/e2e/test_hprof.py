@@ -32,6 +32,7 @@ import tempfile
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import dumpfmt  # noqa: E402
 import progs  # noqa: E402
 import reach  # noqa: E402
 
@@ -76,12 +77,18 @@ class Hprof(unittest.TestCase):
     def tearDownClass(cls):
         shutil.rmtree(cls.tmp, ignore_errors=True)
 
-    def export_and_read(self, name, *queries):
-        """(the reader's report, the parsed dump) of program name's heap."""
+    def export_and_read(self, name, *queries, convert=None):
+        """(the reader's report, the parsed dump) of program name's heap; with convert,
+        of its dump rewritten by convert (bytes -> bytes) first."""
         binary, dump, facts = progs.prepare(name, progs.WORK)
         # a fresh directory each time: the reader caches its index next to the file
-        out = os.path.join(tempfile.mkdtemp(prefix=name, dir=self.tmp), "heap.hprof")
-        rc, _, err = progs.heapref("hprof", "-o", out, binary, dump)
+        tmp = tempfile.mkdtemp(prefix=name, dir=self.tmp)
+        out, given = os.path.join(tmp, "heap.hprof"), dump
+        if convert:
+            given = os.path.join(tmp, "converted.dump")
+            with open(dump, "rb") as f, open(given, "wb") as g:
+                g.write(convert(f.read()))
+        rc, _, err = progs.heapref("hprof", "-o", out, binary, given)
         self.assertEqual(rc, 0, err)
         p = subprocess.run(["java", "-Xmx2g", "-cp", self.classpath, "HprofCheck", out] +
                            list(queries), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -114,6 +121,24 @@ class Hprof(unittest.TestCase):
     def test_goroutine_frame_root(self):
         got, _, facts = self.export_and_read("goroutine", "--path", "main.Node")
         self.assertIn("main.Node", got["classes"])
+        path = got["path"]
+        self.assertEqual(path["root_kind"], "Java frame")
+        self.assertTrue(path["root_thread"].startswith("goroutine %d " % facts["worker_goid"]),
+                        path["root_thread"])
+        self.assertEqual(path["root_method"], facts["worker_function"])
+
+    def test_prerelease_root_pointers(self):
+        """The pre-release go1.3 layout gives roots as pointers: stack roots are still
+        Java-frame roots of their goroutine's thread, in their frame (the worker's 1 MiB
+        buffer: its objects are typed by the records only, so by its size); nothing is
+        unrooted."""
+        binary, dump, facts = progs.prepare("goroutine", progs.WORK)
+        got, d, facts = self.export_and_read(
+            "goroutine", "--path-sized", "byte[]", str(facts["buf_size"]),
+            convert=dumpfmt.convert_prerelease)
+        r = reach.reachable(d)
+        self.assertEqual((got["objects"], got["bytes"]), (r.objects, r.bytes))
+        self.assertEqual(got["unrooted"], 0, "objects with no path to a GC root")
         path = got["path"]
         self.assertEqual(path["root_kind"], "Java frame")
         self.assertTrue(path["root_thread"].startswith("goroutine %d " % facts["worker_goid"]),

@@ -6,10 +6,11 @@
  * the objects (thread objects apart) and their shallow bytes as the reader parsed them,
  * how many of them the reader finds no path to a GC root for, the class names, and on
  * request the values of one field of a class's instances and the path from the first
- * instance of a class to its GC root (with, for a Java-frame root, its thread's class and
- * the method of its frame).
+ * instance of a class (of one of a given shallow size) to its GC root (with, for a
+ * Java-frame root, its thread's class and the method of its frame).
  *
  * usage: java -cp LIB:DIR HprofCheck FILE [--field CLASS FIELD] [--path CLASS]
+ *                                         [--path-sized CLASS BYTES]
  */
 import java.io.File;
 import java.util.ArrayList;
@@ -72,12 +73,13 @@ public class HprofCheck {
     }
 
     /* The instance of class name with the lowest id, or null. */
-    static Instance first(Heap heap, String name) {
+    static Instance first(Heap heap, String name, long bytes) {
         JavaClass c = heap.getJavaClassByName(name);
         Instance best = null;
         if (c == null) return null;
         for (Object o : c.getInstances()) {
             Instance i = (Instance) o;
+            if (bytes >= 0 && shallowBytes(i) != bytes) continue;
             if (best == null || i.getInstanceId() < best.getInstanceId()) best = i;
         }
         return best;
@@ -143,9 +145,13 @@ public class HprofCheck {
                 out.append(",\"field\":").append(names(values));
                 a += 2;
             } else if (args[a].equals("--path")) {
-                Instance i = first(heap, args[a + 1]);
+                Instance i = first(heap, args[a + 1], -1);
                 out.append(",\"path\":").append(i == null ? "null" : path(heap, i));
                 a += 1;
+            } else if (args[a].equals("--path-sized")) {
+                Instance i = first(heap, args[a + 1], Long.parseLong(args[a + 2]));
+                out.append(",\"path\":").append(i == null ? "null" : path(heap, i));
+                a += 2;
             }
         }
         System.out.println(out.append("}"));
