@@ -25,6 +25,7 @@
 #include "heapref/binary.h"
 #include "heapref/chains.h"
 #include "heapref/dominators.h"
+#include "heapref/leaks.h"
 #include "heapref/model.h"
 #include "heapref/result.h"
 #include "heapref/scan.h"
@@ -35,7 +36,7 @@ struct hr_analysis;
 /*
  * Told as each phase of the analysis ends, with the analysis so far: "checks" (the pair
  * goes together or is forced; an->warnings said), "pass 1" (sum: the counts of pass 1,
- * its threads' work), "pass 2" (sum: the scan's), "dominators", "view".
+ * its threads' work), "pass 2" (sum: the scan's), "leaks", "dominators", "view".
  */
 typedef void (*hr_analysis_phase_fn)(void *ctx, const char *phase, const struct hr_analysis *an,
 				     const struct hr_scan_summary *sum);
@@ -51,6 +52,7 @@ struct hr_analysis_request {
 	bool graph;              /* the roots' edges, for the object graph (why -n K) */
 	bool dominators;         /* the dominator tree (retained) */
 	bool goroutines;         /* what each goroutine's stack reached first */
+	bool leaks;              /* which goroutines are leaked (leaks.h) */
 	unsigned examples;       /* examples kept per chain node (0: none) */
 	bool view_wanted;        /* a view of the tree (views.h): */
 	enum hr_view view;
@@ -66,6 +68,7 @@ struct hr_analysis {
 	struct hr_scan_result *result;
 	struct hr_heap_dominators *dominators; /* when asked for, or for the dominator view */
 	struct hr_chains *view;            /* the view asked for, or NULL */
+	struct hr_goroutine_leaks *leaks;  /* when asked for */
 	char **warnings;                   /* one line each, without "heapref: warning: " */
 	size_t nwarnings;
 };

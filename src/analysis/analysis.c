@@ -178,6 +178,11 @@ int hr_analysis_run(const struct hr_dump *model, const struct hr_binary *bin,
 	if ((rc = scan(an, rq, err)))
 		return rc;
 	src.result = an->result;
+	if (rq->leaks) {
+		if (!(an->leaks = hr_goroutine_leaks_find(model, &an->img, err)))
+			return err->code;
+		told(rq, "leaks", an, NULL);
+	}
 	if (rq->examples) {
 		hr_chains_keep_examples(an->tree, rq->examples);
 		if ((rc = hr_view_offer_examples(an->tree, &src, err)))
@@ -213,6 +218,7 @@ void hr_analysis_release(struct hr_analysis *an)
 		free(an->warnings[i]);
 	free(an->warnings);
 	hr_chains_free(an->view);
+	hr_goroutine_leaks_free(an->leaks);
 	hr_heap_dominators_free(an->dominators);
 	hr_result_free(an->result);
 	hr_chains_free(an->tree);

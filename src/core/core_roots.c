@@ -21,6 +21,7 @@
 #define G_WAITING 4
 #define G_COPYSTACK 8
 #define G_PREEMPTED 9
+#define G_LEAKED 10 /* Go 1.26+: found leaked by a goroutine leak profile; parked, with its stack */
 
 /* --- data and bss ---------------------------------------------------------------------- */
 
@@ -209,7 +210,8 @@ static int read_goroutine(struct core_reader *r, uint64_t gaddr)
 	int rc;
 
 	if (status != G_RUNNABLE && status != G_RUNNING && status != G_SYSCALL &&
-	    status != G_WAITING && status != G_COPYSTACK && status != G_PREEMPTED)
+	    status != G_WAITING && status != G_COPYSTACK && status != G_PREEMPTED &&
+	    status != G_LEAKED)
 		return r->failed ? cr_fail_report(r) : HR_OK; /* idle or dead: no stack */
 	if (syscallsp) {
 		sp = syscallsp;
