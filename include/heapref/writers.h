@@ -16,6 +16,7 @@
 #include "heapref/chains.h"
 #include "heapref/dominators.h"
 #include "heapref/dump.h"
+#include "heapref/leaks.h"
 #include "heapref/result.h"
 
 /*
@@ -49,6 +50,7 @@ struct hr_pprof_options {
 	const struct hr_dump *dump;
 	const char *(*creator)(void *creator_ctx, uint64_t gopc);
 	void *creator_ctx;
+	const uint8_t *leaked;   /* per goroutine, enum hr_leak_verdict (leaks.h), or NULL */
 };
 
 /*
@@ -164,16 +166,19 @@ int hr_write_retained(FILE *out, const struct hr_dump *dump, const struct hr_cha
 
 /*
  * Writes the dump's goroutines grouped by kind (the same creator, the function of the
- * go statement from gopc, the same functions on the stack, the same status and wait
- * reason), each group with its count and the objects and bytes its goroutines' stacks
- * reached first (the scan must have kept goroutines: hr_scan_keep_goroutines()), biggest
- * first; a group blocked in a channel operation or a select since before a GC and
- * holding memory is marked as likely leaked. tsv: a header row, then tab-separated rows.
- * img (the binary where the process loaded it) names the creators (NULL: "?"). Returns
- * 0, HR_EIO or HR_ENOMEM.
+ * go statement from gopc, the same functions on the stack, the same status, wait reason
+ * and leak verdict), leaked groups first, then biggest first; each group with its count,
+ * its verdict (leaks: leaks.h's; NULL: unknown), the objects and bytes its goroutines'
+ * stacks reached first (the scan must have kept goroutines: hr_scan_keep_goroutines()),
+ * the size of their stacks, and for a leaked group the heap only its goroutines keep
+ * alive. The text view's header says how many are leaked and what the leaked groups
+ * hold. tsv: a header row, then tab-separated rows, with the goroutine ids of each
+ * group. img (the binary where the process loaded it) names the creators (NULL: "?").
+ * Returns 0, HR_EIO or HR_ENOMEM.
  */
 int hr_write_goroutines(FILE *out, const struct hr_dump *dump, const struct hr_image *img,
-			const struct hr_scan_result *result, bool tsv, struct hr_error *err);
+			const struct hr_scan_result *result,
+			const struct hr_goroutine_leaks *leaks, bool tsv, struct hr_error *err);
 
 /* --- hprof export (src/writers/hprof.c) ------------------------------------------------ */
 

@@ -372,6 +372,35 @@ static double pct(uint64_t part, uint64_t whole)
 	return whole ? 100.0 * (double)part / (double)whole : 0.0;
 }
 
+/*
+ * How many goroutines are leaked (leaks.h) and what they hold: the heap their stacks
+ * reached first and their stacks; nothing without the verdicts (--no-goroutine-labels).
+ */
+static void print_leaks(const struct hr_analysis *an)
+{
+	const struct hr_goroutine_leaks *l = an->leaks;
+	size_t n;
+	const struct hr_goroutine_share *sh = hr_result_shares(an->result, &n);
+	uint64_t heap = 0, stacks = 0;
+
+	if (!l)
+		return;
+	for (size_t i = 0; i < n; i++)
+		if (sh[i].goroutine && sh[i].goroutine <= l->count &&
+		    l->verdict[sh[i].goroutine - 1] == HR_LEAK_YES)
+			heap += sh[i].bytes;
+	for (size_t i = 0; i < l->count; i++)
+		stacks += l->verdict[i] == HR_LEAK_YES ? l->stack_bytes[i] : 0;
+	fprintf(stderr, "heapref: goroutines: %zu, %zu leaked", l->count, l->leaked);
+	if (l->leaked)
+		fprintf(stderr, " holding %" PRIu64 " heap bytes their stacks reached first and %"
+			PRIu64 " bytes of stacks (-tagfocus=leaked=yes; heapref goroutines)", heap,
+			stacks);
+	if (l->unknown)
+		fprintf(stderr, ", %zu that the snapshot cannot judge", l->unknown);
+	fputc('\n', stderr);
+}
+
 static void print_summary(const struct hr_dump *dump, const struct hr_scan_summary *s,
 			  const struct hr_chains *tree, const char *output, double seconds)
 {
@@ -586,7 +615,7 @@ static int write_goroutines(const struct analyze_args *a, const struct analysis 
 			    struct hr_error *err)
 {
 	int rc = hr_write_goroutines(stdout, an->dump, &an->an.img, an->an.result,
-				     a->retained.tsv, err);
+				     an->an.leaks, a->retained.tsv, err);
 
 	if (!rc && fflush(stdout))
 		rc = hr_error_set(err, HR_EIO, "%s", strerror(errno));
@@ -617,8 +646,10 @@ static int write_labelled_profile(const struct analyze_args *a, const struct ana
 					.dump = an->dump, .creator = function_at,
 					.creator_ctx = (void *)&an->an.img };
 
-	if (a->goroutine_labels)
+	if (a->goroutine_labels) {
 		opt.shares = hr_result_shares(an->an.result, &opt.nshares);
+		opt.leaked = an->an.leaks ? an->an.leaks->verdict : NULL;
+	}
 	/* the output, not the input: status 3 */
 	return write_profile(a, a->out, hr_analysis_chains(&an->an), &opt, err) ? ST_RESOURCES
 										 : ST_OK;
@@ -648,6 +679,7 @@ static struct hr_analysis_request request_of(const struct analyze_args *a)
 		.graph = a->mode == MODE_WHY && a->paths > 1,
 		.dominators = a->mode == MODE_RETAINED,
 		.goroutines = a->mode == MODE_GOROUTINES || a->goroutine_labels,
+		.leaks = a->mode == MODE_GOROUTINES || a->goroutine_labels,
 		.examples = a->examples,
 		.view_wanted = a->by_dominator || a->by_alloc || a->by_type || a->types_first,
 	};
@@ -748,6 +780,7 @@ static int run(int argc, char **argv, enum mode mode)
 		stats_mark(o.stats, "output", stderr);
 		print_summary(an.dump, hr_result_summary(an.an.result), hr_analysis_chains(&an.an),
 			      a.output, since(&start));
+		print_leaks(&an.an);
 	}
 	analysis_release(&an);
 done:

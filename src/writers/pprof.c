@@ -32,7 +32,7 @@
 
 enum { STR_EMPTY, STR_INUSE_OBJECTS, STR_COUNT, STR_INUSE_SPACE, STR_BYTES, STR_EXAMPLES,
        STR_ROOT, STR_GOROUTINE, STR_CREATED_BY, STR_STATUS, STR_WAIT_REASON, STR_WAIT_TIME,
-       STR_SECONDS, STR_FIRST_NAME };
+       STR_SECONDS, STR_LEAKED, STR_FIRST_NAME };
 
 /* One chain tree of the profile, with where its ids start. */
 struct part {
@@ -150,7 +150,7 @@ static void put_fixed_strings(struct gz_sink *s)
 {
 	static const char *const fixed[] = { "", "inuse_objects", "count", "inuse_space", "bytes",
 					     "examples", "root", "goroutine", "created_by", "status",
-					     "wait_reason", "wait_time", "seconds" };
+					     "wait_reason", "wait_time", "seconds", "leaked" };
 
 	for (size_t i = 0; i < STR_FIRST_NAME; i++)
 		put_string(s, fixed[i]);
@@ -267,6 +267,15 @@ static size_t goroutine_labels(struct part *p, uint32_t g, Perftools__Profiles__
 	l[2] = l[0], l[2].key = STR_STATUS, l[2].str = (int64_t)s2;
 	l[3] = l[0], l[3].key = STR_WAIT_REASON, l[3].str = (int64_t)s3;
 	n = s3 ? 4 : 3;
+	if (o->leaked) { /* leaks.h's verdict: yes, no or unknown */
+		const char *v = hr_leak_verdict_name(o->leaked[g - 1]);
+		uint64_t s4 = extra_string(p, v, strlen(v));
+
+		if (s4 == UINT64_MAX)
+			return 0;
+		l[n] = l[0], l[n].key = STR_LEAKED, l[n].str = (int64_t)s4;
+		n++;
+	}
 	if ((waited = hr_goroutine_waited_ns(hr_dump_params(o->dump), gr))) {
 		l[n] = (Perftools__Profiles__Label)PERFTOOLS__PROFILES__LABEL__INIT;
 		l[n].key = STR_WAIT_TIME, l[n].num = (int64_t)(waited / 1000000000u);
@@ -286,7 +295,7 @@ static int put_goroutine_shares(struct gz_sink *s, struct part *p, uint32_t id, 
 				uint64_t left[2])
 {
 	const struct hr_pprof_options *o = p->opt;
-	Perftools__Profiles__Label g[5];
+	Perftools__Profiles__Label g[6];
 
 	for (; o && *next < o->nshares && o->shares[*next].node <= id; (*next)++) {
 		const struct hr_goroutine_share *sh = &o->shares[*next];
@@ -313,7 +322,7 @@ static int put_samples(struct gz_sink *s, struct part *p)
 	Perftools__Profiles__Sample sample = PERFTOOLS__PROFILES__SAMPLE__INIT;
 	Perftools__Profiles__Label root = PERFTOOLS__PROFILES__LABEL__INIT;
 	Perftools__Profiles__Label examples = PERFTOOLS__PROFILES__LABEL__INIT;
-	Perftools__Profiles__Label *labels[6] = { &root, &examples };
+	Perftools__Profiles__Label *labels[7] = { &root, &examples };
 	size_t id, n = hr_chains_count(p->tree), cap = 0, next = 0;
 	uint64_t *stack = NULL;
 	int64_t values[2];

@@ -199,16 +199,16 @@ static void check_dominators(const struct hr_analysis *an, FILE *out)
 }
 
 /*
- * The whole analysis as `analyze --force --examples 2 --attribution dominator` and
- * `retained` and `why -n 3` run it, in one: the paths, the graph, the dominator tree,
- * examples and the view by dominator.
+ * The whole analysis as `analyze --force --examples 2 --attribution dominator`,
+ * `retained`, `why -n 3` and `goroutines` run it, in one: the paths, the graph, the
+ * dominator tree, examples, the view by dominator and the leaked goroutines.
  */
 static void analyze(const struct hr_dump *dump)
 {
 	const struct hr_analysis_request rq = {
 		.max_depth = MAX_DEPTH, .force = true, .paths = true, .graph = true,
 		.dominators = true, .examples = 2, .view_wanted = true,
-		.view = HR_VIEW_BY_DOMINATOR,
+		.view = HR_VIEW_BY_DOMINATOR, .goroutines = true, .leaks = true,
 	};
 	struct hr_analysis an;
 	struct hr_error err = { 0 };
@@ -229,6 +229,11 @@ static void analyze(const struct hr_dump *dump)
 	check_dominators(&an, out);
 	FUZZ_CHECK(hr_write_pprof(out, an.tree, NULL, &err) == 0, "pprof: %s", err.msg);
 	FUZZ_CHECK(hr_write_pprof(out, an.view, NULL, &err) == 0, "pprof: %s", err.msg);
+	FUZZ_CHECK(an.leaks && an.leaks->leaked + an.leaks->unknown <= an.leaks->count,
+		   "leak verdicts: %zu leaked, %zu unknown of %zu", an.leaks ? an.leaks->leaked : 0,
+		   an.leaks ? an.leaks->unknown : 0, an.leaks ? an.leaks->count : 0);
+	FUZZ_CHECK(hr_write_goroutines(out, dump, &an.img, an.result, an.leaks, false, &err) == 0,
+		   "goroutines: %s", err.msg);
 	write_report(out, an.tree);
 	fclose(out);
 	hr_analysis_release(&an);
