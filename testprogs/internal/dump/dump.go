@@ -66,7 +66,9 @@ func WriteAfter(path string, then func()) {
 	start := time.Now()
 	debug.WriteHeapDump(f.Fd())
 	WriteSeconds = time.Since(start).Seconds()
-	hold()
+	if !HoldLater {
+		hold()
+	}
 	if err := f.Close(); err != nil {
 		Fail(err)
 	}
@@ -104,6 +106,13 @@ const HoldFD = 100
 // environment variable would: os.Getenv copies the environment into a map on first
 // use; so would a local buffer), and the caller's frame keeps what it kept while the dump was written (f is used
 // after), so the core's heap is the dump's heap.
+// HoldLater, set, has Write not hold after the dump: the program calls Hold itself
+// when the state to take a core of is reached.
+var HoldLater bool
+
+// Hold holds as Write does after the dump (when the test opened HoldFD).
+func Hold() { hold() }
+
 func hold() {
 	if n, _ := syscall.Write(HoldFD, holdMsg[:]); n != len(holdMsg) {
 		return
