@@ -59,12 +59,14 @@ struct hr_goroutine_leaks *hr_goroutine_leaks_find(const struct hr_dump *model,
 						   struct hr_error *err);
 void hr_goroutine_leaks_free(struct hr_goroutine_leaks *leaks);
 /*
- * What only the goroutines in[i] keep alive: the heap objects reachable from the roots
- * and every goroutine's stack but not without those goroutines' stacks (what would be
- * freed with them), into *bytes and *objects. Two markings of the heap. Returns 0 or
- * HR_ENOMEM with err set.
+ * What each group of goroutines (group_of[i]: goroutine i's, < ngroups) alone keeps
+ * alive, for the groups wanted[k]: the heap objects reachable from the roots and every
+ * goroutine's stack but not without that group's stacks (what would be freed with its
+ * goroutines), into bytes[k] and objects[k] (0 for the others). One marking of the heap,
+ * then one per group wanted. Returns 0 or HR_ENOMEM with err set.
  */
-int hr_goroutine_leaks_retained(const struct hr_dump *model, const bool *in, uint64_t *bytes,
+int hr_goroutine_leaks_retained(const struct hr_dump *model, const uint32_t *group_of,
+				size_t ngroups, const bool *wanted, uint64_t *bytes,
 				uint64_t *objects, struct hr_error *err);
 /* "yes", "no", "unknown". */
 const char *hr_leak_verdict_name(enum hr_leak_verdict v);

@@ -45,6 +45,8 @@ struct layout {
 	uint64_t semtable, sem_stride, sem_count, root_treap; /* Go <= 1.25; semtable 0 if none */
 };
 
+struct sem_waiter;
+
 struct wait {
 	uint64_t sudog;
 	uint64_t target; /* the channel or the semaphore's address */
@@ -67,6 +69,9 @@ struct finder {
 	size_t nwaits, waits_cap;
 	uint32_t *first_wait, *nwait; /* per goroutine */
 	uint8_t *kind;         /* enum wait_kind per goroutine */
+	struct sem_waiter *sem; /* Go <= 1.25: the semaphore table's sudogs, by goroutine */
+	size_t nsem, sem_cap;
+	bool sem_read;
 	struct hr_goroutine_leaks *out;
 };
 
@@ -278,19 +283,31 @@ static int read_waiting_list(struct finder *f, const struct hr_goroutine *g, boo
 	return rc;
 }
 
+/* A sudog of the semaphore table: the goroutine it queues and where it waits. */
+struct sem_waiter {
+	uint64_t g, sudog, elem;
+};
+
+static int cmp_waiter(const void *a, const void *b)
+{
+	const struct sem_waiter *x = a, *y = b;
+
+	return (x->g > y->g) - (x->g < y->g);
+}
+
 /*
- * Go <= 1.25: the sudog in the semaphore table whose g is g_addr, into the waits (*found).
- * The table: per bucket a treap of sudogs (prev, next), one per address, each the head
- * of the list (waitlink) of the goroutines waiting on that address.
+ * Go <= 1.25: every sudog of the semaphore table, sorted by goroutine, read once. The
+ * table: per bucket a treap of sudogs (prev, next), one per address, each the head of
+ * the list (waitlink) of the goroutines waiting on that address. Walks are bounded: a
+ * hostile table cannot loop.
  */
-static int find_in_semtable(struct finder *f, uint64_t g_addr, bool *found)
+static int read_semtable(struct finder *f)
 {
 	const struct layout *L = &f->L;
 	uint64_t todo[64];
 	size_t walked = 0;
 
-	*found = false;
-	for (uint64_t b = 0; b < L->sem_count; b++) {
+	for (uint64_t b = 0; b < L->sem_count && walked < MAX_TREAP; b++) {
 		size_t n = 0;
 
 		todo[n++] = word_or_zero(f, L->semtable + b * L->sem_stride + L->root_treap);
@@ -299,10 +316,13 @@ static int find_in_semtable(struct finder *f, uint64_t g_addr, bool *found)
 
 			for (uint64_t s = node; s && walked < MAX_TREAP;
 			     s = word_or_zero(f, s + L->sg_waitlink), walked++) {
-				if (word_or_zero(f, s + L->sg_g) != g_addr)
-					continue;
-				*found = true;
-				return add_wait(f, s, word_or_zero(f, s + L->sg_elem));
+				struct sem_waiter *w = hr_array_push((void **)&f->sem, &f->nsem,
+								     &f->sem_cap, sizeof(*w));
+
+				if (!w)
+					return HR_ENOMEM;
+				*w = (struct sem_waiter){ word_or_zero(f, s + L->sg_g), s,
+							  word_or_zero(f, s + L->sg_elem) };
 			}
 			if (node && n + 2 <= sizeof(todo) / sizeof(todo[0])) { /* a treap is shallow */
 				todo[n++] = word_or_zero(f, node + L->sg_prev);
@@ -310,7 +330,23 @@ static int find_in_semtable(struct finder *f, uint64_t g_addr, bool *found)
 			}
 		}
 	}
+	if (f->nsem)
+		qsort(f->sem, f->nsem, sizeof(*f->sem), cmp_waiter);
+	f->sem_read = true;
 	return HR_OK;
+}
+
+/* Go <= 1.25: goroutine g_addr's sudog in the semaphore table, into the waits (*found). */
+static int find_in_semtable(struct finder *f, uint64_t g_addr, bool *found)
+{
+	struct sem_waiter key = { .g = g_addr }, *w;
+	int rc = f->sem_read ? HR_OK : read_semtable(f);
+
+	*found = false;
+	if (rc || !f->nsem || !(w = bsearch(&key, f->sem, f->nsem, sizeof(key), cmp_waiter)))
+		return rc;
+	*found = true;
+	return add_wait(f, w->sudog, w->elem);
 }
 
 /* Reads what goroutine i waits on; sets its verdict unknown where the snapshot cannot say. */
@@ -614,6 +650,7 @@ static void finder_release(struct finder *f)
 	free(f->first_wait);
 	free(f->nwait);
 	free(f->kind);
+	free(f->sem);
 }
 
 struct hr_goroutine_leaks *hr_goroutine_leaks_find(const struct hr_dump *model,
@@ -648,39 +685,47 @@ out:
 
 /* --- what a set of goroutines alone keeps alive --------------------------------------------- */
 
-/* Marks everything reachable from the static roots and the stacks of goroutines not in skip. */
-static int mark_reachable(struct finder *f, const bool *skip)
+/*
+ * Marks everything reachable from the static roots and the stacks of the goroutines
+ * whose group_of is not `without` (UINT32_MAX: every goroutine's), into f->marked.
+ */
+static int mark_reachable(struct finder *f, const uint32_t *group_of, uint32_t without)
 {
-	size_t n;
+	size_t n, words = hr_bit_words(hr_dump_object_count(f->d)) + 1;
 	int rc;
 
 	hr_dump_goroutines(f->d, &n);
-	f->marked = calloc(hr_bit_words(hr_dump_object_count(f->d)) + 1, sizeof(uint64_t));
-	f->skip_obj = calloc(hr_bit_words(hr_dump_object_count(f->d)) + 1, sizeof(uint64_t));
-	if (!f->marked || !f->skip_obj)
+	if (!f->marked && !(f->marked = calloc(words, sizeof(uint64_t))))
 		return HR_ENOMEM;
+	if (!f->skip_obj && !(f->skip_obj = calloc(words, sizeof(uint64_t))))
+		return HR_ENOMEM;
+	memset(f->marked, 0, words * sizeof(uint64_t));
 	rc = mark_static_roots(f);
 	for (size_t i = 0; i < n && !rc; i++)
-		if (!skip || !skip[i])
+		if (group_of[i] != without)
 			rc = mark_stack(f, i);
 	return rc ? rc : drain(f);
 }
 
-int hr_goroutine_leaks_retained(const struct hr_dump *model, const bool *in, uint64_t *bytes,
+int hr_goroutine_leaks_retained(const struct hr_dump *model, const uint32_t *group_of,
+				size_t ngroups, const bool *wanted, uint64_t *bytes,
 				uint64_t *objects, struct hr_error *err)
 {
 	uint32_t ps = hr_dump_params(model)->ptr_size;
 	struct finder all = { .d = model, .ps = ps }, without = { .d = model, .ps = ps };
-	int rc = mark_reachable(&all, NULL);
+	size_t nobj = hr_dump_object_count(model);
+	int rc = mark_reachable(&all, group_of, UINT32_MAX);
 
-	*bytes = *objects = 0;
-	if (!rc)
-		rc = mark_reachable(&without, in);
-	for (size_t i = 0; !rc && i < hr_dump_object_count(model); i++) {
-		if (!hr_bit_get(all.marked, i) || hr_bit_get(without.marked, i))
+	for (size_t k = 0; k < ngroups && !rc; k++) {
+		bytes[k] = objects[k] = 0;
+		if (!wanted[k] || (rc = mark_reachable(&without, group_of, (uint32_t)k)))
 			continue;
-		*bytes += hr_dump_object(model, i).size;
-		++*objects;
+		for (size_t i = 0; i < nobj; i++) {
+			if (!hr_bit_get(all.marked, i) || hr_bit_get(without.marked, i))
+				continue;
+			bytes[k] += hr_dump_object(model, i).size;
+			objects[k]++;
+		}
 	}
 	finder_release(&all);
 	finder_release(&without);

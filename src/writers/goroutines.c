@@ -111,19 +111,22 @@ static struct group *make_groups(const struct ctx *c, const uint64_t *objects,
 static int retained_by_leaked(const struct ctx *c, struct group *groups, size_t ngroups,
 			      const uint32_t *group_of, struct hr_error *err)
 {
-	bool *in = calloc(c->ng + 1, sizeof(*in));
-	int rc = in ? HR_OK : hr_error_set(err, HR_ENOMEM, "out of memory for the goroutines");
+	bool *wanted = calloc(ngroups + 1, sizeof(*wanted)), any = false;
+	uint64_t *bytes = calloc(ngroups + 1, sizeof(*bytes));
+	uint64_t *objects = calloc(ngroups + 1, sizeof(*objects));
+	int rc = HR_OK;
 
-	for (size_t k = 0; k < ngroups && !rc; k++) {
-		uint64_t objects;
-
-		if (groups[k].verdict != HR_LEAK_YES)
-			continue;
-		for (size_t i = 0; i < c->ng; i++)
-			in[i] = group_of[i] == groups[k].id;
-		rc = hr_goroutine_leaks_retained(c->d, in, &groups[k].retained, &objects, err);
-	}
-	free(in);
+	if (!wanted || !bytes || !objects)
+		rc = hr_error_set(err, HR_ENOMEM, "out of memory for the goroutines");
+	for (size_t k = 0; !rc && k < ngroups; k++)
+		any |= wanted[k] = groups[k].verdict == HR_LEAK_YES;
+	if (!rc && any)
+		rc = hr_goroutine_leaks_retained(c->d, group_of, ngroups, wanted, bytes, objects, err);
+	for (size_t k = 0; !rc && k < ngroups; k++)
+		groups[k].retained = bytes[k];
+	free(wanted);
+	free(bytes);
+	free(objects);
 	return rc;
 }
 

@@ -23,6 +23,11 @@
 //	  main.startTicker    a ticker loop
 //	  main.startGlobalMu  sync.Mutex.Lock on a global mutex
 //	  main.startNet       a loopback listener's Accept and a connection's Read
+//	  main.startSyscall   a read(2) of a pipe nobody writes: in a system call
+//	  main.startHTTP      an HTTP server on loopback and a client that made two
+//	                      requests: the server's connection goroutines
+//	                      (net/http.(*Server).Serve) and the client's keep-alive
+//	                      connection (net/http.(*Transport).dialConn) stay, idle
 //
 // It writes the heap dump, then, where the runtime has one (Go 1.27, or Go 1.26
 // built with GOEXPERIMENT=goroutineleakprofile), the runtime's goroutine leak profile
@@ -39,11 +44,14 @@ package main
 
 import (
 	"flag"
+	"io"
 	"net"
+	"net/http"
 	"os"
 	"runtime"
 	"runtime/pprof"
 	"sync"
+	"syscall"
 	"time"
 
 	"heapref/testprogs/internal/dump"
@@ -59,6 +67,8 @@ var (
 	globalMu sync.Mutex
 	sink     int
 	keep     []net.Conn // the loopback connection, both ends
+	pipe     []*os.File
+	server   *http.Server
 )
 
 //go:noinline
@@ -290,6 +300,42 @@ func startNet() {
 	}()
 }
 
+//go:noinline
+func startSyscall() {
+	r, w, err := os.Pipe()
+	if err != nil {
+		dump.Fail(err)
+	}
+	pipe = []*os.File{r, w}
+	fd := int(r.Fd()) // in blocking mode from now on: a read is a system call that waits
+	started.Add(1)
+	go func() {
+		var b [1]byte
+		started.Done()
+		_, _ = syscall.Read(fd, b[:])
+	}()
+}
+
+//go:noinline
+func startHTTP() {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		dump.Fail(err)
+	}
+	server = &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = w.Write([]byte("ok"))
+	})}
+	go func() { _ = server.Serve(ln) }()
+	for i := 0; i < 2; i++ { // the second request reuses the kept-alive connection
+		resp, err := http.Get("http://" + ln.Addr().String())
+		if err != nil {
+			dump.Fail(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		_ = resp.Body.Close()
+	}
+}
+
 func main() {
 	holdAfterProfile := flag.Bool("hold-after-profile", false, "hold after the leak profile")
 	flag.Parse()
@@ -297,7 +343,7 @@ func main() {
 	dump.HoldLater = *holdAfterProfile
 	for _, start := range []func(){leakSend, leakRecv, leakSelect, leakMutex, leakWaitGroup,
 		leakCond, leakChain, leakStack, leakNil, startPool, startSleepers, startTicker,
-		startGlobalMu, startNet} {
+		startGlobalMu, startNet, startSyscall, startHTTP} {
 		start()
 	}
 	started.Wait()
@@ -311,7 +357,8 @@ func main() {
 		"main.leakMutex", "main.leakWaitGroup", "main.leakCond", "main.leakChain",
 		"main.leakStack", "main.leakNil"}
 	facts["healthy_creators"] = []string{"main.startPool", "main.startSleepers",
-		"main.startTicker", "main.startGlobalMu", "main.startNet"}
+		"main.startTicker", "main.startGlobalMu", "main.startNet", "main.startSyscall",
+		"main.startHTTP", "net/http.(*Server).Serve", "net/http.(*Transport).dialConn"}
 	if p := pprof.Lookup("goroutineleak"); p != nil {
 		f, err := os.Create(path + ".leaks")
 		if err != nil {
