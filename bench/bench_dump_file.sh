@@ -63,6 +63,7 @@ set_args() {
     list-10m|map-10m|slice-10m) echo "${1%-10m} 10000000 0" ;;
     small-1m) echo "small 1000000 0" ;;
     small-1g) echo "small 16000000 0" ;;
+    goroutines-100k) echo "goroutines 100000 0" ;;
     *) echo "$(basename "$0"): unknown set $1" >&2; return 1 ;;
   esac
 }

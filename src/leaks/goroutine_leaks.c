@@ -268,13 +268,18 @@ static int add_wait(struct finder *f, uint64_t sudog, uint64_t target)
 	return HR_OK;
 }
 
-/* The sudogs on g's waiting list, each with its channel (chan) or semaphore (sync). */
+/*
+ * The sudogs on g's waiting list, each with its channel (chan) or semaphore (sync). A
+ * sudog is a heap object on one goroutine's list: all the lists together are no longer
+ * than the heap has objects, which bounds what a damaged snapshot can make this read.
+ */
 static int read_waiting_list(struct finder *f, const struct hr_goroutine *g, bool chan)
 {
 	uint64_t sg = word_or_zero(f, g->addr + f->L.g_waiting);
+	size_t most = hr_dump_object_count(f->d);
 	int rc = HR_OK;
 
-	for (unsigned n = 0; sg && n < MAX_SUDOGS && !rc; n++) {
+	for (unsigned n = 0; sg && n < MAX_SUDOGS && f->nwaits < most && !rc; n++) {
 		uint64_t target = word_or_zero(f, sg + (chan ? f->L.sg_c : f->L.sg_elem));
 
 		rc = add_wait(f, sg, target);
@@ -359,7 +364,8 @@ static int read_wait(struct finder *f, size_t i, const struct hr_goroutine *g)
 		return HR_OK;
 	if (!f->L.ok) {
 		f->out->verdict[i] = HR_LEAK_UNKNOWN;
-		f->out->why[i] = "the binary's DWARF does not describe the runtime's g and sudog";
+		f->out->why[i] = "nothing describes the runtime's g and sudog (no binary, or "
+				 "one without DWARF)";
 		return HR_OK;
 	}
 	if ((rc = read_waiting_list(f, g, f->kind[i] == WAIT_CHAN)))
@@ -593,9 +599,12 @@ static int find(struct finder *f)
 
 	for (size_t i = 0; i < n && !rc; i++) {
 		f->kind[i] = (uint8_t)wait_kind_of(f, &g[i]);
-		if (f->L.ok)
-			f->out->stack_bytes[i] = word_or_zero(f, g[i].addr + f->L.g_stack_hi) -
-						 word_or_zero(f, g[i].addr + f->L.g_stack_lo);
+		if (f->L.ok) {
+			uint64_t lo = word_or_zero(f, g[i].addr + f->L.g_stack_lo);
+			uint64_t hi = word_or_zero(f, g[i].addr + f->L.g_stack_hi);
+
+			f->out->stack_bytes[i] = hi > lo ? hi - lo : 0;
+		}
 		rc = read_wait(f, i, &g[i]);
 		/* an unknown verdict's goroutine is taken as one that may run: nothing is
 		 * made to look leaked because of it */

@@ -25,6 +25,12 @@
 // it allocates, rounded down to whole units of 3.25; the maps' own storage
 // is reported apart, as for -shape map.
 //
+// -shape goroutines starts N goroutines, each holding a 64-byte buffer of its
+// own while it waits in "chan receive": the even ones on a channel of their
+// own (leaked: nothing else can reach it), the odd ones on the global
+// main.workQueue (an idle pool, not leaked): the heap of a service with many
+// goroutines, for heapref goroutines' leak search (bench/bench_leaks.sh).
+//
 // -shape mixed (the default) builds a mix of shapes scaled so that the heap
 // holds about -objects objects and -bytes bytes (defaults: 10,000,000
 // objects, 1 GiB):
@@ -61,7 +67,7 @@
 // 40M-object, 4 GiB mixed heap peaked at 1.10x its live bytes). Peak RSS is
 // reported as "peak_rss_bytes" (from /proc/self/status, 0 elsewhere).
 //
-// Usage: gen [-shape mixed|list|map|slice|small] [-objects N] [-bytes N] DUMPFILE
+// Usage: gen [-shape mixed|list|map|slice|small|goroutines] [-objects N] [-bytes N] DUMPFILE
 package main
 
 import (
@@ -306,14 +312,15 @@ func buildMixed(targetObjects, targetBytes int64, facts dump.Facts) (keptObjects
 // builders makes each -shape's heap of about -objects objects and returns what
 // it kept: objects and bytes, counted by this program from what it allocated.
 var builders = map[string]func(n int64, facts dump.Facts) (int64, int64){
-	"list":  buildItemList,
-	"map":   buildItemMap,
-	"slice": buildItemSlice,
-	"small": buildSmall,
+	"list":       buildItemList,
+	"map":        buildItemMap,
+	"slice":      buildItemSlice,
+	"small":      buildSmall,
+	"goroutines": buildGoroutines,
 }
 
 func main() {
-	shape := flag.String("shape", "mixed", "heap shape: mixed, list, map, slice or small")
+	shape := flag.String("shape", "mixed", "heap shape: mixed, list, map, slice, small or goroutines")
 	targetObjects := flag.Int64("objects", 10000000, "approximate number of heap objects (list, map, slice: exactly N Items)")
 	targetBytes := flag.Int64("bytes", 1<<30, "approximate heap bytes (mixed only)")
 	flag.Parse()
@@ -324,7 +331,7 @@ func main() {
 			return buildMixed(n, *targetBytes, facts)
 		}
 	} else if build == nil {
-		dump.Fail(fmt.Errorf("-shape %q: want mixed, list, map, slice or small", *shape))
+		dump.Fail(fmt.Errorf("-shape %q: want mixed, list, map, slice, small or goroutines", *shape))
 	}
 	if *targetObjects < 1 {
 		dump.Fail(fmt.Errorf("-objects must be at least 1"))

@@ -5,6 +5,7 @@ package main
 import (
 	"runtime"
 	"strconv"
+	"sync"
 	"unsafe"
 
 	"heapref/testprogs/internal/dump"
@@ -171,4 +172,36 @@ func smallName(i int64) string {
 	s := strconv.FormatInt(i, 36)
 	copy(b[len(b)-len(s):], s)
 	return string(b)
+}
+
+// workQueue is what the idle half of -shape goroutines waits on: a global, so
+// those goroutines are not leaked.
+var workQueue = make(chan []byte)
+
+// goroutineBuf is a variable: each goroutine's buffer is then on the heap.
+var goroutineBuf = 64
+
+func waitOn(ch chan []byte, started *sync.WaitGroup) {
+	buf := make([]byte, goroutineBuf)
+	started.Done()
+	<-ch
+	runtime.KeepAlive(buf)
+}
+
+// buildGoroutines starts n goroutines blocked in "chan receive", half of them
+// leaked (see -shape goroutines).
+func buildGoroutines(n int64, facts dump.Facts) (keptObjects, keptBytes int64) {
+	var started sync.WaitGroup
+	started.Add(int(n))
+	for i := int64(0); i < n; i++ {
+		if i%2 == 0 {
+			go waitOn(make(chan []byte), &started)
+		} else {
+			go waitOn(workQueue, &started)
+		}
+	}
+	started.Wait()
+	facts["goroutines"] = n
+	facts["leaked_goroutines"] = (n + 1) / 2
+	return n, n * int64(goroutineBuf)
 }

@@ -16,8 +16,10 @@ GOEXPERIMENT=goroutineleakprofile), whose debug=2 form marks each leaked gorouti
   calls leaked, by id, are the profile's, from the dump and from a core taken after the
   profile ran (its leaked goroutines then have the runtime's "leaked" status).
 - On every entry of the matrix (Go 1.19 to 1.27, arm64): every main.leak* group is
-  leaked, every main.start* group is not; a sync.Cond waiter before Go 1.26 is "unknown"
-  (those runtimes keep its queue entry where a snapshot cannot find it).
+  leaked, every main.start* group is not (nor the HTTP server's and client's idle
+  connections); a sync.Cond waiter before Go 1.26 is "unknown" (those runtimes keep its
+  queue entry where a snapshot cannot find it). A core of each (--pid; not arm64, which
+  runs emulated) gives the same verdicts.
 - What a leak costs: the stack-only leak's stacks are in stack_bytes; a leaked group's
   retained_bytes are its buffers; analyze's samples carry the verdict as `leaked`, and
   -tagfocus=leaked=yes keeps what the leaked goroutines' stacks reached first.
@@ -129,6 +131,28 @@ class Matrix(unittest.TestCase):
         for entry in toolchains.MATRIX:
             with self.subTest(entry=entry.name):
                 self.check_entry(entry)
+
+    def test_matrix_cores(self):
+        """The same verdicts from a core of the process (--pid), on every entry whose
+        program runs here natively (not the emulated arm64 one): by creator, as the
+        core is of another run than the dump."""
+        for entry in toolchains.MATRIX:
+            if entry.goarch:
+                continue
+            with self.subTest(entry=entry.name):
+                dump_rows, _ = self.check_entry(entry)
+                binary, _, _ = progs.prepare("goleaks", progs.WORK, env=entry.env)
+                with tempfile.TemporaryDirectory(prefix="heapref-goleaks-") as tmp:
+                    _, (code, out, err) = progs.run_held(
+                        binary, os.path.join(tmp, "again.dump"),
+                        lambda pid: heapref("goroutines", "--format", "tsv", "--pid", pid,
+                                            binary))
+                self.assertEqual(code, 0, err)
+
+                def verdicts(rows):
+                    return sorted((r["created_by"], r["leaked"], int(r["count"]))
+                                  for r in rows if r["created_by"].startswith("main."))
+                self.assertEqual(verdicts(rows_of(out)), verdicts(dump_rows))
 
 
 class Cost(unittest.TestCase):

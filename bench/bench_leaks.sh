@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# What finding leaked goroutines costs (`heapref goroutines`: the runtime's leak
+# definition, stack sizes, what leaked groups retain; docs/cli.md), against `analyze` of
+# the same dump, on the generated dumps of bench_scale.sh.
+#
+#   bash bench/bench_leaks.sh [SET...]      (default: goroutines-100k mixed-4g)
+#
+# SET as in bench_scale.sh; goroutines-100k: 100,000 goroutines blocked in chan receive,
+# half leaked (testprogs/gen -shape goroutines). For each dump, best of 2 (Release build,
+# build-bench/): `analyze --stats` (which finds the leaks too, for its `leaked` label:
+# the "leaks" phase) and `goroutines --stats` (the leaks, then the table, whose "output"
+# phase holds what each leaked group retains). Prints each run's phases and per set the
+# ratio goroutines / analyze. Goal (issue 30): goroutines within 1.5x of analyze.
+# Exit status: 0, or 1 if heapref failed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+. bench/bench_dump_file.sh
+
+sets=("$@")
+[ ${#sets[@]} -gt 0 ] || sets=(goroutines-100k mixed-4g)
+for s in "${sets[@]}"; do set_args "$s" > /dev/null || exit 2; done
+
+bench_build
+heapref=build-bench/heapref
+echo "machine: $(nproc) cores, $(uname -m); heapref: $heapref ($(git rev-parse --short HEAD 2>/dev/null || echo ?)$(git diff --quiet HEAD -- src include 2>/dev/null || echo ', modified'))"
+echo "started: $(date -u '+%Y-%m-%d %H:%M UTC'), load $(cut -d' ' -f1-3 /proc/loadavg)"
+
+# best_of CMD...: runs "$heapref CMD... $gen $dump" twice; keeps the fastest run's stderr
+# in $work/leaks.best.err and its wall seconds in $best.
+best_of() {
+  local i t0 t1 wall
+  best=
+  for i in 1 2; do
+    t0=$(date +%s%N)
+    if ! "$heapref" "$@" "$gen" "$dump" > "$work/leaks.out" 2> "$work/leaks.err"; then
+      echo "heapref $* failed on $dump:" >&2
+      cat "$work/leaks.err" >&2
+      return 1
+    fi
+    t1=$(date +%s%N)
+    wall=$(awk -v ns=$((t1 - t0)) 'BEGIN {printf "%.3f", ns / 1e9}')
+    if [ -z "$best" ] || awk -v a="$wall" -v b="$best" 'BEGIN {exit !(a < b)}'; then
+      best=$wall
+      cp "$work/leaks.err" "$work/leaks.best.err"
+      cp "$work/leaks.out" "$work/leaks.best.out"
+    fi
+  done
+}
+phases() { awk '/^stats:/ {
+    name = $2; for (i = 3; i <= NF - 11; i++) name = name " " $i
+    printf "| %-12s | %8.3f | %8.3f | %9.1f |\n", name, $(NF-10), $(NF-7), $(NF-1)
+  }' "$work/leaks.best.err"; }
+phase_wall() { awk -v p="$1" '/^stats:/ && index($0, "stats: " p " ") {print $(NF-10)}' "$work/leaks.best.err"; }
+
+status=0
+summary=
+for s in "${sets[@]}"; do
+  read -r shape n b <<<"$(set_args "$s")"
+  bench_dump "$shape" "$n" "$b"
+  echo
+  echo "== $s: $dump, $size bytes"
+  best_of analyze --stats -o "$work/leaks.pb.gz" || { status=1; continue; }
+  analyze_wall=$best
+  leaks=$(phase_wall leaks)
+  echo "analyze: best wall $analyze_wall s"
+  echo "| phase        | wall (s) | CPU (s)  | peak anon (MiB) |"
+  echo "|---|---|---|---|"
+  phases
+  grep '^heapref: goroutines:' "$work/leaks.best.err" || true
+  best_of goroutines --stats || { status=1; continue; }
+  goroutines_wall=$best
+  echo "goroutines: best wall $goroutines_wall s"
+  echo "| phase        | wall (s) | CPU (s)  | peak anon (MiB) |"
+  echo "|---|---|---|---|"
+  phases
+  head -3 "$work/leaks.best.out" | cut -c1-160
+  summary+=$(awk -v s="$s" -v a="$analyze_wall" -v g="$goroutines_wall" -v l="$leaks" \
+      -v size="$size" 'BEGIN {
+    printf "| %s | %.0f | %.2f | %.2f | %.2f | %.2f | %s |", s, size / 1e6, a, l, g, g / a,
+      (g <= 1.5 * a ? "met" : "NOT met")
+  }')$'\n'
+done
+echo
+echo "| dump | size (MB) | analyze (s) | its leaks phase (s) | goroutines (s) | goroutines / analyze | <= 1.5x |"
+echo "|---|---|---|---|---|---|---|"
+printf '%s' "$summary"
+exit $status
