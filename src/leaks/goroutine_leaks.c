@@ -564,29 +564,62 @@ static bool maybe_runnable(const struct finder *f, size_t i)
 	}
 }
 
-/* Marks from the roots and the runnable goroutines' stacks until no blocked one wakes. */
+/*
+ * Wakes the blocked goroutines (indexes in waiting[0..*n)) whose wait got marked: their
+ * stacks are marked from now on, and they leave the list. *woke: whether any did.
+ */
+static int wake(struct finder *f, bool *blocked, uint32_t *waiting, size_t *n, bool *woke)
+{
+	size_t kept = 0;
+	int rc = HR_OK;
+
+	*woke = false;
+	for (size_t k = 0; k < *n; k++) {
+		uint32_t i = waiting[k];
+
+		if (rc || !maybe_runnable(f, i)) {
+			waiting[kept++] = i;
+			continue;
+		}
+		blocked[i] = false;
+		*woke = true;
+		rc = mark_stack(f, i);
+	}
+	*n = kept;
+	return rc;
+}
+
+/*
+ * Marks from the roots and the runnable goroutines' stacks until no blocked one wakes.
+ * The blocked ones are looked at again every so many objects marked: once all have
+ * woken, nothing can be leaked and the rest of the heap need not be marked (a healthy
+ * heap's goroutines wait on what the globals reach: found at once).
+ */
 static int fixpoint(struct finder *f, bool *blocked)
 {
-	size_t n = f->out->count;
-	bool changed = true;
-	int rc = mark_static_roots(f);
+	size_t n = f->out->count, nwaiting = 0;
+	uint32_t *waiting = malloc((n + 1) * sizeof(*waiting));
+	/* a look at the blocked ones costs about as much as marking this many objects */
+	size_t slice = n * 4 > 65536 ? n * 4 : 65536;
+	bool woke;
+	int rc = waiting ? mark_static_roots(f) : HR_ENOMEM;
 
-	for (size_t i = 0; i < n && !rc; i++)
-		if (!blocked[i])
+	for (size_t i = 0; i < n && !rc; i++) {
+		if (blocked[i])
+			waiting[nwaiting++] = (uint32_t)i;
+		else
 			rc = mark_stack(f, i);
-	while (changed && !rc) {
-		f->out->rounds++;
-		if ((rc = drain(f)))
-			break;
-		changed = false;
-		for (size_t i = 0; i < n && !rc; i++) {
-			if (!blocked[i] || !maybe_runnable(f, i))
-				continue;
-			blocked[i] = false;
-			changed = true;
-			rc = mark_stack(f, i);
-		}
 	}
+	while (!rc && nwaiting) {
+		if ((rc = wake(f, blocked, waiting, &nwaiting, &woke)))
+			break;
+		f->out->rounds += woke;
+		if (!f->nstack && !woke)
+			break; /* nothing left to mark, nobody woke: the rest are leaked */
+		for (size_t k = 0; k < slice && f->nstack && !rc; k++)
+			rc = scan_object(f, f->stack[--f->nstack]);
+	}
+	free(waiting);
 	return rc;
 }
 
