@@ -64,6 +64,8 @@ set_args() {
     small-1m) echo "small 1000000 0" ;;
     small-1g) echo "small 16000000 0" ;;
     goroutines-100k) echo "goroutines 100000 0" ;;
+    mixedleak-1g) echo "mixedleak 10000000 1073741824" ;;
+    mixedleak-4g) echo "mixedleak 40000000 4294967296" ;;
     *) echo "$(basename "$0"): unknown set $1" >&2; return 1 ;;
   esac
 }

@@ -4,10 +4,13 @@
 # definition, stack sizes, what leaked groups retain; docs/cli.md), against `analyze` of
 # the same dump, on the generated dumps of bench_scale.sh.
 #
-#   bash bench/bench_leaks.sh [SET...]      (default: goroutines-100k mixed-4g)
+#   bash bench/bench_leaks.sh [SET...]  (default: goroutines-100k mixed-1g mixed-4g
+#                                                 mixedleak-1g mixedleak-4g)
 #
 # SET as in bench_scale.sh; goroutines-100k: 100,000 goroutines blocked in chan receive,
-# half leaked (testprogs/gen -shape goroutines). For each dump, best of 2 (Release build,
+# half leaked (testprogs/gen -shape goroutines); mixedleak-1g, mixedleak-4g: the mixed
+# heaps with their 64 holder goroutines leaked, a quarter of the heap on their stacks
+# (the worst case: the whole heap marked to find them, then again for what they retain). For each dump, best of 2 (Release build,
 # build-bench/): `analyze --stats` (which finds the leaks too, for its `leaked` label:
 # the "leaks" phase) and `goroutines --stats` (the leaks, then the table, whose "output"
 # phase holds what each leaked group retains). Prints each run's phases and per set the
@@ -18,7 +21,7 @@ cd "$(dirname "$0")/.."
 . bench/bench_dump_file.sh
 
 sets=("$@")
-[ ${#sets[@]} -gt 0 ] || sets=(goroutines-100k mixed-4g)
+[ ${#sets[@]} -gt 0 ] || sets=(goroutines-100k mixed-1g mixed-4g mixedleak-1g mixedleak-4g)
 for s in "${sets[@]}"; do set_args "$s" > /dev/null || exit 2; done
 
 bench_build

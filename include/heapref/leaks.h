@@ -46,6 +46,10 @@ struct hr_goroutine_leaks {
 	uint64_t *stack_bytes;   /* per goroutine: its stack's size (g.stack.hi - lo); 0 unknown */
 	size_t leaked, unknown;  /* how many goroutines are each */
 	unsigned rounds;         /* marking rounds until nothing changed */
+	/* for hr_goroutine_leaks_retained(), when some goroutines stayed blocked: a bit per
+	 * object reached without their stacks, and whether each goroutine's stack is in it */
+	uint64_t *marked;
+	uint8_t *stack_marked;
 };
 
 /*
@@ -62,10 +66,13 @@ void hr_goroutine_leaks_free(struct hr_goroutine_leaks *leaks);
  * What each group of goroutines (group_of[i]: goroutine i's, < ngroups) alone keeps
  * alive, for the groups wanted[k]: the heap objects reachable from the roots and every
  * goroutine's stack but not without that group's stacks (what would be freed with its
- * goroutines), into bytes[k] and objects[k] (0 for the others). One marking of the heap,
- * then one per group wanted. Returns 0 or HR_ENOMEM with err set.
+ * goroutines), into bytes[k] and objects[k] (0 for the others). Only the stacks of the
+ * goroutines that stayed blocked in leaks can hold anything alone: from leaks' marking,
+ * without them, it marks what they reach, then per group what the others reach.
+ * Returns 0 or HR_ENOMEM with err set.
  */
-int hr_goroutine_leaks_retained(const struct hr_dump *model, const uint32_t *group_of,
+int hr_goroutine_leaks_retained(const struct hr_goroutine_leaks *leaks,
+				const struct hr_dump *model, const uint32_t *group_of,
 				size_t ngroups, const bool *wanted, uint64_t *bytes,
 				uint64_t *objects, struct hr_error *err);
 /* "yes", "no", "unknown". */

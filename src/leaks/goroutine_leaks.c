@@ -623,6 +623,39 @@ static int fixpoint(struct finder *f, bool *blocked)
 	return rc;
 }
 
+/*
+ * Once the verdicts are known and some goroutines are still blocked: what the heap holds
+ * without their stacks, kept for hr_goroutine_leaks_retained(). The words from their
+ * sudogs to what they wait on are followed now (the runtime shades those too), so the
+ * marking is what the roots and the other stacks reach.
+ */
+static int keep_marking(struct finder *f, const bool *blocked)
+{
+	struct hr_goroutine_leaks *l = f->out;
+	int rc = HR_OK;
+
+	bool any = false;
+
+	for (size_t i = 0; i < l->count; i++)
+		any |= blocked[i];
+	if (!any)
+		return HR_OK; /* the marking may have stopped early: nobody needs it */
+	if (!(l->stack_marked = calloc(l->count + 1, 1)))
+		return HR_ENOMEM;
+	for (size_t i = 0; i < l->count && !rc; i++) {
+		l->stack_marked[i] = !blocked[i];
+		for (uint32_t k = 0; blocked[i] && k < f->nwait[i] && !rc; k++)
+			rc = mark(f, f->waits[f->first_wait[i] + k].target);
+	}
+	if (!rc)
+		rc = drain(f);
+	if (!rc) { /* the marking is the verdicts' now */
+		l->marked = f->marked;
+		f->marked = NULL;
+	}
+	return rc;
+}
+
 static int find(struct finder *f)
 {
 	size_t n = f->out->count;
@@ -658,6 +691,8 @@ static int find(struct finder *f)
 	}
 	for (size_t i = 0; i < n; i++)
 		f->out->unknown += f->out->verdict[i] == HR_LEAK_UNKNOWN;
+	if (!rc)
+		rc = keep_marking(f, blocked);
 	free(blocked);
 	return rc;
 }
@@ -728,45 +763,52 @@ out:
 /* --- what a set of goroutines alone keeps alive --------------------------------------------- */
 
 /*
- * Marks everything reachable from the static roots and the stacks of the goroutines
- * whose group_of is not `without` (UINT32_MAX: every goroutine's), into f->marked.
+ * Into f->marked: the leak finder's marking (what the heap holds without the blocked
+ * goroutines' stacks) and what the stacks of the blocked goroutines not in group
+ * `without` reach (UINT32_MAX: of all of them).
  */
-static int mark_reachable(struct finder *f, const uint32_t *group_of, uint32_t without)
+static int mark_with_blocked(struct finder *f, const struct hr_goroutine_leaks *l,
+			     const uint32_t *group_of, uint32_t without)
 {
-	size_t n, words = hr_bit_words(hr_dump_object_count(f->d)) + 1;
-	int rc;
+	size_t words = hr_bit_words(hr_dump_object_count(f->d)) + 1;
+	int rc = HR_OK;
 
-	hr_dump_goroutines(f->d, &n);
-	if (!f->marked && !(f->marked = calloc(words, sizeof(uint64_t))))
+	if (!f->marked && !(f->marked = malloc(words * sizeof(uint64_t))))
 		return HR_ENOMEM;
 	if (!f->skip_obj && !(f->skip_obj = calloc(words, sizeof(uint64_t))))
 		return HR_ENOMEM;
-	memset(f->marked, 0, words * sizeof(uint64_t));
-	rc = mark_static_roots(f);
-	for (size_t i = 0; i < n && !rc; i++)
-		if (group_of[i] != without)
+	memcpy(f->marked, l->marked, words * sizeof(uint64_t));
+	for (size_t i = 0; i < l->count && !rc; i++)
+		if (!l->stack_marked[i] && group_of[i] != without)
 			rc = mark_stack(f, i);
 	return rc ? rc : drain(f);
 }
 
-int hr_goroutine_leaks_retained(const struct hr_dump *model, const uint32_t *group_of,
+int hr_goroutine_leaks_retained(const struct hr_goroutine_leaks *leaks,
+				const struct hr_dump *model, const uint32_t *group_of,
 				size_t ngroups, const bool *wanted, uint64_t *bytes,
 				uint64_t *objects, struct hr_error *err)
 {
 	uint32_t ps = hr_dump_params(model)->ptr_size;
 	struct finder all = { .d = model, .ps = ps }, without = { .d = model, .ps = ps };
-	size_t nobj = hr_dump_object_count(model);
-	int rc = mark_reachable(&all, group_of, UINT32_MAX);
+	size_t words = hr_bit_words(hr_dump_object_count(model));
+	int rc = HR_OK;
 
+	memset(bytes, 0, ngroups * sizeof(*bytes));
+	memset(objects, 0, ngroups * sizeof(*objects));
+	if (!leaks->marked) /* nobody blocked: nobody retains anything alone */
+		return HR_OK;
+	rc = mark_with_blocked(&all, leaks, group_of, UINT32_MAX);
 	for (size_t k = 0; k < ngroups && !rc; k++) {
-		bytes[k] = objects[k] = 0;
-		if (!wanted[k] || (rc = mark_reachable(&without, group_of, (uint32_t)k)))
+		if (!wanted[k] || (rc = mark_with_blocked(&without, leaks, group_of, (uint32_t)k)))
 			continue;
-		for (size_t i = 0; i < nobj; i++) {
-			if (!hr_bit_get(all.marked, i) || hr_bit_get(without.marked, i))
-				continue;
-			bytes[k] += hr_dump_object(model, i).size;
-			objects[k]++;
+		for (size_t w = 0; w < words; w++) {
+			uint64_t only = all.marked[w] & ~without.marked[w];
+
+			for (; only; only &= only - 1) {
+				bytes[k] += hr_dump_object(model, w * 64 + (size_t)__builtin_ctzll(only)).size;
+				objects[k]++;
+			}
 		}
 	}
 	finder_release(&all);
@@ -782,5 +824,7 @@ void hr_goroutine_leaks_free(struct hr_goroutine_leaks *l)
 	free(l->verdict);
 	free(l->why);
 	free(l->stack_bytes);
+	free(l->marked);
+	free(l->stack_marked);
 	free(l);
 }

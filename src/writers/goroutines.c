@@ -121,7 +121,8 @@ static int retained_by_leaked(const struct ctx *c, struct group *groups, size_t 
 	for (size_t k = 0; !rc && k < ngroups; k++)
 		any |= wanted[k] = groups[k].verdict == HR_LEAK_YES;
 	if (!rc && any)
-		rc = hr_goroutine_leaks_retained(c->d, group_of, ngroups, wanted, bytes, objects, err);
+		rc = hr_goroutine_leaks_retained(c->leaks, c->d, group_of, ngroups, wanted, bytes,
+						 objects, err);
 	for (size_t k = 0; !rc && k < ngroups; k++)
 		groups[k].retained = bytes[k];
 	free(wanted);

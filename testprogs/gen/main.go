@@ -31,6 +31,10 @@
 // main.workQueue (an idle pool, not leaked): the heap of a service with many
 // goroutines, for heapref goroutines' leak search (bench/bench_leaks.sh).
 //
+// -shape mixedleak is -shape mixed with its holders' goroutines leaked: each
+// waits on a channel of its own (bench/bench_leaks.sh's worst case: the whole
+// heap marked to find them, and again for what they retain).
+//
 // -shape mixed (the default) builds a mix of shapes scaled so that the heap
 // holds about -objects objects and -bytes bytes (defaults: 10,000,000
 // objects, 1 GiB):
@@ -67,7 +71,7 @@
 // 40M-object, 4 GiB mixed heap peaked at 1.10x its live bytes). Peak RSS is
 // reported as "peak_rss_bytes" (from /proc/self/status, 0 elsewhere).
 //
-// Usage: gen [-shape mixed|list|map|slice|small|goroutines] [-objects N] [-bytes N] DUMPFILE
+// Usage: gen [-shape mixed|mixedleak|list|map|slice|small|goroutines] [-objects N] [-bytes N] DUMPFILE
 package main
 
 import (
@@ -153,13 +157,21 @@ func buildList(n int64, seed int64) *ListNode {
 	return head
 }
 
+// holdersLeak (-shape mixedleak) has each holder wait on a channel of its own
+// instead of stop: leaked goroutines, holding a quarter of the heap.
+var holdersLeak bool
+
 // holder keeps a sublist in a local until stop is closed (never).
 //
 //go:noinline
 func holder(n, seed int64, ready *sync.WaitGroup) {
 	head := buildList(n, seed)
+	wait := stop
+	if holdersLeak {
+		wait = make(chan struct{})
+	}
 	ready.Done()
-	<-stop
+	<-wait
 	s := int64(0)
 	for p := head; p != nil; p = p.Next {
 		s += p.Val
@@ -320,18 +332,19 @@ var builders = map[string]func(n int64, facts dump.Facts) (int64, int64){
 }
 
 func main() {
-	shape := flag.String("shape", "mixed", "heap shape: mixed, list, map, slice, small or goroutines")
+	shape := flag.String("shape", "mixed", "heap shape: mixed, mixedleak, list, map, slice, small or goroutines")
 	targetObjects := flag.Int64("objects", 10000000, "approximate number of heap objects (list, map, slice: exactly N Items)")
 	targetBytes := flag.Int64("bytes", 1<<30, "approximate heap bytes (mixed only)")
 	flag.Parse()
 	path := dump.Path(flag.Args())
 	build := builders[*shape]
-	if *shape == "mixed" {
+	holdersLeak = *shape == "mixedleak"
+	if *shape == "mixed" || holdersLeak {
 		build = func(n int64, facts dump.Facts) (int64, int64) {
 			return buildMixed(n, *targetBytes, facts)
 		}
 	} else if build == nil {
-		dump.Fail(fmt.Errorf("-shape %q: want mixed, list, map, slice, small or goroutines", *shape))
+		dump.Fail(fmt.Errorf("-shape %q: want mixed, mixedleak, list, map, slice, small or goroutines", *shape))
 	}
 	if *targetObjects < 1 {
 		dump.Fail(fmt.Errorf("-objects must be at least 1"))
