@@ -20,7 +20,8 @@
  * Where the snapshot cannot tell, the verdict says so: a runtime whose structures the
  * binary's DWARF does not describe (no binary, a stripped one), a goroutine whose wait
  * the snapshot does not show (Go 1.25 and older do not link a goroutine waiting on a
- * sync.Cond to its queue entry).
+ * sync.Cond to its queue entry), and every goroutine that would be leaked when a core
+ * caught a goroutine that may run between safe points, its stack read only in part.
  */
 #ifndef HEAPREF_LEAKS_H
 #define HEAPREF_LEAKS_H

@@ -119,6 +119,8 @@ struct hr_goroutine {
 	uint64_t top_panic;
 	uint32_t first_frame;   /* index into hr_dump_frames(); frames in depth order */
 	uint32_t frame_count;
+	bool partial_stack;     /* a core caught it running between safe points: its frames
+				 * stop before the bottom of its stack (or there are none) */
 };
 
 /* "idle", "runnable", "running", "syscall", "waiting", ... or "unknown". */
@@ -333,6 +335,8 @@ int hr_dump_build_segment(struct hr_dump *d, bool is_data, uint64_t addr, struct
 struct hr_bytes hr_dump_build_string(struct hr_dump *d, const char *s, size_t len);
 /* A goroutine; its frames follow, top first (first_frame/frame_count are filled in). */
 int hr_dump_build_goroutine(struct hr_dump *d, const struct hr_goroutine *g, struct hr_error *err);
+/* The goroutine built last could be unwound only in part (its partial_stack). */
+void hr_dump_build_partial_stack(struct hr_dump *d);
 /* A frame of the goroutine built last, with one pointer bit per word of its contents. */
 int hr_dump_build_frame(struct hr_dump *d, const struct hr_frame *f, const uint64_t *ptr_bits,
 			struct hr_error *err);

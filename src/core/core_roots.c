@@ -137,6 +137,7 @@ static int unwind(struct core_reader *r, const struct hr_goroutine *g,
 	if (g->sp < stack_lo || g->sp >= stack_hi) {
 		if (g->status == G_RUNNING) { /* caught where it kept no position on its stack */
 			r->unwind_stops++;
+			hr_dump_build_partial_stack(r->model);
 			return HR_OK;
 		}
 		return hr_error_set(r->err, HR_EINPUT, "%s: goroutine %" PRIu64 ": its stack pointer "
@@ -149,6 +150,7 @@ static int unwind(struct core_reader *r, const struct hr_goroutine *g,
 		return rc; /* done, or add_frame() failed and said why in r->err */
 	if (why.code == HR_EINPUT && g->status == G_RUNNING) {
 		r->unwind_stops++;
+		hr_dump_build_partial_stack(r->model);
 		return HR_OK;
 	}
 	if (why.code == HR_EINPUT)

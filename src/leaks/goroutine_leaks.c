@@ -656,6 +656,32 @@ static int keep_marking(struct finder *f, const bool *blocked)
 	return rc;
 }
 
+/* Whether a goroutine that may run was read only in part (a core caught it running). */
+static bool partly_read(const struct hr_goroutine *g, size_t n, const bool *blocked)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!blocked[i] && g[i].partial_stack)
+			return true;
+	return false;
+}
+
+/*
+ * What such a goroutine's unread frames hold could reach what a goroutine found leaked
+ * waits on: its verdict is a guess, and says so.
+ */
+static void doubt_leaks(struct hr_goroutine_leaks *l)
+{
+	for (size_t i = 0; i < l->count; i++) {
+		if (l->verdict[i] != HR_LEAK_YES)
+			continue;
+		l->verdict[i] = HR_LEAK_UNKNOWN;
+		l->why[i] = "a goroutine running when the core was taken is read only in part "
+			    "(caught between safe points): its unread frames could reach what "
+			    "this one waits on";
+		l->leaked--;
+	}
+}
+
 static int find(struct finder *f)
 {
 	size_t n = f->out->count;
@@ -689,6 +715,8 @@ static int find(struct finder *f)
 		f->out->verdict[i] = HR_LEAK_YES;
 		f->out->leaked++;
 	}
+	if (f->out->leaked && partly_read(g, n, blocked))
+		doubt_leaks(f->out);
 	for (size_t i = 0; i < n; i++)
 		f->out->unknown += f->out->verdict[i] == HR_LEAK_UNKNOWN;
 	if (!rc)

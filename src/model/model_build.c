@@ -166,6 +166,12 @@ int hr_dump_build_goroutine(struct hr_dump *d, const struct hr_goroutine *g, str
 	return HR_OK;
 }
 
+void hr_dump_build_partial_stack(struct hr_dump *d)
+{
+	if (d->goroutines_n)
+		d->goroutines[d->goroutines_n - 1].partial_stack = true;
+}
+
 int hr_dump_build_frame(struct hr_dump *d, const struct hr_frame *f, const uint64_t *ptr_bits,
 			struct hr_error *err)
 {
