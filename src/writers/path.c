@@ -399,7 +399,24 @@ static bool names_type(const char *name, const char *type)
 	return (size_t)(name + len - 1 - open) == tlen && !strncmp(open, type, tlen);
 }
 
-/* The heap objects charged to a chain naming type, the biggest `keep` of them, biggest first. */
+/*
+ * Whether object obj is of the type named type as the typed walk read it (one value of
+ * it, not an array of it): the object a global points straight at has the root's chain,
+ * which names no type.
+ */
+static bool walked_as(const struct path_writer *w, uint32_t obj, const char *type)
+{
+	const struct hr_binary *bin = w->opt->img ? w->opt->img->bin : NULL;
+	bool array;
+	uint32_t id = bin ? hr_result_type_of(w->result, obj, &array) : 0;
+
+	return id && !array && !strcmp(hr_binary_type(bin, id)->name, type);
+}
+
+/*
+ * The heap objects of type: those the typed walk read as one, and those charged to a
+ * chain naming it; the biggest `keep` of them, biggest first.
+ */
 static int biggest_of_type(const struct path_writer *w, const char *type, size_t keep,
 			   uint32_t *best, size_t *nbest, uint64_t *count, uint64_t *bytes)
 {
@@ -421,7 +438,7 @@ static int biggest_of_type(const struct path_writer *w, const char *type, size_t
 			match[node] = names_type(hr_chains_name(w->tree,
 							       hr_chains_node(w->tree, node)->name),
 						 type) ? 2 : 1;
-		if (match[node] != 2)
+		if (match[node] != 2 && !walked_as(w, i, type))
 			continue;
 		size = hr_dump_object(w->d, i).size;
 		(*count)++;
@@ -459,8 +476,8 @@ int hr_write_paths_of_type(FILE *out, const struct hr_dump *d, const struct hr_c
 	}
 	*found = n > 0;
 	if (!n)
-		fprintf(out, "%s: no reachable object is charged to a chain of that type "
-			     "(a name `x. (%s)` or `x. (*%s)`)\n", type, type, type);
+		fprintf(out, "%s: no reachable object of that type (read as one by the typed "
+			     "walk, or charged to a chain `x. (%s)` or `x. (*%s)`)\n", type, type, type);
 	else
 		fprintf(out, "%s: %" PRIu64 " reachable objects, %" PRIu64 " bytes; the %zu "
 			     "biggest:\n", type, count, bytes, n);
