@@ -547,7 +547,8 @@ static bool reached(const struct finder *f, uint64_t target)
 /* The runtime's isMaybeRunnable, for a blocked goroutine i. */
 static bool maybe_runnable(const struct finder *f, size_t i)
 {
-	const struct wait *w = f->waits + f->first_wait[i];
+	/* no waits read at all: f->waits is NULL, and NULL + 0 is undefined */
+	const struct wait *w = f->nwait[i] ? f->waits + f->first_wait[i] : NULL;
 
 	switch (f->kind[i]) {
 	case WAIT_NEVER:
