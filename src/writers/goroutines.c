@@ -215,22 +215,27 @@ static void write_group_tsv(FILE *out, const struct ctx *c, const struct group *
 	fputc('\n', out);
 }
 
+/* Why goroutine i's verdict is unknown (NULL without verdicts). */
+static const char *why_of(const struct ctx *c, uint32_t i)
+{
+	return c->leaks ? c->leaks->why[i] : NULL;
+}
+
 /* Why the snapshot cannot judge some goroutines: each reason once, with its count. */
 static void write_unknown_reasons(FILE *out, const struct ctx *c, const struct group *groups,
 				  size_t ngroups)
 {
 	for (size_t k = 0; k < ngroups; k++) {
-		const char *why = c->leaks ? c->leaks->why[groups[k].first] : NULL;
+		const char *why = why_of(c, groups[k].first);
 		uint64_t count = 0;
 		bool said = false;
 
 		if (groups[k].verdict != HR_LEAK_UNKNOWN)
 			continue;
-		for (size_t j = 0; j < ngroups && !said; j++) /* said for an earlier group */
-			said = j < k && groups[j].verdict == HR_LEAK_UNKNOWN &&
-			       c->leaks->why[groups[j].first] == why;
+		for (size_t j = 0; j < k && !said; j++) /* said for an earlier group */
+			said = groups[j].verdict == HR_LEAK_UNKNOWN && why_of(c, groups[j].first) == why;
 		for (size_t j = k; j < ngroups && !said; j++)
-			if (groups[j].verdict == HR_LEAK_UNKNOWN && c->leaks->why[groups[j].first] == why)
+			if (groups[j].verdict == HR_LEAK_UNKNOWN && why_of(c, groups[j].first) == why)
 				count += groups[j].count;
 		if (!said)
 			fprintf(out, "unknown: %" PRIu64 " goroutines: %s\n", count,
