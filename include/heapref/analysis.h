@@ -29,6 +29,7 @@
 #include "heapref/model.h"
 #include "heapref/result.h"
 #include "heapref/scan.h"
+#include "heapref/suspects.h"
 #include "heapref/views.h"
 
 struct hr_analysis;
@@ -36,7 +37,8 @@ struct hr_analysis;
 /*
  * Told as each phase of the analysis ends, with the analysis so far: "checks" (the pair
  * goes together or is forced; an->warnings said), "pass 1" (sum: the counts of pass 1,
- * its threads' work), "pass 2" (sum: the scan's), "leaks", "dominators", "view".
+ * its threads' work), "pass 2" (sum: the scan's), "leaks", "dominators", "suspects",
+ * "view".
  */
 typedef void (*hr_analysis_phase_fn)(void *ctx, const char *phase, const struct hr_analysis *an,
 				     const struct hr_scan_summary *sum);
@@ -53,6 +55,8 @@ struct hr_analysis_request {
 	bool dominators;         /* the dominator tree (retained) */
 	bool goroutines;         /* what each goroutine's stack reached first */
 	bool leaks;              /* which goroutines are leaked (leaks.h) */
+	bool suspects;           /* the leak suspects (suspects.h), over: */
+	double threshold_percent;
 	unsigned examples;       /* examples kept per chain node (0: none) */
 	bool view_wanted;        /* a view of the tree (views.h): */
 	enum hr_view view;
@@ -69,6 +73,7 @@ struct hr_analysis {
 	struct hr_heap_dominators *dominators; /* when asked for, or for the dominator view */
 	struct hr_chains *view;            /* the view asked for, or NULL */
 	struct hr_goroutine_leaks *leaks;  /* when asked for */
+	struct hr_suspects *suspects;      /* when asked for */
 	char **warnings;                   /* one line each, without "heapref: warning: " */
 	size_t nwarnings;
 };

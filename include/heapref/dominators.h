@@ -23,6 +23,7 @@
 #ifndef HEAPREF_DOMINATORS_H
 #define HEAPREF_DOMINATORS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "heapref/base.h"
@@ -99,6 +100,14 @@ uint32_t hr_heap_graph_root_node(const struct hr_heap_graph *g, uint32_t chain_r
 int hr_heap_graph_path(struct hr_heap_graph *g, uint32_t target, const uint64_t *avoid,
 		       uint32_t **path, size_t *n, struct hr_error *err);
 
+/*
+ * The same from one graph node `from` (a root variable, or an object) to graph node
+ * `to`: *path starts with from and ends with to. Its memory is what the search visits,
+ * not the graph's size. HR_OK, 1 when to cannot be reached from from, or HR_ENOMEM.
+ */
+int hr_heap_graph_path_from(struct hr_heap_graph *g, uint32_t from, uint32_t to,
+			    uint32_t **path, size_t *n, struct hr_error *err);
+
 struct hr_heap_dominators;
 
 /* One node of the heap graph, for callers: a root variable or a heap object. */
@@ -135,5 +144,35 @@ uint32_t hr_heap_dom_preorder(const struct hr_heap_dominators *hd, uint32_t k);
 /* The size and address of heap object obj. */
 uint64_t hr_heap_dom_object_size(const struct hr_heap_dominators *hd, uint32_t obj);
 uint64_t hr_heap_dom_object_addr(const struct hr_heap_dominators *hd, uint32_t obj);
+
+/* The heap graph the tree was computed on (for paths). */
+struct hr_heap_graph *hr_heap_dom_graph(const struct hr_heap_dominators *hd);
+
+/* --- memory several roots share ------------------------------------------------------- */
+
+#define HR_GROUP_ROOTS_MAX 4 /* roots named per group; more_roots says there are others */
+
+/*
+ * What a set of root variables retains together and none of them alone: the objects
+ * whose immediate dominator is the virtual root (the group's "tops") whose paths come
+ * from exactly those roots, with all they dominate.
+ */
+struct hr_shared_group {
+	uint32_t roots[HR_GROUP_ROOTS_MAX]; /* root variable nodes (1 .. roots), ascending */
+	uint8_t nroots;
+	bool more_roots;      /* more roots share it than are named (the lowest ids are) */
+	uint64_t bytes, objects;
+	uint32_t tops;        /* objects dominated by no root */
+	uint32_t biggest;     /* the node of the top that retains most */
+};
+
+/*
+ * The groups of shared memory, biggest first, into *groups (the caller frees it; *n of
+ * them). With min_total > 0, none when all the shared memory together is less (the
+ * grouping reads every edge of the graph once: a caller that only wants groups over a
+ * size saves that). 0, or HR_ENOMEM with err set.
+ */
+int hr_heap_dom_shared_groups(const struct hr_heap_dominators *hd, uint64_t min_total,
+			      struct hr_shared_group **groups, size_t *n, struct hr_error *err);
 
 #endif

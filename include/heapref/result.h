@@ -22,6 +22,7 @@
 #include <stdint.h>
 
 #include "heapref/base.h"
+#include "heapref/model.h"
 
 enum hr_root_kind {
 	HR_ROOT_GLOBAL,          /* DWARF global variable in data or bss */
@@ -109,6 +110,12 @@ uint32_t hr_result_type_of(const struct hr_scan_result *r, uint32_t obj, bool *a
  * (hr_binary_func()); -1 for any other object, or types not kept.
  */
 int64_t hr_result_closure_of(const struct hr_scan_result *r, uint32_t obj);
+/*
+ * Where in heap object obj the value the typed walk read starts: after its malloc header
+ * (Go 1.22 and later: an object with pointers of 513 bytes to 32 KiB), else 0.
+ */
+uint64_t hr_result_value_offset(const struct hr_scan_result *r, const struct hr_dump *d,
+				uint32_t obj);
 /* Whether obj is the bytes of a string the typed walk read (hr_result_type_of() says 0). */
 bool hr_result_is_string_data(const struct hr_scan_result *r, uint32_t obj);
 

@@ -18,6 +18,7 @@
 #include "heapref/dump.h"
 #include "heapref/leaks.h"
 #include "heapref/result.h"
+#include "heapref/suspects.h"
 
 /*
  * Writes a readable summary of the dump to out: Go version and GOARCH, record counts,
@@ -148,17 +149,21 @@ int hr_write_paths_of_type(FILE *out, const struct hr_dump *dump, const struct h
 			   const char *type, bool *found, struct hr_error *err);
 
 struct hr_retained_options {
-	size_t top; /* rows of each list: root variables, objects (0: all) */
+	size_t top; /* rows of each list: root variables, groups, objects (0: all) */
 	bool tsv;   /* a header row, then tab-separated rows, for scripts */
+	const struct hr_image *img; /* the binary, for the objects' types (NULL: "?") */
 };
 
 /*
  * Writes the root variables and the heap objects of largest retained size (what would
  * be freed with them, from the dominator tree hd), each with its chain (an object's:
- * the chain the scan charged it to, which needs hr_scan_keep_paths()), the type that
- * chain names, its own size, retained bytes and objects, and its address. As text, also
- * the total reachable and what is shared by several roots and retained by none. Returns
- * 0, HR_EIO when writing fails or HR_ENOMEM.
+ * the chain the scan charged it to, which needs hr_scan_keep_paths()), its type as the
+ * typed walk read it (hr_scan_keep_types(); a map with its entries, a slice with its
+ * length: hr_describe_object()), its own size, retained bytes and objects, and its
+ * address; between the two lists, the groups of roots that share memory none of them
+ * retains alone (kind "group" in tsv, the roots joined by " + "). As text, also the
+ * total reachable and what is shared by several roots and retained by none. Returns 0,
+ * HR_EIO when writing fails or HR_ENOMEM.
  */
 int hr_write_retained(FILE *out, const struct hr_dump *dump, const struct hr_chains *tree,
 		      const struct hr_scan_result *result, const struct hr_heap_dominators *hd,
@@ -179,6 +184,22 @@ int hr_write_retained(FILE *out, const struct hr_dump *dump, const struct hr_cha
 int hr_write_goroutines(FILE *out, const struct hr_dump *dump, const struct hr_image *img,
 			const struct hr_scan_result *result,
 			const struct hr_goroutine_leaks *leaks, bool tsv, struct hr_error *err);
+
+/* --- leak suspects (src/writers/suspects.c) ----------------------------------------------- */
+
+enum hr_suspects_format { HR_SUSPECTS_TEXT, HR_SUSPECTS_JSON };
+
+struct hr_suspects_options {
+	enum hr_suspects_format format;
+	const char *binary, *dump; /* as the user named them, for the report and its commands */
+};
+
+/*
+ * Writes the suspects (suspects.h) as a page of text, or as one JSON object whose schema
+ * docs/suspects.md describes ("heapref-suspects/1"). Returns 0 or HR_EIO.
+ */
+int hr_write_suspects(FILE *out, const struct hr_suspects *s, const struct hr_suspects_options *opt,
+		      struct hr_error *err);
 
 /* --- hprof export (src/writers/hprof.c) ------------------------------------------------ */
 

@@ -14,18 +14,19 @@
 /* What the request needs the scan to keep. */
 static bool wants_paths(const struct hr_analysis_request *rq)
 {
-	return rq->paths || rq->examples || rq->dominators || rq->view_wanted;
+	return rq->paths || rq->examples || rq->dominators || rq->suspects || rq->view_wanted;
 }
 
 static bool wants_types(const struct hr_analysis_request *rq)
 {
-	return rq->types || (rq->view_wanted && (rq->view == HR_VIEW_BY_TYPE ||
+	return rq->types || rq->suspects || (rq->view_wanted && (rq->view == HR_VIEW_BY_TYPE ||
 						 rq->view == HR_VIEW_TYPES_FIRST));
 }
 
 static bool wants_dominators(const struct hr_analysis_request *rq)
 {
-	return rq->dominators || (rq->view_wanted && rq->view == HR_VIEW_BY_DOMINATOR);
+	return rq->dominators || rq->suspects ||
+	       (rq->view_wanted && rq->view == HR_VIEW_BY_DOMINATOR);
 }
 
 static int warn(struct hr_analysis *an, struct hr_error *err, const char *fmt, ...)
@@ -193,6 +194,14 @@ int hr_analysis_run(const struct hr_dump *model, const struct hr_binary *bin,
 			return err->code;
 		told(rq, "dominators", an, NULL);
 	}
+	if (rq->suspects) {
+		struct hr_suspect_sources ss = { model, &an->img, an->tree, an->result,
+						 an->dominators };
+
+		if (!(an->suspects = hr_suspects_find(&ss, rq->threshold_percent, err)))
+			return err->code;
+		told(rq, "suspects", an, NULL);
+	}
 	if (!rq->view_wanted)
 		return HR_OK;
 	src.dominators = an->dominators;
@@ -219,6 +228,7 @@ void hr_analysis_release(struct hr_analysis *an)
 	free(an->warnings);
 	hr_chains_free(an->view);
 	hr_goroutine_leaks_free(an->leaks);
+	hr_suspects_free(an->suspects);
 	hr_heap_dominators_free(an->dominators);
 	hr_result_free(an->result);
 	hr_chains_free(an->tree);

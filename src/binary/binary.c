@@ -330,6 +330,74 @@ struct name_key {
 	uint8_t typedef_last;
 };
 
+static uint64_t resolved_size(const struct hr_binary *bin, uint32_t type)
+{
+	return hr_binary_type(bin, hr_binary_resolve_typedef(bin, type))->size;
+}
+
+/* The length of buf after snprintf() wrote n of it from len on (cut at cap). */
+static size_t grown(size_t len, int n, size_t cap)
+{
+	return n < 0 ? len : len + (size_t)n < cap ? len + (size_t)n : cap - 1;
+}
+
+static size_t append_index(char *buf, size_t len, size_t cap, uint64_t i)
+{
+	return len + 1 >= cap ? len : grown(len, snprintf(buf + len, cap - len, "[%" PRIu64 "]", i), cap);
+}
+
+static size_t append_member(char *buf, size_t len, size_t cap, const char *name)
+{
+	return len + 1 >= cap ? len : grown(len, snprintf(buf + len, cap - len, ".%s", name), cap);
+}
+
+const char *hr_binary_name_offset(const struct hr_binary *bin, uint32_t type, bool array,
+				  uint64_t off, char *buf, size_t cap)
+{
+	size_t len = 0;
+	uint64_t es;
+
+	if (!cap)
+		return buf;
+	buf[0] = '\0';
+	if (!type)
+		return buf;
+	if (array) {
+		if (!(es = resolved_size(bin, type)))
+			return buf;
+		len = append_index(buf, len, cap, off / es);
+		off %= es;
+	}
+	for (int depth = 0; depth < 32 && type; depth++) {
+		const struct hr_type *t = hr_binary_type(bin, hr_binary_resolve_typedef(bin, type));
+		const struct hr_member *m = NULL;
+
+		if (t->shape == HR_SHAPE_ARRAY) {
+			if (!(es = resolved_size(bin, t->elem)))
+				break;
+			len = append_index(buf, len, cap, off / es);
+			off %= es;
+			type = t->elem;
+			continue;
+		}
+		if (t->shape != HR_SHAPE_STRUCT)
+			break;
+		for (uint32_t k = 0; k < t->member_count && !m; k++) {
+			const struct hr_member *c = hr_binary_member(bin, t->first_member + k);
+			uint64_t size = resolved_size(bin, c->type);
+
+			if (size && off >= c->offset && off - c->offset < size)
+				m = c; /* (a zero-size member shares its offset with the next) */
+		}
+		if (!m)
+			break;
+		len = append_member(buf, len, cap, m->name ? m->name : "?");
+		off -= m->offset;
+		type = m->type;
+	}
+	return buf;
+}
+
 static int cmp_name_key(const void *a, const void *b)
 {
 	const struct name_key *x = a, *y = b;

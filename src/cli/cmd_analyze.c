@@ -29,9 +29,10 @@
 #include "stats.h"
 
 /* The commands that run the analysis: what they add to it. */
-enum mode { MODE_ANALYZE, MODE_WHY, MODE_RETAINED, MODE_GOROUTINES };
+enum mode { MODE_ANALYZE, MODE_WHY, MODE_RETAINED, MODE_GOROUTINES, MODE_SUSPECTS };
 
-static const char *const mode_names[] = { "analyze", "why", "retained", "goroutines" };
+static const char *const mode_names[] = { "analyze", "why", "retained", "goroutines",
+					  "suspects" };
 
 struct analyze_args {
 	enum mode mode;
@@ -62,6 +63,8 @@ struct analyze_args {
 	unsigned paths;       /* why -n */
 	unsigned examples;    /* --examples */
 	struct hr_retained_options retained;
+	enum hr_suspects_format suspects_format; /* suspects --format */
+	double threshold;     /* suspects --threshold */
 };
 
 
@@ -100,7 +103,28 @@ static bool parse_number(const char *text, unsigned long max, unsigned long *out
 /* The values of the options that take one, as cli_parse() found them (NULL: not given). */
 struct option_values {
 	const char *max_depth, *cutoff, *n, *format, *examples, *attribution, *pid, *threads;
+	const char *threshold;
 };
+
+/* suspects' own options: --format, --threshold; then --pid and --save-core as the others'. */
+static int check_suspects_options(struct analyze_args *a, const struct option_values *v)
+{
+	unsigned long n;
+
+	if (v->format && strcmp(v->format, "text") && strcmp(v->format, "json"))
+		return cli_usage_error("suspects", "--format takes text or json, not %s", v->format);
+	a->suspects_format = v->format && !strcmp(v->format, "json") ? HR_SUSPECTS_JSON
+								      : HR_SUSPECTS_TEXT;
+	if (v->threshold && !parse_percent(v->threshold, &a->threshold))
+		return cli_usage_error("suspects", "--threshold takes a percentage, 0 to 100, not %s",
+				       v->threshold);
+	if (v->pid && (!parse_number(v->pid, INT32_MAX, &n) || n == 0))
+		return cli_usage_error("suspects", "--pid takes a process id, not %s", v->pid);
+	a->pid = v->pid ? (int)n : 0;
+	if (a->save_core && (!a->pid || !a->save_core[0]))
+		return usage_error(a, "--save-core FILE goes with --pid");
+	return ST_OK;
+}
 
 /* The options' values, checked; then what goes with what. */
 static int check_options(struct analyze_args *a, const struct option_values *v)
@@ -127,6 +151,8 @@ static int check_options(struct analyze_args *a, const struct option_values *v)
 		a->retained.top = n;
 		a->paths = n > 1000 ? 1000 : (unsigned)n;
 	}
+	if (a->mode == MODE_SUSPECTS)
+		return check_suspects_options(a, v);
 	if (v->format && strcmp(v->format, "text") && strcmp(v->format, "tsv"))
 		return cli_usage_error(cmd, "--format takes text or tsv, not %s", v->format);
 	a->retained.tsv = v->format && !strcmp(v->format, "tsv");
@@ -248,11 +274,15 @@ static int parse_args(int argc, char **argv, enum mode mode, struct analyze_args
 	const struct cli_opt retained_only[] = { { "-n", NULL, NULL, &v.n },
 						 { "--format", NULL, NULL, &v.format } };
 	const struct cli_opt goroutines_only[] = { { "--format", NULL, NULL, &v.format } };
+	const struct cli_opt suspects_only[] = { { "--format", NULL, NULL, &v.format },
+						 { "--output", "-o", NULL, &a->output },
+						 { "--threshold", NULL, NULL, &v.threshold } };
 	struct cli_opt opts[24];
 	int nopts = (int)(sizeof(common) / sizeof(common[0])), n, rc;
 
 	*a = (struct analyze_args){ .mode = mode, .why = mode == MODE_WHY, .max_depth = 256,
-				    .cutoff_percent = 1.0, .retained = { .top = 20 }, .paths = 1 };
+				    .cutoff_percent = 1.0, .retained = { .top = 20 }, .paths = 1,
+				    .threshold = 10.0 };
 	memcpy(opts, common, sizeof(common));
 	if (mode == MODE_ANALYZE) {
 		memcpy(opts + nopts, analyze_only, sizeof(analyze_only));
@@ -262,6 +292,9 @@ static int parse_args(int argc, char **argv, enum mode mode, struct analyze_args
 	} else if (mode == MODE_RETAINED) {
 		memcpy(opts + nopts, retained_only, sizeof(retained_only));
 		nopts += 2;
+	} else if (mode == MODE_SUSPECTS) {
+		memcpy(opts + nopts, suspects_only, sizeof(suspects_only));
+		nopts += (int)(sizeof(suspects_only) / sizeof(suspects_only[0]));
 	} else {
 		opts[nopts++] = goroutines_only[0];
 	}
@@ -271,7 +304,7 @@ static int parse_args(int argc, char **argv, enum mode mode, struct analyze_args
 	if ((rc = a->pid ? check_process_operands(a, n, argv) : check_operands(a, n, argv)))
 		return rc;
 	if (!a->output)
-		a->output = a->text ? "-" : "heapref.pb.gz";
+		a->output = a->text || mode == MODE_SUSPECTS ? "-" : "heapref.pb.gz";
 	return ST_OK;
 }
 
@@ -600,8 +633,12 @@ void analysis_release(struct analysis *an)
 static int write_retained(const struct analyze_args *a, const struct analysis *an,
 			  struct hr_error *err)
 {
-	int rc = hr_write_retained(stdout, an->dump, an->an.tree, an->an.result,
-				   an->an.dominators, &a->retained, err);
+	struct hr_retained_options opt = a->retained;
+	int rc;
+
+	opt.img = &an->an.img;
+	rc = hr_write_retained(stdout, an->dump, an->an.tree, an->an.result, an->an.dominators,
+			       &opt, err);
 
 	if (!rc && fflush(stdout))
 		rc = hr_error_set(err, HR_EIO, "%s", strerror(errno));
@@ -622,6 +659,31 @@ static int write_goroutines(const struct analyze_args *a, const struct analysis 
 	if (rc == HR_EIO)
 		name_output(err, "standard output");
 	return rc;
+}
+
+/* heapref suspects: the report, to -o (standard output by default) as analyze's. */
+struct suspects_output {
+	const struct analyze_args *a;
+	const struct hr_suspects *suspects;
+};
+
+static int write_suspects_to(FILE *out, void *ctx, struct hr_error *err)
+{
+	const struct suspects_output *o = ctx;
+	struct hr_suspects_options opt = {
+		.format = o->a->suspects_format,
+		.binary = o->a->binary_name ? o->a->binary_name : o->a->binary,
+		.dump = o->a->pid ? "CORE" : o->a->dump };
+
+	return hr_write_suspects(out, o->suspects, &opt, err);
+}
+
+static int write_suspects(const struct analyze_args *a, const struct analysis *an,
+			  struct hr_error *err)
+{
+	struct suspects_output o = { a, an->an.suspects };
+
+	return output_write(a->out, write_suspects_to, &o, err);
 }
 
 /* The function holding pc, for the profile's created_by labels (ctx: the binary). */
@@ -665,6 +727,8 @@ static int write_answer(const struct analyze_args *a, const struct analysis *an,
 		return write_retained(a, an, err) ? ST_RESOURCES : ST_OK;
 	if (a->mode == MODE_GOROUTINES)
 		return write_goroutines(a, an, err) ? ST_RESOURCES : ST_OK;
+	if (a->mode == MODE_SUSPECTS)
+		return write_suspects(a, an, err) ? ST_RESOURCES : ST_OK;
 	return write_labelled_profile(a, an, err);
 }
 
@@ -675,11 +739,12 @@ static struct hr_analysis_request request_of(const struct analyze_args *a)
 		.max_depth = a->max_depth, .full_chains = a->full_chains, .force = a->force,
 		.scan = { .threads = a->threads },
 		.paths = a->mode == MODE_WHY || a->mode == MODE_RETAINED,
-		.types = a->mode == MODE_WHY, /* the fields of a path's words */
+		.types = a->mode == MODE_WHY || a->mode == MODE_RETAINED, /* fields, types */
 		.graph = a->mode == MODE_WHY && a->paths > 1,
 		.dominators = a->mode == MODE_RETAINED,
 		.goroutines = a->mode == MODE_GOROUTINES || a->goroutine_labels,
 		.leaks = a->mode == MODE_GOROUTINES || a->goroutine_labels,
+		.suspects = a->mode == MODE_SUSPECTS, .threshold_percent = a->threshold,
 		.examples = a->examples,
 		.view_wanted = a->by_dominator || a->by_alloc || a->by_type || a->types_first,
 	};
@@ -701,7 +766,7 @@ static int prepare_outputs(const struct analyze_args *a, struct output *out, str
 	char exe[64];
 
 	snprintf(exe, sizeof(exe), "/proc/%d/exe", a->pid);
-	if (a->mode == MODE_ANALYZE &&
+	if ((a->mode == MODE_ANALYZE || a->mode == MODE_SUSPECTS) &&
 	    (output_prepare(out, a->output, OUTPUT_REPORT, err) ||
 	     output_refuse_input(out, a->binary, "the binary", err) ||
 	     output_refuse_input(out, a->dump, "the heap input", err) ||
@@ -716,7 +781,8 @@ static int prepare_outputs(const struct analyze_args *a, struct output *out, str
 	if (core->how != OUTPUT_REPLACE)
 		return hr_error_set(err, HR_EOUTPUT, "%s: not a regular file: --save-core writes the "
 				    "core into a file of its own", a->save_core);
-	if (a->mode == MODE_ANALYZE && output_refuse_same(out, "-o", core, "--save-core", err))
+	if ((a->mode == MODE_ANALYZE || a->mode == MODE_SUSPECTS) &&
+	    output_refuse_same(out, "-o", core, "--save-core", err))
 		return err->code;
 	return HR_OK;
 }
@@ -809,4 +875,9 @@ int cmd_retained(int argc, char **argv)
 int cmd_goroutines(int argc, char **argv)
 {
 	return run(argc, argv, MODE_GOROUTINES);
+}
+
+int cmd_suspects(int argc, char **argv)
+{
+	return run(argc, argv, MODE_SUSPECTS);
 }

@@ -34,6 +34,9 @@ int cmd_why(int argc, char **argv);
 int cmd_retained(int argc, char **argv);
 /* heapref goroutines [--format text|tsv] ... BINARY DUMP (cmd_analyze.c) */
 int cmd_goroutines(int argc, char **argv);
+/* heapref suspects [--format text|json] [-o FILE] [--threshold PCT] ... BINARY DUMP
+ * (cmd_analyze.c) */
+int cmd_suspects(int argc, char **argv);
 /* heapref allocs [-o FILE] BINARY DUMP (cmd_allocs.c) */
 int cmd_allocs(int argc, char **argv);
 /* heapref hprof [-o FILE] [--force] BINARY DUMP (cmd_hprof.c) */

@@ -160,6 +160,7 @@ static const struct {
 } commands[] = {
 	{ "analyze", cmd_analyze }, { "why", cmd_why },	    { "retained", cmd_retained },
 	{ "diff", cmd_diff },	    { "allocs", cmd_allocs },	{ "goroutines", cmd_goroutines },
+	{ "suspects", cmd_suspects },
 	{ "info", cmd_info },
 	{ "hprof", cmd_hprof },
 	{ "object", cmd_object },   { "types", cmd_types }, { "vars", cmd_vars },

@@ -55,6 +55,12 @@ static const char heapref_usage[] =
 	"                the goroutines by kind (creator, stack, state) with the memory\n"
 	"                their stacks keep alive; leaked ones (the runtime's definition)\n"
 	"                first\n"
+	"  suspects [--format text|json] [-o FILE] [--threshold PCT] [--full-chains]\n"
+	"          [--max-depth N] [--threads N] [--stats] [--force]\n"
+	"          BINARY DUMP | --pid PID [--save-core FILE] [BINARY]\n"
+	"                the leak suspects: the roots, and groups of roots sharing memory,\n"
+	"                that keep a large share of the heap, where in each the memory\n"
+	"                piles up, the path to it and what piled up\n"
 	"  allocs [-o FILE] BINARY DUMP\n"
 	"                the classic in-use heap profile (allocation sites), rebuilt from\n"
 	"                the dump's memory-profile records\n"
@@ -205,6 +211,28 @@ static const char goroutines_usage[] =
 	"  --force         analyse even when the dump does not look written by the binary\n"
 	PROCESS_OPTIONS;
 
+static const char suspects_usage[] =
+	"usage: heapref suspects [--format text|json] [-o FILE] [--threshold PCT]\n"
+	"                        [--full-chains] [--max-depth N] [--threads N] [--stats]\n"
+	"                        [--force] BINARY DUMP | --pid PID [--save-core FILE] [BINARY]\n"
+	"  the leak suspects, biggest first: each root variable, and each group of roots\n"
+	"  sharing memory none of them retains alone, that retains PCT of the reachable heap\n"
+	"  or more; for each, who holds it (a frame variable's goroutine too), where the\n"
+	"  memory piles up (down the dominator tree while one child keeps 70% of its\n"
+	"  parent: a map and its entries, a slice and its length, a list and its nodes, a\n"
+	"  channel and its buffer), the shortest path from the root to it, what piled up by\n"
+	"  type, and example addresses for heapref why\n"
+	"  --format json   one JSON object (schema heapref-suspects/1, docs/suspects.md)\n"
+	"                  instead of the text page\n"
+	"  -o FILE         the file to write (default: standard output)\n"
+	"  --threshold PCT a suspect retains at least PCT of the reachable heap (default 10)\n"
+	"  --full-chains   do not fold recursion (as analyze)\n"
+	"  --max-depth N   cut chains after N named nodes (default 256; 0 for no limit)\n"
+	THREADS_OPTION
+	"  --stats         time, CPU and peak memory of each phase, on stderr\n"
+	"  --force         analyse even when the dump does not look written by the binary\n"
+	PROCESS_OPTIONS;
+
 static const char allocs_usage[] =
 	"usage: heapref allocs [-o FILE] BINARY DUMP\n"
 	"  the heap profile of allocation sites the runtime kept (runtime.MemProfileRate),\n"
@@ -266,6 +294,7 @@ static const struct {
 } usages[] = {
 	{ "analyze", analyze_usage }, { "why", why_usage },	{ "retained", retained_usage },
 	{ "diff", diff_usage },	      { "allocs", allocs_usage },	{ "goroutines", goroutines_usage },
+	{ "suspects", suspects_usage },
 	{ "info", info_usage },
 	{ "hprof", hprof_usage },
 	{ "object", object_usage },   { "types", types_usage }, { "vars", vars_usage },

@@ -81,3 +81,119 @@ out:
 		hr_error_set(err, rc, "out of memory for the paths to an object");
 	return rc;
 }
+
+/*
+ * --- from one node: memory by what is visited -------------------------------------------
+ * The queue keeps every node visited with the position of the one it came from, so the
+ * path is read back from the queue; an open-addressing set says what was visited.
+ */
+struct visit {
+	uint32_t node;
+	uint32_t came_from; /* position in the queue */
+};
+
+struct local_bfs {
+	struct visit *queue;
+	size_t n, cap;
+	uint32_t *set;       /* node + 1, 0 empty */
+	size_t set_cap;      /* a power of two */
+	size_t set_used;
+	uint32_t expanding;  /* queue position being expanded */
+	uint32_t goal;
+	bool found;
+	int status;
+};
+
+static size_t slot_of(uint32_t v, size_t cap)
+{
+	return (size_t)((v * 0x9e3779b97f4a7c15ull) >> 17) & (cap - 1);
+}
+
+/* Adds v to the visited set; false when it was there. */
+static bool visit_once(struct local_bfs *b, uint32_t v)
+{
+	size_t i;
+
+	if (2 * (b->set_used + 1) > b->set_cap) {
+		size_t cap = b->set_cap ? 2 * b->set_cap : 1024;
+		uint32_t *set = calloc(cap, sizeof(*set));
+
+		if (!set) {
+			b->status = HR_ENOMEM;
+			return false;
+		}
+		for (size_t k = 0; k < b->set_cap; k++) {
+			if (!b->set[k])
+				continue;
+			for (i = slot_of(b->set[k] - 1, cap); set[i]; i = (i + 1) & (cap - 1))
+				;
+			set[i] = b->set[k];
+		}
+		free(b->set);
+		b->set = set;
+		b->set_cap = cap;
+	}
+	for (i = slot_of(v, b->set_cap); b->set[i]; i = (i + 1) & (b->set_cap - 1))
+		if (b->set[i] == v + 1)
+			return false;
+	b->set[i] = v + 1;
+	b->set_used++;
+	return true;
+}
+
+static void emit_local(void *ctx, uint32_t v)
+{
+	struct local_bfs *b = ctx;
+	struct visit *q;
+
+	if (b->found || b->status || !visit_once(b, v))
+		return;
+	if (!(q = hr_array_push((void **)&b->queue, &b->n, &b->cap, sizeof(*q)))) {
+		b->status = HR_ENOMEM;
+		return;
+	}
+	*q = (struct visit){ v, b->expanding };
+	b->found = v == b->goal;
+}
+
+int hr_heap_graph_path_from(struct hr_heap_graph *g, uint32_t from, uint32_t to,
+			    uint32_t **path, size_t *n, struct hr_error *err)
+{
+	struct local_bfs b = { .goal = to };
+	int rc = 1;
+
+	*path = NULL;
+	*n = 0;
+	if (from >= hr_heap_graph_count(g) || to >= hr_heap_graph_count(g))
+		return 1;
+	emit_local(&b, from);
+	for (size_t head = 0; head < b.n && !b.found && !b.status; head++) {
+		b.expanding = (uint32_t)head;
+		if (hr_heap_graph_successors(g, b.queue[head].node, emit_local, &b))
+			b.status = HR_ENOMEM;
+	}
+	if (b.status) {
+		rc = b.status;
+	} else if (b.found) {
+		size_t len = 1;
+
+		for (size_t at = b.n - 1; at; at = b.queue[at].came_from)
+			len++;
+		if (!(*path = malloc(len * sizeof(**path)))) {
+			rc = HR_ENOMEM;
+		} else {
+			*n = len;
+			for (size_t at = b.n - 1;; at = b.queue[at].came_from) {
+				(*path)[--len] = b.queue[at].node;
+				if (!at)
+					break;
+			}
+			rc = HR_OK;
+		}
+	}
+	free(b.queue);
+	free(b.set);
+	if (rc == HR_ENOMEM)
+		hr_error_set(err, rc, "out of memory for the path to an object");
+	return rc;
+}

@@ -45,6 +45,11 @@ uint32_t hr_heap_dom_object_node(const struct hr_heap_dominators *hd, uint32_t o
 	return hd->nroots + 1 + obj;
 }
 
+struct hr_heap_graph *hr_heap_dom_graph(const struct hr_heap_dominators *hd)
+{
+	return hd->g;
+}
+
 uint32_t hr_heap_dom_reached(const struct hr_heap_dominators *hd)
 {
 	return hd->tree.nreached;

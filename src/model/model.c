@@ -139,6 +139,59 @@ int64_t hr_dump_object_at(const struct hr_dump *d, uint64_t addr)
 	return heap_index_find(&d->heap, addr);
 }
 
+bool hr_dump_word_into(const struct hr_dump *d, uint32_t holder, uint32_t target,
+		       uint64_t *offset)
+{
+	struct hr_object h = hr_dump_object(d, holder), t = hr_dump_object(d, target);
+	uint32_t ps = d->params.ptr_size;
+
+	for (uint64_t off = 0; ps && off + ps <= h.size; off += ps) {
+		uint64_t v;
+
+		if (!hr_dump_heap_ptr_bit(d, h.addr + off))
+			continue;
+		v = hr_dump_word(d, h.data + off);
+		if (v >= t.addr && v - t.addr < t.size) {
+			*offset = off;
+			return true;
+		}
+	}
+	return false;
+}
+
+static bool frame_points_into(const struct hr_dump *d, const struct hr_frame *f,
+			      const struct hr_object *o)
+{
+	uint32_t ps = d->params.ptr_size;
+
+	for (uint64_t off = 0; ps && off + ps <= f->contents.len; off += ps) {
+		uint64_t v = hr_dump_word(d, f->contents.ptr + off);
+
+		if (v >= o->addr && v - o->addr < o->size)
+			return true;
+	}
+	return false;
+}
+
+int64_t hr_dump_frame_goroutine(const struct hr_dump *d, const char *root, uint32_t obj)
+{
+	size_t nf, len = strlen(root), best_len = 0;
+	const struct hr_frame *f = hr_dump_frames(d, &nf);
+	struct hr_object o = hr_dump_object(d, obj);
+	int64_t best = -1;
+
+	for (size_t k = 0; k < nf; k++) {
+		size_t fl = f[k].func_name.len;
+
+		if (fl <= best_len || fl > len || memcmp(root, f[k].func_name.ptr, fl) ||
+		    (len > fl && root[fl] != '.') || !frame_points_into(d, &f[k], &o))
+			continue;
+		best = f[k].goroutine;
+		best_len = fl;
+	}
+	return best;
+}
+
 int64_t hr_dump_object_span_at(const struct hr_dump *d, uint64_t addr, uint64_t *start,
 			       uint64_t *size)
 {

@@ -132,3 +132,16 @@ const struct hr_goroutine_share *hr_result_shares(const struct hr_scan_result *r
 	*n = r->nshares;
 	return r->shares;
 }
+
+uint64_t hr_result_value_offset(const struct hr_scan_result *r, const struct hr_dump *d,
+				uint32_t obj)
+{
+	struct hr_object o = hr_dump_object(d, obj);
+
+	/* Go 1.22's mallocgc: an object with pointers too big for heap bits in its span
+	 * (over 512 bytes) and small enough for a size class starts with its type's address */
+	if (r->sum.go_minor < 22 || o.size <= 512 || o.size > 32768 ||
+	    !hr_dump_object_ptr_count(d, obj))
+		return 0;
+	return hr_dump_params(d)->ptr_size;
+}

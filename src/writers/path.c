@@ -21,66 +21,6 @@ struct path_writer {
 	const struct hr_path_options *opt;
 };
 
-/* Appends to buf (len bytes used of cap) what fmt says; the text is cut at cap. */
-static size_t append(char *buf, size_t len, size_t cap, const char *fmt, ...) HR_PRINTF(4, 5);
-
-static size_t append(char *buf, size_t len, size_t cap, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	if (len >= cap)
-		return len;
-	va_start(ap, fmt);
-	n = vsnprintf(buf + len, cap - len, fmt, ap);
-	va_end(ap);
-	return n < 0 ? len : len + (size_t)n < cap ? len + (size_t)n : cap - 1;
-}
-
-static uint64_t type_size(const struct hr_binary *bin, uint32_t type)
-{
-	return hr_binary_type(bin, hr_binary_resolve_typedef(bin, type))->size;
-}
-
-/*
- * Where offset off of a value of type falls, as Go would name it from the value: a
- * struct's member (".Prev"), an array's element ("[3]"), and so on inwards
- * (".slots[5].elem"), into buf after len bytes; the new length.
- */
-static size_t name_offset(const struct hr_binary *bin, uint32_t type, uint64_t off, char *buf,
-			  size_t len, size_t cap)
-{
-	for (int depth = 0; depth < 32 && type; depth++) {
-		const struct hr_type *t = hr_binary_type(bin, hr_binary_resolve_typedef(bin, type));
-		const struct hr_member *m = NULL;
-		uint64_t es;
-
-		if (t->shape == HR_SHAPE_ARRAY) {
-			if (!(es = type_size(bin, t->elem)))
-				break;
-			len = append(buf, len, cap, "[%" PRIu64 "]", off / es);
-			off %= es;
-			type = t->elem;
-			continue;
-		}
-		if (t->shape != HR_SHAPE_STRUCT)
-			break;
-		for (uint32_t k = 0; k < t->member_count && !m; k++) {
-			const struct hr_member *c = hr_binary_member(bin, t->first_member + k);
-			uint64_t size = type_size(bin, c->type);
-
-			if (size && off >= c->offset && off - c->offset < size)
-				m = c; /* (a zero-size member shares its offset with the next) */
-		}
-		if (!m)
-			break;
-		len = append(buf, len, cap, ".%s", m->name);
-		off -= m->offset;
-		type = m->type;
-	}
-	return len;
-}
-
 /*
  * The word at offset off of object obj as its type names it ("[12].Prev"), or "" when
  * the walk did not read it by a type (or types were not kept).
@@ -88,44 +28,14 @@ static size_t name_offset(const struct hr_binary *bin, uint32_t type, uint64_t o
 static const char *word_name(const struct path_writer *w, uint32_t obj, uint64_t off, char *buf,
 			     size_t cap)
 {
-	const struct hr_binary *bin = w->opt->img ? w->opt->img->bin : NULL;
 	bool array;
 	uint32_t type = hr_result_type_of(w->result, obj, &array);
-	uint64_t es;
-	size_t len = 0;
+	uint64_t start = hr_result_value_offset(w->result, w->d, obj);
 
 	buf[0] = '\0';
-	if (!bin || !type)
+	if (!w->opt->img || off < start)
 		return buf;
-	if (array) {
-		if (!(es = type_size(bin, type)))
-			return buf;
-		len = append(buf, len, cap, "[%" PRIu64 "]", off / es);
-		off %= es;
-	}
-	name_offset(bin, type, off, buf, len, cap);
-	return buf;
-}
-
-/* The offset of the first pointer word of holder that points into target, if any. */
-static bool word_pointing_into(const struct hr_dump *d, uint32_t holder, uint32_t target,
-			       uint64_t *offset)
-{
-	struct hr_object h = hr_dump_object(d, holder), t = hr_dump_object(d, target);
-	uint32_t ps = hr_dump_params(d)->ptr_size;
-
-	for (uint64_t off = 0; off + ps <= h.size; off += ps) {
-		uint64_t v;
-
-		if (!hr_dump_heap_ptr_bit(d, h.addr + off))
-			continue;
-		v = hr_dump_word(d, h.data + off);
-		if (v >= t.addr && v - t.addr < t.size) {
-			*offset = off;
-			return true;
-		}
-	}
-	return false;
+	return hr_binary_name_offset(w->opt->img->bin, type, array, off - start, buf, cap);
 }
 
 /* The name of the chain node object obj is charged to (the field and type that reached it). */
@@ -146,7 +56,7 @@ static void print_path_object(const struct path_writer *w, uint32_t obj, uint32_
 
 	fprintf(w->out, "    0x%" PRIx64 " %12" PRIu64 " bytes   %s", o.addr, o.size,
 		charged_name(w, obj));
-	if (next != HR_SCAN_NOT_REACHED && word_pointing_into(w->d, obj, next, &off)) {
+	if (next != HR_SCAN_NOT_REACHED && hr_dump_word_into(w->d, obj, next, &off)) {
 		if (word_name(w, obj, off, name, sizeof(name))[0])
 			fprintf(w->out, "   its %s (+%" PRIu64 ") points to the next", name, off);
 		else
@@ -155,51 +65,12 @@ static void print_path_object(const struct path_writer *w, uint32_t obj, uint32_
 	fputc('\n', w->out);
 }
 
-static bool frame_points_into(const struct path_writer *w, const struct hr_frame *f,
-			      const struct hr_object *o)
-{
-	uint32_t ps = hr_dump_params(w->d)->ptr_size;
-
-	for (uint64_t off = 0; off + ps <= f->contents.len; off += ps) {
-		uint64_t v = hr_dump_word(w->d, f->contents.ptr + off);
-
-		if (v >= o->addr && v - o->addr < o->size)
-			return true;
-	}
-	return false;
-}
-
-/*
- * The goroutine (index in hr_dump_goroutines()) one of whose frames, of the function the
- * root is named after ("main.handler" of main.handler.buf; the longest such name, as
- * main.main.func1 of main.main.func1.x), holds a word pointing into obj; -1 when the
- * root is no frame's.
- */
-static int64_t root_goroutine(const struct path_writer *w, const char *root, uint32_t obj)
-{
-	size_t nf, len = strlen(root), best_len = 0;
-	const struct hr_frame *f = hr_dump_frames(w->d, &nf);
-	struct hr_object o = hr_dump_object(w->d, obj);
-	int64_t best = -1;
-
-	for (size_t k = 0; k < nf; k++) {
-		size_t fl = f[k].func_name.len;
-
-		if (fl <= best_len || fl > len || memcmp(root, f[k].func_name.ptr, fl) ||
-		    (len > fl && root[fl] != '.') || !frame_points_into(w, &f[k], &o))
-			continue;
-		best = f[k].goroutine;
-		best_len = fl;
-	}
-	return best;
-}
-
 /* ", goroutine 42 (started by main.serve, chan receive)" for a frame variable's root. */
 static void print_root_goroutine(const struct path_writer *w, const char *root, uint32_t obj)
 {
 	size_t ng;
 	const struct hr_goroutine *g = hr_dump_goroutines(w->d, &ng);
-	int64_t i = root_goroutine(w, root, obj), fn;
+	int64_t i = hr_dump_frame_goroutine(w->d, root, obj), fn;
 
 	if (i < 0 || (size_t)i >= ng)
 		return;

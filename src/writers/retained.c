@@ -92,49 +92,102 @@ static int rank_nodes(const struct hr_heap_dominators *hd, uint32_t first, uint3
 	return HR_OK;
 }
 
-/* The type in a chain name `x. (T)`, or "-" for names without one (roots, $sub_objects$). */
-static void write_type_of(FILE *out, const char *name)
-{
-	const char *open = strstr(name, ". (");
-	size_t len = strlen(name);
+/* What the rows read besides the dominator tree. */
+struct retained_writer {
+	FILE *out;
+	const struct hr_dump *dump;
+	const struct hr_chains *tree;
+	const struct hr_scan_result *result;
+	const struct hr_heap_dominators *hd;
+	const struct hr_retained_options *opt;
+};
 
-	if (open && len > 0 && name[len - 1] == ')')
-		fprintf(out, "%.*s", (int)(name + len - 1 - (open + 3)), open + 3);
-	else
-		fputc('-', out);
+/* An object's type as the typed walk read it, as a user names it (with its entries). */
+static int write_object_type(const struct retained_writer *w, uint32_t obj, bool what)
+{
+	struct hr_suspect_sources src = { w->dump, w->opt->img, w->tree, w->result, w->hd };
+	struct hr_object_description d;
+	int rc = hr_describe_object(&src, obj, &d);
+
+	if (!rc)
+		fputs(what ? d.what : d.type, w->out);
+	hr_object_description_release(&d);
+	return rc;
 }
 
-static void write_row(FILE *out, const struct hr_dump *dump, const struct hr_chains *tree,
-		      const struct hr_scan_result *result, const struct hr_dom_node *n, bool tsv)
+static int write_row(const struct retained_writer *w, const struct hr_dom_node *n)
 {
+	FILE *out = w->out;
 	struct hr_object o = { 0 };
 	uint32_t node = n->root;
+	int rc = HR_OK;
 
 	if (n->object != UINT32_MAX) {
-		o = hr_dump_object(dump, n->object);
-		node = hr_result_reached_by(result, n->object).node;
+		o = hr_dump_object(w->dump, n->object);
+		node = hr_result_reached_by(w->result, n->object).node;
 	}
-	if (tsv) {
+	if (w->opt->tsv) {
 		fputs(n->object == UINT32_MAX ? "root\t" : "object\t", out);
-		write_chain(out, tree, node);
+		write_chain(out, w->tree, node);
 		fputc('\t', out);
 		if (n->object == UINT32_MAX)
 			fputc('-', out);
 		else
-			write_type_of(out, hr_chains_name(tree, hr_chains_node(tree, node)->name));
+			rc = write_object_type(w, n->object, false);
 		fprintf(out, "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t", o.size, n->retained_bytes,
 			n->retained_objects);
 		if (n->object == UINT32_MAX)
 			fputs("-\n", out);
 		else
 			fprintf(out, "0x%" PRIx64 "\n", o.addr);
-		return;
+		return rc;
 	}
 	fprintf(out, "%14" PRIu64 " %10" PRIu64 "  ", n->retained_bytes, n->retained_objects);
-	if (n->object != UINT32_MAX)
+	if (n->object != UINT32_MAX) {
 		fprintf(out, "%10" PRIu64 "  0x%-14" PRIx64 " ", o.size, o.addr);
-	write_chain(out, tree, node);
+		rc = write_object_type(w, n->object, true);
+		fputs("  ", out);
+	}
+	write_chain(out, w->tree, node);
 	fputc('\n', out);
+	return rc;
+}
+
+/* "main.a + main.b" (+ "..." when more roots share it than a group names). */
+static void write_group_roots(const struct retained_writer *w, const struct hr_shared_group *g)
+{
+	for (uint8_t i = 0; i < g->nroots; i++) {
+		uint32_t chain = hr_heap_graph_root_chain(hr_heap_dom_graph(w->hd), g->roots[i]);
+
+		if (i)
+			fputs(" + ", w->out);
+		fputs(hr_chains_name(w->tree, hr_chains_node(w->tree, chain)->name), w->out);
+	}
+	if (g->more_roots)
+		fputs(" + ...", w->out);
+}
+
+/* The groups of roots sharing memory none of them retains alone, biggest first. */
+static void write_groups(const struct retained_writer *w, const struct hr_shared_group *g,
+			 size_t n)
+{
+	size_t shown = w->opt->top && w->opt->top < n ? w->opt->top : n;
+
+	if (!w->opt->tsv && n)
+		fprintf(w->out, "\nroots sharing memory that none of them retains alone, by group\n"
+				"%14s %10s  %s\n", "retained bytes", "objects", "roots");
+	for (size_t i = 0; i < shown; i++) {
+		if (w->opt->tsv) {
+			fputs("group\t", w->out);
+			write_group_roots(w, &g[i]);
+			fprintf(w->out, "\t-\t0\t%" PRIu64 "\t%" PRIu64 "\t-\n", g[i].bytes,
+				g[i].objects);
+			continue;
+		}
+		fprintf(w->out, "%14" PRIu64 " %10" PRIu64 "  ", g[i].bytes, g[i].objects);
+		write_group_roots(w, &g[i]);
+		fputc('\n', w->out);
+	}
 }
 
 /* What no single root retains: the objects whose immediate dominator is the virtual root. */
@@ -167,30 +220,36 @@ static void write_text_heads(FILE *out, const struct hr_heap_dominators *hd, boo
 	fprintf(out, "\nshared by several roots, retained by none of them: %" PRIu64
 		     " bytes in %" PRIu64 " objects\n\n"
 		     "objects by retained size\n%14s %10s  %10s  %-16s %s\n",
-		shared_bytes, shared_objects, "retained bytes", "objects", "size", "address", "chain");
+		shared_bytes, shared_objects, "retained bytes", "objects", "size", "address",
+		"type  chain");
 }
 
 int hr_write_retained(FILE *out, const struct hr_dump *dump, const struct hr_chains *tree,
 		      const struct hr_scan_result *result, const struct hr_heap_dominators *hd,
 		      const struct hr_retained_options *opt, struct hr_error *err)
 {
+	struct retained_writer w = { out, dump, tree, result, hd, opt };
 	uint32_t nroots = hr_heap_dom_root_count(hd);
 	struct top_rows roots, objects = { 0 };
+	struct hr_shared_group *groups = NULL;
+	size_t ngroups = 0;
 	int rc;
 
 	if ((rc = rank_nodes(hd, 1, nroots + 1, opt->top, &roots)) ||
-	    (rc = rank_nodes(hd, nroots + 1, hr_heap_dom_count(hd), opt->top, &objects)))
+	    (rc = rank_nodes(hd, nroots + 1, hr_heap_dom_count(hd), opt->top, &objects)) ||
+	    (rc = hr_heap_dom_shared_groups(hd, 0, &groups, &ngroups, err)))
 		goto out;
 	if (opt->tsv)
 		fputs("kind\tchain\ttype\tsize\tretained_bytes\tretained_objects\taddress\n", out);
 	else
 		write_text_heads(out, hd, true);
-	for (size_t i = 0; i < roots.n; i++) {
+	for (size_t i = 0; i < roots.n && !rc; i++) {
 		struct hr_dom_node n = hr_heap_dom_node(hd, roots.rows[i].node);
 
 		if (n.retained_bytes || opt->tsv)
-			write_row(out, dump, tree, result, &n, opt->tsv);
+			rc = write_row(&w, &n);
 	}
+	write_groups(&w, groups, ngroups);
 	if (!opt->tsv) {
 		write_text_heads(out, hd, false);
 	} else {
@@ -200,16 +259,17 @@ int hr_write_retained(FILE *out, const struct hr_dump *dump, const struct hr_cha
 		fprintf(out, "shared\t-\t-\t0\t%" PRIu64 "\t%" PRIu64 "\t-\n", shared_bytes,
 			shared_objects);
 	}
-	for (size_t i = 0; i < objects.n; i++) {
+	for (size_t i = 0; i < objects.n && !rc; i++) {
 		struct hr_dom_node n = hr_heap_dom_node(hd, objects.rows[i].node);
 
-		write_row(out, dump, tree, result, &n, opt->tsv);
+		rc = write_row(&w, &n);
 	}
 out:
 	free(roots.rows);
 	free(objects.rows);
+	free(groups);
 	if (rc)
-		return hr_error_set(err, rc, "out of memory for the retained sizes");
+		return err->code ? err->code : hr_error_set(err, rc, "out of memory for the retained sizes");
 	if (ferror(out))
 		return hr_error_set(err, HR_EIO, "cannot write the retained sizes");
 	return HR_OK;

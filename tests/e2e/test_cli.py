@@ -28,7 +28,7 @@ import progs  # noqa: E402
 
 HEAPREF, WORK, ROOT = progs.HEAPREF, progs.WORK, progs.ROOT
 CLI_DOC = os.path.join(ROOT, "docs", "cli.md")
-COMMANDS = ("analyze", "why", "retained", "diff", "goroutines", "allocs", "hprof", "info",
+COMMANDS = ("analyze", "why", "retained", "diff", "goroutines", "suspects", "allocs", "hprof", "info",
             "object", "types", "vars", "help", "version")
 
 

@@ -200,8 +200,9 @@ static void check_dominators(const struct hr_analysis *an, FILE *out)
 
 /*
  * The whole analysis as `analyze --force --examples 2 --attribution dominator`,
- * `retained`, `why -n 3` and `goroutines` run it, in one: the paths, the graph, the
- * dominator tree, examples, the view by dominator and the leaked goroutines.
+ * `retained`, `why -n 3`, `goroutines` and `suspects --threshold 0` run it, in one: the
+ * paths, the graph, the dominator tree, examples, the view by dominator, the leaked
+ * goroutines and the suspects (every root that retains anything).
  */
 static void analyze(const struct hr_dump *dump)
 {
@@ -209,6 +210,7 @@ static void analyze(const struct hr_dump *dump)
 		.max_depth = MAX_DEPTH, .force = true, .paths = true, .graph = true,
 		.dominators = true, .examples = 2, .view_wanted = true,
 		.view = HR_VIEW_BY_DOMINATOR, .goroutines = true, .leaks = true,
+		.suspects = true, .threshold_percent = 0.0,
 	};
 	struct hr_analysis an;
 	struct hr_error err = { 0 };
@@ -235,6 +237,10 @@ static void analyze(const struct hr_dump *dump)
 	FUZZ_CHECK(hr_write_goroutines(out, dump, &an.img, an.result, an.leaks, false, &err) == 0,
 		   "goroutines: %s", err.msg);
 	write_report(out, an.tree);
+	for (int f = HR_SUSPECTS_TEXT; f <= HR_SUSPECTS_JSON; f++)
+		FUZZ_CHECK(hr_write_suspects(out, an.suspects, &(struct hr_suspects_options){
+						    f, "binary", "dump" }, &err) == 0,
+			   "suspects: %s", err.msg);
 	fclose(out);
 	hr_analysis_release(&an);
 }

@@ -1,0 +1,326 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * shared_groups.c - memory that no single root retains, grouped by the roots that
+ * share it (see dominators.h).
+ *
+ * An object whose immediate dominator is the virtual root (a "shared top") is reached
+ * from two or more root variables by paths that meet nowhere before it. What it
+ * dominates goes with it. Which roots share it: those with an edge into it from what
+ * they retain, and, through the shared tops that lead to it, theirs. That is a
+ * propagation over a small graph: each edge u -> v of the heap graph whose target is a
+ * shared top becomes an edge top(u) -> v, top(u) being the child of the virtual root
+ * that dominates u (a root variable, or a shared top). The sets of roots flow along
+ * those edges to a fixpoint; they are capped at HR_GROUP_ROOTS_MAX names and a flag
+ * for more, so they only grow and the propagation ends.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "heapref/dominators.h"
+
+/* An edge of the condensed graph: from a root variable or shared top to a shared top. */
+struct top_edge {
+	uint32_t from; /* graph node */
+	uint32_t to;   /* index into the shared tops */
+};
+
+struct rootset {
+	uint32_t id[HR_GROUP_ROOTS_MAX]; /* root variable nodes, ascending */
+	uint8_t n;
+	bool more;
+};
+
+struct grouping {
+	const struct hr_heap_dominators *hd;
+	uint32_t *top;        /* [nodes]: the child of the virtual root dominating the node */
+	uint32_t *tops;       /* the shared tops, ascending */
+	uint32_t ntops;
+	struct top_edge *edges;
+	size_t nedges, edges_cap;
+	uint32_t expanding;   /* the node whose successors are being emitted */
+	int status;
+	struct rootset *sets; /* [ntops] */
+};
+
+/* The index of shared top node v, or UINT32_MAX if v is not one. */
+static uint32_t top_index(const struct grouping *gr, uint32_t v)
+{
+	uint32_t lo = 0, hi = gr->ntops;
+
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (gr->tops[mid] < v)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < gr->ntops && gr->tops[lo] == v ? lo : UINT32_MAX;
+}
+
+/* top[] in preorder (a node after its dominator), and the list of shared tops. */
+static int find_tops(struct grouping *gr)
+{
+	const struct hr_heap_dominators *hd = gr->hd;
+	uint32_t nnodes = hr_heap_dom_count(hd), nroots = hr_heap_dom_root_count(hd);
+	size_t ntops = 0, cap = 0;
+
+	if (!(gr->top = malloc((size_t)nnodes * sizeof(*gr->top))))
+		return HR_ENOMEM;
+	for (uint32_t k = 1; k < hr_heap_dom_reached(hd); k++) {
+		uint32_t v = hr_heap_dom_preorder(hd, k), d = hr_heap_dom_node(hd, v).idom;
+
+		gr->top[v] = d == 0 ? v : gr->top[d];
+	}
+	for (uint32_t v = nroots + 1; v < nnodes; v++) {
+		if (hr_heap_dom_node(hd, v).idom != 0)
+			continue;
+		if (!hr_array_push((void **)&gr->tops, &ntops, &cap, sizeof(*gr->tops)))
+			return HR_ENOMEM;
+		gr->tops[ntops - 1] = v;
+	}
+	gr->ntops = (uint32_t)ntops;
+	return HR_OK;
+}
+
+static void emit_edge(void *ctx, uint32_t v)
+{
+	struct grouping *gr = ctx;
+	uint32_t to = top_index(gr, v), from = gr->top[gr->expanding];
+	struct top_edge *e;
+
+	if (to == UINT32_MAX || from == v || gr->status)
+		return;
+	e = hr_array_push((void **)&gr->edges, &gr->nedges, &gr->edges_cap, sizeof(*e));
+	if (!e) {
+		gr->status = HR_ENOMEM;
+		return;
+	}
+	*e = (struct top_edge){ from, to };
+}
+
+static int cmp_edges(const void *pa, const void *pb)
+{
+	const struct top_edge *a = pa, *b = pb;
+
+	if (a->from != b->from)
+		return a->from < b->from ? -1 : 1;
+	return a->to < b->to ? -1 : a->to > b->to;
+}
+
+/* Every edge of the heap graph into a shared top, as top(u) -> the top, sorted, once. */
+static int find_edges(struct grouping *gr, struct hr_heap_graph *g)
+{
+	size_t n = 0;
+
+	for (uint32_t k = 1; k < hr_heap_dom_reached(gr->hd) && !gr->status; k++) {
+		gr->expanding = hr_heap_dom_preorder(gr->hd, k);
+		if (hr_heap_graph_successors(g, gr->expanding, emit_edge, gr))
+			return HR_ENOMEM;
+	}
+	if (gr->status)
+		return gr->status;
+	qsort(gr->edges, gr->nedges, sizeof(*gr->edges), cmp_edges);
+	for (size_t i = 0; i < gr->nedges; i++)
+		if (!n || cmp_edges(&gr->edges[n - 1], &gr->edges[i]))
+			gr->edges[n++] = gr->edges[i];
+	gr->nedges = n;
+	return HR_OK;
+}
+
+/* Adds root variable r to s; whether s changed. */
+static bool set_add(struct rootset *s, uint32_t r)
+{
+	uint8_t i = 0;
+
+	while (i < s->n && s->id[i] < r)
+		i++;
+	if (i < s->n && s->id[i] == r)
+		return false;
+	if (s->n == HR_GROUP_ROOTS_MAX) {
+		bool changed = !s->more;
+
+		s->more = true;
+		if (i == s->n)
+			return changed;
+		s->n--; /* keep the lowest ids: the last one goes */
+		changed = true;
+		memmove(&s->id[i + 1], &s->id[i], (size_t)(s->n - i) * sizeof(s->id[0]));
+		s->id[i] = r;
+		s->n++;
+		return changed;
+	}
+	memmove(&s->id[i + 1], &s->id[i], (size_t)(s->n - i) * sizeof(s->id[0]));
+	s->id[i] = r;
+	s->n++;
+	return true;
+}
+
+static bool set_union(struct rootset *into, const struct rootset *from)
+{
+	bool changed = false;
+
+	for (uint8_t i = 0; i < from->n; i++)
+		changed |= set_add(into, from->id[i]);
+	if (from->more && !into->more) {
+		into->more = true;
+		changed = true;
+	}
+	return changed;
+}
+
+/* The sets of roots, flowed along the edges to a fixpoint with a worklist. */
+static int propagate(struct grouping *gr)
+{
+	uint32_t nroots = hr_heap_dom_root_count(gr->hd);
+	uint32_t *work = malloc(((size_t)gr->ntops + 1) * sizeof(*work));
+	size_t *first = calloc((size_t)gr->ntops + 2, sizeof(*first)); /* edges from top i */
+	uint8_t *queued = calloc((size_t)gr->ntops + 1, 1);
+	size_t nwork = 0;
+
+	gr->sets = calloc((size_t)gr->ntops + 1, sizeof(*gr->sets));
+	if (!work || !first || !queued || !gr->sets) {
+		free(work);
+		free(first);
+		free(queued);
+		return HR_ENOMEM;
+	}
+	for (size_t i = 0; i < gr->nedges; i++) {
+		const struct top_edge *e = &gr->edges[i];
+
+		if (e->from <= nroots)
+			set_add(&gr->sets[e->to], e->from);
+		else
+			first[top_index(gr, e->from) + 1]++;
+	}
+	for (uint32_t t = 0; t < gr->ntops; t++)
+		first[t + 1] += first[t];
+	/* edges are sorted by from, so those from top t are the (first[t+1]-first[t]) after
+	 * the root variables' edges, in order */
+	for (uint32_t t = 0; t < gr->ntops; t++) {
+		work[nwork++] = t;
+		queued[t] = 1;
+	}
+	size_t from_roots = 0;
+
+	while (from_roots < gr->nedges && gr->edges[from_roots].from <= nroots)
+		from_roots++;
+	while (nwork) {
+		uint32_t t = work[--nwork];
+
+		queued[t] = 0;
+		for (size_t i = from_roots + first[t]; i < from_roots + first[t + 1]; i++) {
+			uint32_t to = gr->edges[i].to;
+
+			if (set_union(&gr->sets[to], &gr->sets[t]) && !queued[to]) {
+				queued[to] = 1;
+				work[nwork++] = to;
+			}
+		}
+	}
+	free(work);
+	free(first);
+	free(queued);
+	return HR_OK;
+}
+
+static int cmp_sets(const struct rootset *a, const struct rootset *b)
+{
+	if (a->n != b->n)
+		return a->n < b->n ? -1 : 1;
+	for (uint8_t i = 0; i < a->n; i++)
+		if (a->id[i] != b->id[i])
+			return a->id[i] < b->id[i] ? -1 : 1;
+	return (int)a->more - (int)b->more;
+}
+
+/* A shared top with its set of roots, to sort the tops by set. */
+struct top_set {
+	struct rootset set;
+	uint32_t node;
+};
+
+static int cmp_top_sets(const void *pa, const void *pb)
+{
+	const struct top_set *a = pa, *b = pb;
+	int c = cmp_sets(&a->set, &b->set);
+
+	return c ? c : a->node < b->node ? -1 : a->node > b->node;
+}
+
+static int cmp_groups(const void *pa, const void *pb)
+{
+	const struct hr_shared_group *a = pa, *b = pb;
+
+	if (a->bytes != b->bytes)
+		return a->bytes > b->bytes ? -1 : 1;
+	return a->biggest < b->biggest ? -1 : a->biggest > b->biggest;
+}
+
+/* One group per distinct set of roots, with what its tops retain, biggest first. */
+static int make_groups(struct grouping *gr, struct hr_shared_group **out, size_t *nout)
+{
+	struct top_set *ts = malloc(((size_t)gr->ntops + 1) * sizeof(*ts));
+	struct hr_shared_group *v = calloc((size_t)gr->ntops + 1, sizeof(*v));
+	size_t n = 0;
+
+	if (!ts || !v) {
+		free(ts);
+		free(v);
+		return HR_ENOMEM;
+	}
+	for (uint32_t t = 0; t < gr->ntops; t++)
+		ts[t] = (struct top_set){ gr->sets[t], gr->tops[t] };
+	qsort(ts, gr->ntops, sizeof(*ts), cmp_top_sets);
+	for (uint32_t t = 0; t < gr->ntops; t++) {
+		struct hr_dom_node node = hr_heap_dom_node(gr->hd, ts[t].node);
+		struct hr_shared_group *g;
+
+		if (!n || cmp_sets(&ts[t - 1].set, &ts[t].set)) {
+			g = &v[n++];
+			g->nroots = ts[t].set.n;
+			g->more_roots = ts[t].set.more;
+			memcpy(g->roots, ts[t].set.id, sizeof(g->roots));
+			g->biggest = ts[t].node;
+		}
+		g = &v[n - 1];
+		g->bytes += node.retained_bytes;
+		g->objects += node.retained_objects;
+		g->tops++;
+		if (node.retained_bytes > hr_heap_dom_node(gr->hd, g->biggest).retained_bytes)
+			g->biggest = ts[t].node;
+	}
+	free(ts);
+	qsort(v, n, sizeof(*v), cmp_groups);
+	*out = v;
+	*nout = n;
+	return HR_OK;
+}
+
+int hr_heap_dom_shared_groups(const struct hr_heap_dominators *hd, uint64_t min_total,
+			      struct hr_shared_group **groups, size_t *n, struct hr_error *err)
+{
+	struct grouping gr = { .hd = hd };
+	uint64_t total = 0;
+	int rc;
+
+	*groups = NULL;
+	*n = 0;
+	if ((rc = find_tops(&gr)))
+		goto out;
+	for (uint32_t t = 0; t < gr.ntops; t++)
+		total += hr_heap_dom_node(hd, gr.tops[t]).retained_bytes;
+	if (!gr.ntops || total < min_total)
+		goto out;
+	if ((rc = find_edges(&gr, hr_heap_dom_graph(hd))) || (rc = propagate(&gr)))
+		goto out;
+	rc = make_groups(&gr, groups, n);
+out:
+	free(gr.top);
+	free(gr.tops);
+	free(gr.edges);
+	free(gr.sets);
+	if (rc)
+		return hr_error_set(err, rc, "out of memory for the groups of shared memory");
+	return HR_OK;
+}

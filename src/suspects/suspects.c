@@ -1,0 +1,472 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * suspects.c - which roots (or groups of roots) keep a large share of the heap, and
+ * where in each the memory piles up (see suspects.h). The descriptions of objects
+ * (what a map, a slice, a list is) are in describe.c.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "heapref/suspects.h"
+#include "suspects_internal.h"
+
+#define NO_LABEL 0xffu
+
+const char *hr_pile_kind_name(unsigned kind)
+{
+	static const char *const names[] = { "object", "map", "slice", "list", "channel" };
+
+	return kind < sizeof(names) / sizeof(names[0]) ? names[kind] : "object";
+}
+
+/* A suspect before it is described: what retains it, from which graph node. */
+struct candidate {
+	enum hr_suspect_kind kind;
+	uint64_t bytes, objects;
+	uint32_t start;                     /* the root variable, or the group's biggest top */
+	uint32_t roots[HR_GROUP_ROOTS_MAX]; /* root variable nodes */
+	uint8_t nroots;
+	bool more_roots;
+};
+
+static int cmp_candidates(const void *pa, const void *pb)
+{
+	const struct candidate *a = pa, *b = pb;
+
+	if (a->bytes != b->bytes)
+		return a->bytes > b->bytes ? -1 : 1;
+	return a->start < b->start ? -1 : a->start > b->start;
+}
+
+/* The root variables and the groups of shared memory that retain threshold or more. */
+static int find_candidates(const struct suspect_ctx *c, uint64_t threshold,
+			   struct candidate **out, size_t *n, struct hr_error *err)
+{
+	const struct hr_heap_dominators *hd = c->src->dominators;
+	struct hr_shared_group *groups;
+	size_t ngroups, cap = 0;
+	struct candidate *v = NULL, *k;
+
+	*n = 0;
+	for (uint32_t r = 1; r <= hr_heap_dom_root_count(hd); r++) {
+		struct hr_dom_node node = hr_heap_dom_node(hd, r);
+
+		if (node.idom == HR_DOM_NONE || !node.retained_bytes || node.retained_bytes < threshold)
+			continue;
+		if (!(k = hr_array_push((void **)&v, n, &cap, sizeof(*v))))
+			goto nomem;
+		*k = (struct candidate){ HR_SUSPECT_ROOT, node.retained_bytes, node.retained_objects,
+					 r, { r }, 1, false };
+	}
+	if (hr_heap_dom_shared_groups(hd, threshold ? threshold : 1, &groups, &ngroups, err)) {
+		free(v);
+		return err->code;
+	}
+	for (size_t i = 0; i < ngroups && groups[i].bytes >= threshold && groups[i].bytes; i++) {
+		if (!(k = hr_array_push((void **)&v, n, &cap, sizeof(*v)))) {
+			free(groups);
+			goto nomem;
+		}
+		*k = (struct candidate){ HR_SUSPECT_SHARED, groups[i].bytes, groups[i].objects,
+					 groups[i].biggest, { 0 }, groups[i].nroots,
+					 groups[i].more_roots };
+		memcpy(k->roots, groups[i].roots, sizeof(k->roots));
+	}
+	free(groups);
+	if (*n)
+		qsort(v, *n, sizeof(*v), cmp_candidates);
+	*out = v;
+	return HR_OK;
+nomem:
+	free(v);
+	return hr_error_set(err, HR_ENOMEM, "out of memory for the suspects");
+}
+
+/* For every node, its child in the dominator tree that retains most (HR_DOM_NONE: none). */
+static uint32_t *biggest_children(const struct hr_heap_dominators *hd)
+{
+	uint32_t nnodes = hr_heap_dom_count(hd);
+	uint32_t *big = malloc(((size_t)nnodes + 1) * sizeof(*big));
+
+	if (!big)
+		return NULL;
+	for (uint32_t v = 0; v < nnodes; v++)
+		big[v] = HR_DOM_NONE;
+	for (uint32_t k = 1; k < hr_heap_dom_reached(hd); k++) {
+		uint32_t v = hr_heap_dom_preorder(hd, k);
+		struct hr_dom_node n = hr_heap_dom_node(hd, v);
+
+		if (big[n.idom] == HR_DOM_NONE ||
+		    n.retained_bytes > hr_heap_dom_node(hd, big[n.idom]).retained_bytes)
+			big[n.idom] = v;
+	}
+	return big;
+}
+
+/* Whether graph node v is a heap object (not the virtual root or a root variable). */
+static bool is_object(const struct suspect_ctx *c, uint32_t v)
+{
+	return v > hr_heap_dom_root_count(c->src->dominators) && v != HR_DOM_NONE;
+}
+
+static uint32_t object_of(const struct suspect_ctx *c, uint32_t v)
+{
+	return v - hr_heap_dom_root_count(c->src->dominators) - 1;
+}
+
+/*
+ * Whether the dominator d of object v belongs to the same pile as v: charged to the
+ * same chain (a map's header and its tables) or read as the same type (a list's nodes).
+ */
+static bool same_pile(const struct suspect_ctx *c, uint32_t d, uint32_t v)
+{
+	uint32_t od = object_of(c, d), ov = object_of(c, v);
+	bool ad, av;
+	uint32_t td, tv;
+
+	if (!is_object(c, d))
+		return false;
+	if (hr_result_reached_by(c->src->result, od).node ==
+	    hr_result_reached_by(c->src->result, ov).node)
+		return true;
+	td = hr_result_type_of(c->src->result, od, &ad);
+	tv = hr_result_type_of(c->src->result, ov, &av);
+	return td && td == tv && ad == av;
+}
+
+/*
+ * The accumulation point of what start retains: down while the biggest child keeps
+ * HR_SUSPECT_KEEP_RATIO of its parent, then up while the dominator is the same pile.
+ */
+static uint32_t accumulation_point(const struct suspect_ctx *c, uint32_t start)
+{
+	const struct hr_heap_dominators *hd = c->src->dominators;
+	uint32_t v = start;
+
+	for (;;) {
+		uint32_t b = c->big[v];
+
+		if (b == HR_DOM_NONE || (double)hr_heap_dom_node(hd, b).retained_bytes <
+					       HR_SUSPECT_KEEP_RATIO *
+						       (double)hr_heap_dom_node(hd, v).retained_bytes)
+			break;
+		v = b;
+	}
+	/* up, never above start: a root variable is no object, start's dominator neither */
+	while (v != start && same_pile(c, hr_heap_dom_node(hd, v).idom, v))
+		v = hr_heap_dom_node(hd, v).idom;
+	return v;
+}
+
+/* --- what the points retain, by type ----------------------------------------------------- */
+
+struct tally_entry {
+	uint64_t key;      /* label << 32 | type key; 0 empty (type keys are never 0 here) */
+	uint64_t objects, bytes;
+	uint64_t examples[HR_SUSPECT_EXAMPLES_MAX];
+	uint8_t nexamples;
+};
+
+struct tally {
+	struct tally_entry *v;
+	size_t cap, used;
+};
+
+static uint64_t key_hash(uint64_t k, size_t cap)
+{
+	return (size_t)((k * 0x9e3779b97f4a7c15ull) >> 20) & (cap - 1);
+}
+
+static struct tally_entry *tally_slot(struct tally *t, uint64_t key)
+{
+	size_t i;
+
+	if (2 * (t->used + 1) > t->cap) {
+		size_t cap = t->cap ? 2 * t->cap : 256;
+		struct tally_entry *v = calloc(cap, sizeof(*v));
+
+		if (!v)
+			return NULL;
+		for (size_t k = 0; k < t->cap; k++) {
+			if (!t->v[k].key)
+				continue;
+			for (i = key_hash(t->v[k].key, cap); v[i].key; i = (i + 1) & (cap - 1))
+				;
+			v[i] = t->v[k];
+		}
+		free(t->v);
+		t->v = v;
+		t->cap = cap;
+	}
+	for (i = key_hash(key, t->cap); t->v[i].key; i = (i + 1) & (t->cap - 1))
+		if (t->v[i].key == key)
+			return &t->v[i];
+	t->v[i].key = key;
+	t->used++;
+	return &t->v[i];
+}
+
+/* Labels every node with the suspect whose point dominates it, and counts by type. */
+static int tally_types(const struct suspect_ctx *c, const uint32_t *points, size_t npoints,
+		       struct tally *t)
+{
+	const struct hr_heap_dominators *hd = c->src->dominators;
+	uint32_t nnodes = hr_heap_dom_count(hd);
+	uint8_t *label = malloc((size_t)nnodes + 1);
+
+	if (!label)
+		return HR_ENOMEM;
+	memset(label, NO_LABEL, (size_t)nnodes + 1);
+	for (size_t i = 0; i < npoints; i++)
+		label[points[i]] = (uint8_t)i;
+	for (uint32_t k = 1; k < hr_heap_dom_reached(hd); k++) {
+		uint32_t v = hr_heap_dom_preorder(hd, k), d = hr_heap_dom_node(hd, v).idom;
+		struct tally_entry *e;
+		struct hr_object o;
+
+		if (label[v] == NO_LABEL)
+			label[v] = label[d];
+		if (label[v] == NO_LABEL || !is_object(c, v))
+			continue;
+		if (!(e = tally_slot(t, (uint64_t)label[v] << 32 | object_type_key(c, object_of(c, v))))) {
+			free(label);
+			return HR_ENOMEM;
+		}
+		o = hr_dump_object(c->src->model, object_of(c, v));
+		e->objects++;
+		e->bytes += o.size;
+		if (e->nexamples < HR_SUSPECT_EXAMPLES_MAX)
+			e->examples[e->nexamples++] = o.addr;
+	}
+	free(label);
+	return HR_OK;
+}
+
+static int cmp_entries(const void *pa, const void *pb)
+{
+	const struct tally_entry *a = pa, *b = pb;
+
+	if (a->bytes != b->bytes)
+		return a->bytes > b->bytes ? -1 : 1;
+	return a->key < b->key ? -1 : a->key > b->key;
+}
+
+/* Suspect i's rows of the tally, biggest first, with the examples of the biggest. */
+static int take_types(const struct suspect_ctx *c, const struct tally *t, uint8_t i,
+		      struct hr_suspect *s)
+{
+	struct tally_entry *mine = NULL;
+	size_t n = 0, cap = 0;
+
+	for (size_t k = 0; k < t->cap; k++) {
+		struct tally_entry *e;
+
+		if (!t->v[k].key || (uint8_t)(t->v[k].key >> 32) != i)
+			continue;
+		if (!(e = hr_array_push((void **)&mine, &n, &cap, sizeof(*e)))) {
+			free(mine);
+			return HR_ENOMEM;
+		}
+		*e = t->v[k];
+	}
+	if (n)
+		qsort(mine, n, sizeof(*mine), cmp_entries);
+	for (size_t k = 0; k < n; k++) {
+		if (s->ntypes == HR_SUSPECT_TYPES_MAX) {
+			s->other_type_objects += mine[k].objects;
+			s->other_type_bytes += mine[k].bytes;
+			continue;
+		}
+		s->types[s->ntypes] = (struct hr_suspect_type){
+			type_key_name(c, (uint32_t)mine[k].key), mine[k].objects, mine[k].bytes };
+		if (!s->types[s->ntypes++].type) {
+			free(mine);
+			return HR_ENOMEM;
+		}
+	}
+	if (n) {
+		s->nexamples = mine[0].nexamples;
+		memcpy(s->examples, mine[0].examples, sizeof(s->examples));
+	}
+	free(mine);
+	return HR_OK;
+}
+
+/* --- the suspects -------------------------------------------------------------------------- */
+
+/* Who holds it: the root variable's name, or the names of the roots sharing it. */
+static int name_holders(const struct suspect_ctx *c, const struct candidate *k,
+			struct hr_suspect *s)
+{
+	const struct hr_heap_dominators *hd = c->src->dominators;
+
+	if (!(s->roots = calloc(k->nroots + 1, sizeof(*s->roots))))
+		return HR_ENOMEM;
+	for (uint8_t r = 0; r < k->nroots; r++) {
+		uint32_t chain = hr_heap_graph_root_chain(hr_heap_dom_graph(hd), k->roots[r]);
+
+		if (!(s->roots[s->nroots++] = strdup(root_name(c, chain))))
+			return HR_ENOMEM;
+	}
+	s->more_roots = k->more_roots;
+	s->chain = k->kind == HR_SUSPECT_ROOT
+			   ? hr_heap_graph_root_chain(hr_heap_dom_graph(hd), k->start)
+			   : HR_CHAINS_NONE;
+	return HR_OK;
+}
+
+/* The path from the (first) root to the point, each hop named. */
+static int find_path(const struct suspect_ctx *c, const struct candidate *k, uint32_t point,
+		     struct hr_suspect *s, struct hr_error *err)
+{
+	uint32_t *nodes;
+	size_t n;
+	int rc = hr_heap_graph_path_from(hr_heap_dom_graph(c->src->dominators), k->roots[0],
+					 point, &nodes, &n, err);
+
+	if (rc == 1)
+		return HR_OK; /* (cannot happen: the point is dominated by what the root reaches) */
+	if (rc)
+		return rc;
+	if (!(s->path = calloc(n + 1, sizeof(*s->path)))) {
+		free(nodes);
+		return hr_error_set(err, HR_ENOMEM, "out of memory for a suspect's path");
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct hr_suspect_hop *h = &s->path[s->npath++];
+
+		if (describe_hop(c, i ? nodes[i - 1] : HR_DOM_NONE, nodes[i], h)) {
+			free(nodes);
+			return hr_error_set(err, HR_ENOMEM, "out of memory for a suspect's path");
+		}
+	}
+	free(nodes);
+	return HR_OK;
+}
+
+/* A frame variable's goroutine: the one whose frame points at the root's first object. */
+static int find_goroutine(const struct suspect_ctx *c, struct hr_suspect *s)
+{
+	size_t ng;
+	const struct hr_goroutine *g = hr_dump_goroutines(c->src->model, &ng);
+	int64_t i, fn;
+
+	if (s->kind != HR_SUSPECT_ROOT || s->npath < 2)
+		return HR_OK;
+	i = hr_dump_frame_goroutine(c->src->model, s->roots[0],
+				    (uint32_t)hr_dump_object_at(c->src->model, s->path[1].addr));
+	if (i < 0 || (size_t)i >= ng)
+		return HR_OK;
+	s->goid = g[i].goid;
+	fn = c->src->img ? hr_image_func_at(c->src->img, g[i].gopc) : -1;
+	s->creator = strdup(fn >= 0 ? hr_binary_func(c->src->img->bin, (size_t)fn)->name : "?");
+	s->goroutines = count_frame_goroutines(c, s->roots[0]);
+	return s->creator ? HR_OK : HR_ENOMEM;
+}
+
+static int make_suspect(const struct suspect_ctx *c, const struct candidate *k, uint32_t point,
+			struct hr_suspect *s, struct hr_error *err)
+{
+	*s = (struct hr_suspect){ .kind = k->kind, .bytes = k->bytes, .objects = k->objects };
+	if (name_holders(c, k, s) || describe_point(c, point, s))
+		return hr_error_set(err, HR_ENOMEM, "out of memory for the suspects");
+	if (find_path(c, k, point, s, err))
+		return err->code;
+	if (find_goroutine(c, s))
+		return hr_error_set(err, HR_ENOMEM, "out of memory for the suspects");
+	return HR_OK;
+}
+
+static struct hr_suspects *find_all(struct suspect_ctx *c, struct hr_suspects *out,
+				    struct hr_error *err)
+{
+	struct candidate *cand = NULL;
+	uint32_t points[HR_SUSPECTS_MAX];
+	struct tally t = { 0 };
+	size_t ncand = 0;
+
+	if (find_candidates(c, out->threshold_bytes, &cand, &ncand, err))
+		goto fail;
+	if (ncand > HR_SUSPECTS_MAX) {
+		out->below_threshold = ncand - HR_SUSPECTS_MAX;
+		ncand = HR_SUSPECTS_MAX;
+	}
+	if (ncand && !(c->big = biggest_children(c->src->dominators)))
+		goto nomem;
+	for (size_t i = 0; i < ncand; i++)
+		points[i] = accumulation_point(c, cand[i].start);
+	if (!(out->v = calloc(ncand + 1, sizeof(*out->v))))
+		goto nomem;
+	for (size_t i = 0; i < ncand; i++) {
+		out->n++;
+		if (make_suspect(c, &cand[i], points[i], &out->v[i], err))
+			goto fail;
+	}
+	if (tally_types(c, points, ncand, &t))
+		goto nomem;
+	for (size_t i = 0; i < ncand; i++)
+		if (take_types(c, &t, (uint8_t)i, &out->v[i]))
+			goto nomem;
+	free(t.v);
+	free(cand);
+	free(c->big);
+	return out;
+nomem:
+	hr_error_set(err, HR_ENOMEM, "out of memory for the suspects");
+fail:
+	free(t.v);
+	free(cand);
+	free(c->big);
+	hr_suspects_free(out);
+	return NULL;
+}
+
+struct hr_suspects *hr_suspects_find(const struct hr_suspect_sources *src,
+				     double threshold_percent, struct hr_error *err)
+{
+	struct hr_suspects *out = calloc(1, sizeof(*out));
+	struct hr_dom_node all = hr_heap_dom_node(src->dominators, 0);
+	struct suspect_ctx c = { .src = src };
+
+	if (!out) {
+		hr_error_set(err, HR_ENOMEM, "out of memory for the suspects");
+		return NULL;
+	}
+	out->reachable_bytes = all.retained_bytes;
+	out->reachable_objects = all.retained_objects;
+	out->threshold_percent = threshold_percent;
+	out->threshold_bytes = (uint64_t)((double)all.retained_bytes * threshold_percent / 100.0);
+	if ((double)out->threshold_bytes * 100.0 < (double)all.retained_bytes * threshold_percent)
+		out->threshold_bytes++; /* at least the share: rounded up */
+	return find_all(&c, out, err);
+}
+
+static void free_suspect(struct hr_suspect *s)
+{
+	for (size_t i = 0; i < s->nroots; i++)
+		free(s->roots[i]);
+	free(s->roots);
+	free(s->creator);
+	free(s->point.what);
+	free(s->point.type);
+	free(s->point.chain);
+	for (size_t i = 0; i < s->npath; i++) {
+		free(s->path[i].field);
+		free(s->path[i].type);
+	}
+	free(s->path);
+	for (size_t i = 0; i < s->ntypes; i++)
+		free(s->types[i].type);
+}
+
+void hr_suspects_free(struct hr_suspects *s)
+{
+	if (!s)
+		return;
+	for (size_t i = 0; i < s->n; i++)
+		free_suspect(&s->v[i]);
+	free(s->v);
+	free(s);
+}

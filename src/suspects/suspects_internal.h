@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * suspects_internal.h - what suspects.c and describe.c share.
+ */
+#ifndef HEAPREF_SUSPECTS_INTERNAL_H
+#define HEAPREF_SUSPECTS_INTERNAL_H
+
+#include <stdint.h>
+
+#include "heapref/suspects.h"
+
+struct suspect_ctx {
+	const struct hr_suspect_sources *src;
+	uint32_t *big; /* [nodes]: each node's child in the dominator tree retaining most */
+};
+
+/* A non-zero key for the type object obj was read as (see type_key_name()). */
+uint32_t object_type_key(const struct suspect_ctx *c, uint32_t obj);
+/* "main.Node", "[]uint8" (a backing array), "closure main.f.func1", "string bytes",
+ * "? (by bitmap)"; NULL when out of memory. */
+char *type_key_name(const struct suspect_ctx *c, uint32_t key);
+/* The name of chain root node chain. */
+const char *root_name(const struct suspect_ctx *c, uint32_t chain);
+/* Fills hop for graph node `node`, reached from graph node prev (HR_DOM_NONE: none). */
+int describe_hop(const struct suspect_ctx *c, uint32_t prev, uint32_t node,
+		 struct hr_suspect_hop *hop);
+/* Fills s->point for graph node point. */
+int describe_point(const struct suspect_ctx *c, uint32_t point, struct hr_suspect *s);
+/* How many goroutines have a frame of the function frame variable root is named after. */
+uint64_t count_frame_goroutines(const struct suspect_ctx *c, const char *root);
+
+#endif

@@ -1,0 +1,204 @@
+# SPDX-License-Identifier: Apache-2.0
+"""End-to-end tests of `heapref suspects`: the leak suspects of testprogs/suspects.
+
+Each scenario of the program builds one leak whose holder, shape and element count
+the program knows and prints as facts (a map of 7000 sessions, a slice of 6400
+events, a list of 5000 nodes, a channel with 3000 jobs buffered, a registry shared by
+two globals, the records of one goroutine among 40, and twenty globals none of which
+reaches the threshold). The suspect heapref names must be that holder, its
+accumulation point that container with that count, and what piled up must hold the
+program's elements. The text page and the JSON say the same; the retained view shows
+the shared memory as a group of its two roots and names objects by their real type.
+The Go matrix entries on both sides of the map change (bucket maps up to 1.23, swiss
+maps after) and of allocation headers (1.22) run the map and list scenarios too.
+
+Environment: HEAPREF (the binary, set by ctest), HEAPREF_WORK (built programs, dumps).
+"""
+
+import json
+import os
+import sys
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import progs  # noqa: E402
+import toolchains  # noqa: E402
+
+heapref = progs.heapref
+
+
+def prepare(scenario, env=None):
+    return progs.prepare("suspects", progs.WORK, args=("-scenario", scenario), env=env)
+
+
+def suspects_json(binary, dump, *args):
+    code, out, err = heapref("suspects", "--format", "json", *args, binary, dump)
+    if code != 0:
+        raise AssertionError("heapref suspects exited %d: %s" % (code, err))
+    report = json.loads(out)
+    if report["schema"] != "heapref-suspects/1":
+        raise AssertionError("schema %r" % report["schema"])
+    return report
+
+
+class Scenarios(unittest.TestCase):
+    """The holder, the accumulation point and its count, for each shape."""
+
+    def check_scenario(self, scenario, env=None):
+        binary, dump, f = prepare(scenario, env)
+        report = suspects_json(binary, dump)
+        self.assertGreaterEqual(len(report["suspects"]), 1)
+        s = report["suspects"][0]
+        if "roots" in f:
+            self.assertEqual(s["kind"], "shared")
+            self.assertEqual(sorted(s["roots"]), sorted(f["roots"]))
+        else:
+            self.assertEqual(s["kind"], "root")
+            self.assertEqual(s["roots"], [f["root"]])
+        p = s["accumulation_point"]
+        self.assertEqual(p["kind"], f["kind"], p)
+        self.assertEqual(p["count"], f["count"], p)
+        self.assertEqual(p["type"], f["type"], p)
+        # what piled up: the program's elements, each counted once
+        by_type = {t["type"]: t for t in s["types"]}
+        self.assertIn(f["element"], by_type, s["types"])
+        self.assertEqual(by_type[f["element"]]["objects"], f["count"], s["types"])
+        # the point retains most of the suspect, and the suspect most of the heap
+        self.assertGreaterEqual(p["bytes"], 0.7 * s["bytes"])
+        self.assertGreater(s["bytes"], 0.5 * report["reachable"]["bytes"])
+        self.assertLessEqual(s["bytes"], report["reachable"]["bytes"])
+        # the path goes from the (first) root to the point, which it ends at
+        self.assertEqual(s["path"][0]["type"], s["roots"][0])
+        self.assertEqual(s["path"][-1]["address"], p["address"])
+        self.assertTrue(s["examples"])
+        return binary, dump, f, report
+
+    def test_map(self):
+        _, _, f, report = self.check_scenario("map")
+        s = report["suspects"][0]
+        self.assertEqual(len(s["path"]), 2)  # main.sessions -> its map
+        self.assertEqual([t for t in s["types"] if t["type"] == "[]uint8"][0]["bytes"],
+                         f["count"] * f["element_bytes"])
+
+    def test_slice(self):
+        _, _, f, report = self.check_scenario("slice")
+        self.assertIn("capacity %d" % f["capacity"],
+                      report["suspects"][0]["accumulation_point"]["what"])
+
+    def test_list(self):
+        _, _, _, report = self.check_scenario("list")
+        self.assertIn("linked by .next", report["suspects"][0]["accumulation_point"]["what"])
+
+    def test_chan(self):
+        _, _, f, report = self.check_scenario("chan")
+        self.assertIn("capacity %d" % f["capacity"],
+                      report["suspects"][0]["accumulation_point"]["what"])
+
+    def test_shared(self):
+        _, _, _, report = self.check_scenario("shared")
+        s = report["suspects"][0]
+        # the path: a root, its *Registry, the map in its field metrics
+        self.assertEqual([h["field"] for h in s["path"]], ["", "", ".metrics"])
+        self.assertEqual(s["path"][1]["type"], "main.Registry")
+
+    def test_frame_variable_of_one_goroutine(self):
+        _, _, f, report = self.check_scenario("frame")
+        g = report["suspects"][0]["goroutine"]
+        self.assertIsNotNone(g)
+        self.assertEqual(g["id"], f["goid"])
+        self.assertEqual(g["creator"], "main.build")
+        self.assertEqual(g["goroutines"], f["workers"])
+
+    def test_no_suspect_over_the_threshold(self):
+        binary, dump, f = prepare("none")
+        report = suspects_json(binary, dump)
+        self.assertEqual(report["suspects"], [])
+        self.assertEqual(report["threshold"]["percent"], 10)
+        # each global holds about 4.7%: under a 4% threshold all twenty are suspects
+        low = suspects_json(binary, dump, "--threshold", "4")
+        roots = sorted(s["roots"][0] for s in low["suspects"])
+        self.assertEqual(roots, ["main.s%02d" % i for i in range(f["globals"])])
+        for s in low["suspects"]:
+            self.assertEqual(s["bytes"], f["global_bytes"])
+            self.assertEqual(s["accumulation_point"]["kind"], "slice")
+        code, out, _ = heapref("suspects", binary, dump)
+        self.assertEqual(code, 0)
+        self.assertIn("no suspect", out)
+
+    def test_matrix(self):
+        """Bucket maps and no allocation headers (1.21), headers with bucket maps (1.23),
+        swiss maps (1.24), the newest (1.27)."""
+        for name in ("go1.21", "go1.23", "go1.24", "go1.27"):
+            entry = toolchains.entry(name)
+            for scenario in ("map", "list", "slice"):
+                with self.subTest(entry=name, scenario=scenario):
+                    self.check_scenario(scenario, entry.env)
+
+
+class Forms(unittest.TestCase):
+    """The text page says what the JSON says."""
+
+    def test_text_matches_json(self):
+        for scenario in ("map", "shared", "frame"):
+            with self.subTest(scenario=scenario):
+                binary, dump, f = prepare(scenario)
+                report = suspects_json(binary, dump)
+                code, text, err = heapref("suspects", binary, dump)
+                self.assertEqual(code, 0, err)
+                for s in report["suspects"]:
+                    p = s["accumulation_point"]
+                    self.assertIn("retains %d bytes" % s["bytes"], text)
+                    self.assertIn("piles up in %s at %s" % (p["what"], p["address"]), text)
+                    for t in s["types"]:
+                        self.assertRegex(text, r"\b%d +%d  %s\n" % (
+                            t["bytes"], t["objects"], t["type"].replace("[", r"\[")
+                            .replace("]", r"\]").replace("*", r"\*")))
+                if scenario == "shared":
+                    self.assertIn("shared by main.", text)
+                if scenario == "frame":
+                    self.assertIn("goroutine %d (created by main.build" % f["goid"], text)
+
+    def test_output_file(self):
+        binary, dump, _ = prepare("map")
+        out = os.path.join(progs.WORK, "suspects-map.json")
+        try:
+            code, stdout, err = heapref("suspects", "--format", "json", "-o", out, binary, dump)
+            self.assertEqual(code, 0, err)
+            self.assertEqual(stdout, "")
+            with open(out) as fp:
+                self.assertEqual(json.load(fp)["suspects"][0]["roots"], ["main.sessions"])
+        finally:
+            if os.path.exists(out):
+                os.remove(out)
+
+    def test_bad_options(self):
+        binary, dump, _ = prepare("map")
+        for args, msg in ((["--format", "xml"], "--format takes text or json"),
+                          (["--threshold", "200"], "--threshold takes a percentage")):
+            code, _, err = heapref("suspects", *args, binary, dump)
+            self.assertEqual(code, 2, err)
+            self.assertIn(msg, err)
+
+
+class Retained(unittest.TestCase):
+    """retained: the shared registry as a group of its roots; objects by real type."""
+
+    def test_group_and_types(self):
+        binary, dump, f = prepare("shared")
+        code, out, err = heapref("retained", "--format", "tsv", "-n", "0", binary, dump)
+        self.assertEqual(code, 0, err)
+        rows = [line.split("\t") for line in out.splitlines()[1:]]
+        groups = {frozenset(r[1].split(" + ")): int(r[4]) for r in rows if r[0] == "group"}
+        pair = frozenset(f["roots"])
+        self.assertIn(pair, groups)
+        suspect = suspects_json(binary, dump)["suspects"][0]
+        self.assertEqual(groups[pair], suspect["bytes"])
+        types = {r[6]: r[2] for r in rows if r[0] == "object"}
+        point = suspect["accumulation_point"]
+        self.assertEqual(types[point["address"]], "map[string]*main.Metric")
+        code, text, err = heapref("retained", binary, dump)
+        self.assertIn("map[string]*main.Metric with %d entries" % f["count"], text)
+
+
+if __name__ == "__main__":
+    unittest.main()
