@@ -26,6 +26,8 @@ $tests && packages+=(strace)
 # a JDK and Maven: tests/e2e/test_hprof.py reads heapref's hprof files with a Java
 # heap-dump library from Maven Central (fetched below)
 $tests && packages+=(openjdk-17-jdk-headless maven)
+# chromium: tests/e2e/test_suspects.py loads the suspects' HTML page in a headless browser
+$tests && packages+=(chromium)
 $fuzz && packages+=(clang libclang-rt-14-dev)
 # gdb: tools/make_corpus.sh core writes the core seed with gcore (when the seed binary changed)
 $fuzz && packages+=(gdb)

@@ -187,16 +187,21 @@ int hr_write_goroutines(FILE *out, const struct hr_dump *dump, const struct hr_i
 
 /* --- leak suspects (src/writers/suspects.c) ----------------------------------------------- */
 
-enum hr_suspects_format { HR_SUSPECTS_TEXT, HR_SUSPECTS_JSON };
+enum hr_suspects_format { HR_SUSPECTS_TEXT, HR_SUSPECTS_JSON, HR_SUSPECTS_HTML };
 
 struct hr_suspects_options {
 	enum hr_suspects_format format;
 	const char *binary, *dump; /* as the user named them, for the report and its commands */
+	/* HTML only: */
+	const struct hr_chains *chains; /* the chains by retained size (the dominator view) */
+	const char *goroutines_tsv;     /* hr_write_goroutines()'s tsv, or NULL */
 };
 
 /*
- * Writes the suspects (suspects.h) as a page of text, or as one JSON object whose schema
- * docs/suspects.md describes ("heapref-suspects/1"). Returns 0 or HR_EIO.
+ * Writes the suspects (suspects.h) as a page of text, as one JSON object whose schema
+ * docs/suspects.md describes ("heapref-suspects/1"), or as one self-contained HTML page
+ * (the JSON inside, drawn by an inline script: each suspect with its path as a graph,
+ * an icicle of the chains by retained size, the goroutine groups). Returns 0 or HR_EIO.
  */
 int hr_write_suspects(FILE *out, const struct hr_suspects *s, const struct hr_suspects_options *opt,
 		      struct hr_error *err);

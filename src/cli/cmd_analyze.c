@@ -111,10 +111,13 @@ static int check_suspects_options(struct analyze_args *a, const struct option_va
 {
 	unsigned long n;
 
-	if (v->format && strcmp(v->format, "text") && strcmp(v->format, "json"))
-		return cli_usage_error("suspects", "--format takes text or json, not %s", v->format);
-	a->suspects_format = v->format && !strcmp(v->format, "json") ? HR_SUSPECTS_JSON
-								      : HR_SUSPECTS_TEXT;
+	if (v->format && strcmp(v->format, "text") && strcmp(v->format, "json") &&
+	    strcmp(v->format, "html"))
+		return cli_usage_error("suspects", "--format takes text, json or html, not %s",
+				       v->format);
+	a->suspects_format = !v->format || !strcmp(v->format, "text") ? HR_SUSPECTS_TEXT
+			     : !strcmp(v->format, "json")		  ? HR_SUSPECTS_JSON
+									  : HR_SUSPECTS_HTML;
 	if (v->threshold && !parse_percent(v->threshold, &a->threshold))
 		return cli_usage_error("suspects", "--threshold takes a percentage, 0 to 100, not %s",
 				       v->threshold);
@@ -663,27 +666,57 @@ static int write_goroutines(const struct analyze_args *a, const struct analysis 
 
 /* heapref suspects: the report, to -o (standard output by default) as analyze's. */
 struct suspects_output {
-	const struct analyze_args *a;
 	const struct hr_suspects *suspects;
+	const struct hr_suspects_options *opt;
 };
 
 static int write_suspects_to(FILE *out, void *ctx, struct hr_error *err)
 {
 	const struct suspects_output *o = ctx;
-	struct hr_suspects_options opt = {
-		.format = o->a->suspects_format,
-		.binary = o->a->binary_name ? o->a->binary_name : o->a->binary,
-		.dump = o->a->pid ? "CORE" : o->a->dump };
 
-	return hr_write_suspects(out, o->suspects, &opt, err);
+	return hr_write_suspects(out, o->suspects, o->opt, err);
+}
+
+/* The goroutine groups as goroutines --format tsv writes them, for the HTML page. */
+static char *goroutines_tsv(const struct analysis *an, struct hr_error *err)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *mem = open_memstream(&text, &len);
+	int rc;
+
+	if (!mem) {
+		hr_error_set(err, HR_ENOMEM, "out of memory for the goroutine groups");
+		return NULL;
+	}
+	rc = hr_write_goroutines(mem, an->dump, &an->an.img, an->an.result, an->an.leaks, true,
+				 err);
+	if (fclose(mem) || rc) {
+		free(text);
+		if (!rc)
+			hr_error_set(err, HR_ENOMEM, "out of memory for the goroutine groups");
+		return NULL;
+	}
+	return text;
 }
 
 static int write_suspects(const struct analyze_args *a, const struct analysis *an,
 			  struct hr_error *err)
 {
-	struct suspects_output o = { a, an->an.suspects };
+	struct hr_suspects_options opt = {
+		.format = a->suspects_format,
+		.binary = a->binary_name ? a->binary_name : a->binary,
+		.dump = a->pid ? "CORE" : a->dump, .chains = an->an.view };
+	struct suspects_output o = { an->an.suspects, &opt };
+	char *tsv = NULL;
+	int rc;
 
-	return output_write(a->out, write_suspects_to, &o, err);
+	if (a->suspects_format == HR_SUSPECTS_HTML &&
+	    !(opt.goroutines_tsv = tsv = goroutines_tsv(an, err)))
+		return err->code;
+	rc = output_write(a->out, write_suspects_to, &o, err);
+	free(tsv);
+	return rc;
 }
 
 /* The function holding pc, for the profile's created_by labels (ctx: the binary). */
@@ -735,6 +768,8 @@ static int write_answer(const struct analyze_args *a, const struct analysis *an,
 /* What the command asks of the analysis. */
 static struct hr_analysis_request request_of(const struct analyze_args *a)
 {
+	/* the page draws the chains by retained size and the goroutine groups too */
+	bool html = a->mode == MODE_SUSPECTS && a->suspects_format == HR_SUSPECTS_HTML;
 	struct hr_analysis_request rq = {
 		.max_depth = a->max_depth, .full_chains = a->full_chains, .force = a->force,
 		.scan = { .threads = a->threads },
@@ -742,14 +777,14 @@ static struct hr_analysis_request request_of(const struct analyze_args *a)
 		.types = a->mode == MODE_WHY || a->mode == MODE_RETAINED, /* fields, types */
 		.graph = a->mode == MODE_WHY && a->paths > 1,
 		.dominators = a->mode == MODE_RETAINED,
-		.goroutines = a->mode == MODE_GOROUTINES || a->goroutine_labels,
-		.leaks = a->mode == MODE_GOROUTINES || a->goroutine_labels,
 		.suspects = a->mode == MODE_SUSPECTS, .threshold_percent = a->threshold,
+		.goroutines = a->mode == MODE_GOROUTINES || a->goroutine_labels || html,
+		.leaks = a->mode == MODE_GOROUTINES || a->goroutine_labels || html,
 		.examples = a->examples,
-		.view_wanted = a->by_dominator || a->by_alloc || a->by_type || a->types_first,
+		.view_wanted = a->by_dominator || a->by_alloc || a->by_type || a->types_first || html,
 	};
 
-	rq.view = a->by_dominator ? HR_VIEW_BY_DOMINATOR
+	rq.view = a->by_dominator || html ? HR_VIEW_BY_DOMINATOR
 		  : a->by_alloc   ? HR_VIEW_BY_ALLOC
 		  : a->by_type    ? HR_VIEW_BY_TYPE
 				  : HR_VIEW_TYPES_FIRST;

@@ -55,7 +55,7 @@ static const char heapref_usage[] =
 	"                the goroutines by kind (creator, stack, state) with the memory\n"
 	"                their stacks keep alive; leaked ones (the runtime's definition)\n"
 	"                first\n"
-	"  suspects [--format text|json] [-o FILE] [--threshold PCT] [--full-chains]\n"
+	"  suspects [--format text|json|html] [-o FILE] [--threshold PCT] [--full-chains]\n"
 	"          [--max-depth N] [--threads N] [--stats] [--force]\n"
 	"          BINARY DUMP | --pid PID [--save-core FILE] [BINARY]\n"
 	"                the leak suspects: the roots, and groups of roots sharing memory,\n"
@@ -212,7 +212,7 @@ static const char goroutines_usage[] =
 	PROCESS_OPTIONS;
 
 static const char suspects_usage[] =
-	"usage: heapref suspects [--format text|json] [-o FILE] [--threshold PCT]\n"
+	"usage: heapref suspects [--format text|json|html] [-o FILE] [--threshold PCT]\n"
 	"                        [--full-chains] [--max-depth N] [--threads N] [--stats]\n"
 	"                        [--force] BINARY DUMP | --pid PID [--save-core FILE] [BINARY]\n"
 	"  the leak suspects, biggest first: each root variable, and each group of roots\n"
@@ -224,6 +224,9 @@ static const char suspects_usage[] =
 	"  type, and example addresses for heapref why\n"
 	"  --format json   one JSON object (schema heapref-suspects/1, docs/suspects.md)\n"
 	"                  instead of the text page\n"
+	"  --format html   one self-contained HTML page (no network): the suspects, each\n"
+	"                  path drawn as a graph, the chains by retained size as an icicle,\n"
+	"                  the goroutine groups\n"
 	"  -o FILE         the file to write (default: standard output)\n"
 	"  --threshold PCT a suspect retains at least PCT of the reachable heap (default 10)\n"
 	"  --full-chains   do not fold recursion (as analyze)\n"

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * suspects.c - the leak suspects (suspects.h) as a page of text or as JSON (schema:
- * docs/suspects.md, "heapref-suspects/1").
+ * docs/suspects.md, "heapref-suspects/1"); the HTML page is suspects_html.c.
  */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -123,25 +123,6 @@ static void write_text(FILE *out, const struct hr_suspects *s, const char *binar
 
 /* --- JSON -------------------------------------------------------------------------------- */
 
-static void json_string(FILE *out, const char *s)
-{
-	fputc('"', out);
-	for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
-		if (*p == '"' || *p == '\\')
-			fprintf(out, "\\%c", *p);
-		else if (*p < 0x20 || *p == 0x7f)
-			fprintf(out, "\\u%04x", *p);
-		else
-			fputc(*p, out);
-	}
-	fputc('"', out);
-}
-
-static void json_addr(FILE *out, uint64_t addr)
-{
-	fprintf(out, "\"0x%" PRIx64 "\"", addr);
-}
-
 static void json_point(FILE *out, const struct hr_suspect *s)
 {
 	fprintf(out, "\"accumulation_point\":{\"kind\":\"%s\",\"what\":",
@@ -222,8 +203,8 @@ static void json_suspect(FILE *out, const struct hr_suspects *all, size_t k)
 	fputc('}', out);
 }
 
-static void write_json(FILE *out, const struct hr_suspects *s, const char *binary,
-		       const char *dump)
+void write_suspects_json(FILE *out, const struct hr_suspects *s, const char *binary,
+			 const char *dump)
 {
 	fputs("{\"schema\":\"" SUSPECTS_SCHEMA "\",\"binary\":", out);
 	json_string(out, binary);
@@ -247,7 +228,9 @@ int hr_write_suspects(FILE *out, const struct hr_suspects *s, const struct hr_su
 		      struct hr_error *err)
 {
 	if (opt->format == HR_SUSPECTS_JSON)
-		write_json(out, s, opt->binary, opt->dump);
+		write_suspects_json(out, s, opt->binary, opt->dump);
+	else if (opt->format == HR_SUSPECTS_HTML)
+		write_suspects_html(out, s, opt);
 	else
 		write_text(out, s, opt->binary, opt->dump);
 	if (ferror(out))

@@ -11,6 +11,7 @@
 #include <stdio.h>
 
 #include "heapref/chains.h"
+#include "heapref/suspects.h"
 
 /* Writes the chain of node, root first, its names joined by " -> ". */
 void write_chain(FILE *out, const struct hr_chains *tree, uint32_t node);
@@ -50,5 +51,26 @@ typedef bool (*chain_child_fn)(void *ctx, uint32_t id, struct chain_child *c);
  */
 void chain_children_list(const struct hr_chains *tree, size_t n, uint32_t *first_child,
 			 struct chain_child *children, chain_child_fn entry, void *ctx);
+
+/* --- json.c: JSON values ------------------------------------------------------------------ */
+
+/*
+ * A JSON string of s (NULL: ""). '<', '>' and '&' are escaped too, so that the text
+ * can stand inside an HTML <script> element.
+ */
+void json_string(FILE *out, const char *s);
+/* "0x1c79ffe66000": an address as a JSON string. */
+void json_addr(FILE *out, uint64_t addr);
+
+/* --- suspects.c, suspects_html.c ------------------------------------------------------------ */
+
+struct hr_suspects_options;
+
+/* The suspects as one JSON object, schema heapref-suspects/1. */
+void write_suspects_json(FILE *out, const struct hr_suspects *s, const char *binary,
+			 const char *dump);
+/* The suspects as one self-contained HTML page. */
+void write_suspects_html(FILE *out, const struct hr_suspects *s,
+			 const struct hr_suspects_options *opt);
 
 #endif

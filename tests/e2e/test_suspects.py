@@ -15,9 +15,14 @@ maps after) and of allocation headers (1.22) run the map and list scenarios too.
 Environment: HEAPREF (the binary, set by ctest), HEAPREF_WORK (built programs, dumps).
 """
 
+import html.parser
 import json
 import os
+import re
+import shutil
+import subprocess
 import sys
+import tempfile
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -173,11 +178,127 @@ class Forms(unittest.TestCase):
 
     def test_bad_options(self):
         binary, dump, _ = prepare("map")
-        for args, msg in ((["--format", "xml"], "--format takes text or json"),
+        for args, msg in ((["--format", "xml"], "--format takes text, json or html"),
                           (["--threshold", "200"], "--threshold takes a percentage")):
             code, _, err = heapref("suspects", *args, binary, dump)
             self.assertEqual(code, 2, err)
             self.assertIn(msg, err)
+
+
+class Dom(html.parser.HTMLParser):
+    """The elements of a page that carry data-* attributes, and its text."""
+
+    def __init__(self):
+        super().__init__()
+        self.elements, self.text, self.body = [], [], {}
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if tag == "body":
+            self.body = a
+        if any(k.startswith("data-") for k in a):
+            self.elements.append((tag, a))
+
+    def handle_data(self, data):
+        self.text.append(data)
+
+
+def browser():
+    for name in ("chromium", "chromium-browser"):
+        path = shutil.which(name)
+        if path:
+            return path
+    raise AssertionError("no chromium on PATH: scripts/install-deps.sh --tests installs it")
+
+
+def rendered(page):
+    """The page's DOM after its scripts ran in headless Chromium, and the console's
+    error lines."""
+    with tempfile.TemporaryDirectory(prefix="heapref-chromium-") as profile_dir:
+        p = subprocess.run([browser(), "--headless", "--no-sandbox", "--disable-gpu",
+                            "--user-data-dir=" + profile_dir, "--enable-logging=stderr",
+                            "--v=0", "--dump-dom", "file://" + os.path.abspath(page)],
+                           capture_output=True, text=True, timeout=120)
+    if p.returncode != 0:
+        raise AssertionError("chromium exited %d: %s" % (p.returncode, p.stderr[-2000:]))
+    errors = [l for l in p.stderr.splitlines() if "CONSOLE" in l]
+    dom = Dom()
+    dom.feed(p.stdout)
+    return dom, errors
+
+
+class Html(unittest.TestCase):
+    """The page loads in a real browser without an error, draws each suspect, and its
+    numbers are the JSON's."""
+
+    def check_page(self, scenario):
+        binary, dump, _ = prepare(scenario)
+        report = suspects_json(binary, dump)
+        with tempfile.TemporaryDirectory(prefix="heapref-html-") as tmp:
+            page = os.path.join(tmp, "suspects.html")
+            code, out, err = heapref("suspects", "--format", "html", "-o", page, binary, dump)
+            self.assertEqual(code, 0, err)
+            with open(page) as f:
+                source = f.read()
+            dom, errors = rendered(page)
+        self.assertEqual(errors, [])
+        self.assertEqual(dom.body.get("data-rendered"), "ok")
+        # self-contained: nothing loaded from anywhere
+        self.assertNotRegex(source, r"(?i)<(script|link|img|iframe)[^>]*\b(src|href)=")
+        self.assertNotRegex(source, r"fetch\(|XMLHttpRequest|import\(")
+        sections = [a for tag, a in dom.elements if tag == "section"]
+        self.assertEqual(len(sections), len(report["suspects"]))
+        text = "".join(dom.text)
+        for a, s in zip(sections, report["suspects"]):
+            p = s["accumulation_point"]
+            self.assertEqual((int(a["data-rank"]), int(a["data-bytes"]), int(a["data-objects"]),
+                              int(a["data-point-count"]), a["data-point-kind"],
+                              a["data-roots"].split(" ")),
+                             (s["rank"], s["bytes"], s["objects"], p["count"], p["kind"],
+                              s["roots"]))
+            self.assertIn("retains {:,} bytes".format(s["bytes"]), text)
+            self.assertIn("piles up in " + p["what"], text)
+        rows = [(a["data-type"], int(a["data-bytes"]), int(a["data-objects"]))
+                for tag, a in dom.elements if tag == "tr" and "data-type" in a]
+        self.assertEqual(rows, [(t["type"], t["bytes"], t["objects"])
+                                for s in report["suspects"] for t in s["types"]])
+        return dom, report, source
+
+    def test_suspects_drawn(self):
+        for scenario in ("shared", "frame", "list"):
+            with self.subTest(scenario=scenario):
+                dom, report, _ = self.check_page(scenario)
+                # the icicle's first level: the chains under the roots, by retained size,
+                # whose widths add up to at most the reachable heap
+                rects = [int(a["data-chain-bytes"]) for tag, a in dom.elements
+                         if tag == "rect" and "data-chain-bytes" in a]
+                self.assertTrue(rects)
+                self.assertIn(report["suspects"][0]["bytes"], rects)
+                # the goroutine groups, one row per group
+                counts = [int(a["data-count"]) for tag, a in dom.elements
+                          if tag == "tr" and "data-count" in a]
+                self.assertTrue(counts)
+
+    def test_frame_goroutines_table(self):
+        dom, _, _ = self.check_page("frame")
+        _, _, f = prepare("frame")
+        counts = [int(a["data-count"]) for tag, a in dom.elements
+                  if tag == "tr" and "data-count" in a]
+        self.assertIn(f["workers"], counts)
+
+    def test_no_suspect(self):
+        dom, report, _ = self.check_page("none")
+        self.assertEqual(report["suspects"], [])
+        self.assertIn("No suspect", "".join(dom.text))
+
+    def test_script_in_names_stays_data(self):
+        """A name with </script> in it (a map key type, a package path) is escaped
+        in the JSON inside the page: the page still parses as one script."""
+        _, _, source = self.check_page("map")
+        data = re.search(r'<script type="application/json" id="report">(.*?)</script>',
+                         source, re.S).group(1)
+        self.assertEqual(json.loads(data)["schema"], "heapref-suspects/1")
+        self.assertNotIn("<", data)
 
 
 class Retained(unittest.TestCase):

@@ -237,10 +237,13 @@ static void analyze(const struct hr_dump *dump)
 	FUZZ_CHECK(hr_write_goroutines(out, dump, &an.img, an.result, an.leaks, false, &err) == 0,
 		   "goroutines: %s", err.msg);
 	write_report(out, an.tree);
-	for (int f = HR_SUSPECTS_TEXT; f <= HR_SUSPECTS_JSON; f++)
-		FUZZ_CHECK(hr_write_suspects(out, an.suspects, &(struct hr_suspects_options){
-						    f, "binary", "dump" }, &err) == 0,
-			   "suspects: %s", err.msg);
+	for (int f = HR_SUSPECTS_TEXT; f <= HR_SUSPECTS_HTML; f++) {
+		struct hr_suspects_options so = { .format = f, .binary = "binary", .dump = "dump",
+						  .chains = an.view };
+
+		FUZZ_CHECK(hr_write_suspects(out, an.suspects, &so, &err) == 0, "suspects: %s",
+			   err.msg);
+	}
 	fclose(out);
 	hr_analysis_release(&an);
 }
