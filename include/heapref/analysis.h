@@ -57,6 +57,7 @@ struct hr_analysis_request {
 	bool leaks;              /* which goroutines are leaked (leaks.h) */
 	bool suspects;           /* the leak suspects (suspects.h), over: */
 	double threshold_percent;
+	const struct hr_chains *baseline; /* suspects: an earlier dump's tree, or NULL */
 	unsigned examples;       /* examples kept per chain node (0: none) */
 	bool view_wanted;        /* a view of the tree (views.h): */
 	enum hr_view view;

@@ -18,6 +18,7 @@
 #ifndef HEAPREF_CHAINS_H
 #define HEAPREF_CHAINS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -104,6 +105,36 @@ int hr_chains_offer_example(struct hr_chains *tree, uint32_t node, uint64_t addr
 /* node's examples, biggest first; *n of them (0 when none are kept). Owned by the tree. */
 const struct hr_chain_example *hr_chains_examples(const struct hr_chains *tree, uint32_t node,
 						  size_t *n);
+
+/* The names of node's chain, root first, joined by " -> " ("?" for no node); the caller
+ * frees it. NULL when out of memory. */
+char *hr_chains_text(const struct hr_chains *tree, uint32_t node);
+
+/*
+ * Makes in u the chain of every node of t (the same names from the root); to[i] (t's
+ * node count entries) becomes node i's node in u. 0, or HR_ENOMEM.
+ */
+int hr_chains_merge(struct hr_chains *u, const struct hr_chains *t, uint32_t *to);
+
+/* A root whose chains grew between two trees (hr_chains_growth()). */
+struct hr_chain_growth {
+	char *root;                   /* the root's name */
+	int64_t bytes, objects;       /* its cumulative growth, new minus old */
+	uint64_t old_bytes, new_bytes;
+	char *chain;                  /* where the growth piles up: from the root down while
+				       * one child keeps `keep` of its parent's growth; names
+				       * joined by " -> " */
+	int64_t chain_bytes, chain_objects; /* that chain's growth */
+};
+
+/*
+ * The roots whose cumulative bytes grew from tree old to tree new (two dumps analysed
+ * alike, compared by chain), biggest growth first, into *rows (*nrows of them; free
+ * with hr_chain_growth_free()). 0, or HR_ENOMEM.
+ */
+int hr_chains_growth(const struct hr_chains *old, const struct hr_chains *new, double keep,
+		     struct hr_chain_growth **rows, size_t *nrows);
+void hr_chain_growth_free(struct hr_chain_growth *rows, size_t n);
 
 /* Sum of the own values of all nodes. */
 void hr_chains_totals(const struct hr_chains *tree, uint64_t *objects, uint64_t *bytes);

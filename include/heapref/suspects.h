@@ -20,6 +20,10 @@
  * channel and its buffer); the objects it retains are counted by type; a shortest path
  * leads from the root to it.
  *
+ * With a baseline (the chain tree of an earlier dump of the program), also the roots
+ * whose chains grew most since, each with the chain down to where the growth piles up
+ * (the same 0.7 rule, on growth: chains.h's hr_chains_growth()).
+ *
  * Lifecycle: hr_suspects_find(), read the struct, hr_suspects_free().
  */
 #ifndef HEAPREF_SUSPECTS_H
@@ -41,6 +45,7 @@
 #define HR_SUSPECT_TYPES_MAX 10   /* types listed per suspect, biggest first */
 #define HR_SUSPECT_EXAMPLES_MAX 3 /* example addresses per suspect */
 #define HR_SUSPECTS_MAX 20        /* suspects listed at most, biggest first */
+#define HR_GROWTH_MAX 10          /* roots listed that grew since a baseline */
 
 enum hr_suspect_kind {
 	HR_SUSPECT_ROOT,   /* one root variable retains it */
@@ -109,6 +114,10 @@ struct hr_suspects {
 	struct hr_suspect *v;   /* biggest first */
 	size_t n;
 	uint64_t below_threshold; /* suspects found but not listed (over HR_SUSPECTS_MAX) */
+	bool has_baseline;        /* growth was asked for (a baseline tree) */
+	struct hr_chain_growth *growth; /* the roots that grew most since the baseline,
+					 * biggest first (at most HR_GROWTH_MAX) */
+	size_t ngrowth;
 };
 
 /* What the suspects are found in: an analysis with paths, types and the dominator tree. */
@@ -118,6 +127,7 @@ struct hr_suspect_sources {
 	const struct hr_chains *tree;
 	const struct hr_scan_result *result; /* paths, types and goroutines' shares kept */
 	const struct hr_heap_dominators *dominators;
+	const struct hr_chains *baseline;    /* an earlier dump's tree, analysed alike, or NULL */
 };
 
 /*

@@ -463,3 +463,31 @@ struct hr_chains *hr_chains_fold_elements(const struct hr_chains *t)
 	}
 	return copy;
 }
+
+char *hr_chains_text(const struct hr_chains *t, uint32_t node)
+{
+	size_t len = 0, at;
+	char *s;
+
+	if (node == HR_CHAINS_NONE || node == HR_CHAINS_TOP || node >= hr_chains_count(t))
+		return strdup("?");
+	for (uint32_t v = node; v != HR_CHAINS_TOP; v = hr_chains_node(t, v)->parent)
+		len += strlen(hr_chains_name(t, hr_chains_node(t, v)->name)) + 4;
+	if (!(s = malloc(len + 1)))
+		return NULL;
+	at = len;
+	for (uint32_t v = node; v != HR_CHAINS_TOP; v = hr_chains_node(t, v)->parent) {
+		const char *name = hr_chains_name(t, hr_chains_node(t, v)->name);
+		size_t n = strlen(name);
+
+		if (at != len) {
+			at -= 4;
+			memcpy(s + at, " -> ", 4);
+		}
+		at -= n;
+		memcpy(s + at, name, n);
+	}
+	memmove(s, s + at, len - at);
+	s[len - at] = '\0';
+	return s;
+}

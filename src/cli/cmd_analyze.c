@@ -65,6 +65,7 @@ struct analyze_args {
 	struct hr_retained_options retained;
 	enum hr_suspects_format suspects_format; /* suspects --format */
 	double threshold;     /* suspects --threshold */
+	const char *baseline_binary, *baseline_dump; /* suspects --baseline */
 };
 
 
@@ -248,6 +249,29 @@ static int check_operands(struct analyze_args *a, int n, char **argv)
  * The arguments of analyze, why (then the operands after BINARY DUMP are addresses or
  * types) or retained. Options may come anywhere; each command takes its own.
  */
+/*
+ * suspects --baseline OLD_BINARY OLD_DUMP: the one option with two values, taken out of
+ * argv (argc updated) before the others are parsed.
+ */
+static int take_baseline(int *argc, char **argv, struct analyze_args *a)
+{
+	for (int i = 0; i < *argc && strcmp(argv[i], "--"); i++) {
+		if (strcmp(argv[i], "--baseline"))
+			continue;
+		if (a->baseline_binary)
+			return usage_error(a, "--baseline is given once");
+		if (i + 2 >= *argc || !argv[i + 1][0] || !argv[i + 2][0] ||
+		    argv[i + 1][0] == '-' || argv[i + 2][0] == '-')
+			return usage_error(a, "--baseline takes OLD_BINARY OLD_DUMP");
+		a->baseline_binary = argv[i + 1];
+		a->baseline_dump = argv[i + 2];
+		memmove(argv + i, argv + i + 3, (size_t)(*argc - i - 3) * sizeof(*argv));
+		*argc -= 3;
+		i--;
+	}
+	return ST_OK;
+}
+
 static int parse_args(int argc, char **argv, enum mode mode, struct analyze_args *a)
 {
 	struct option_values v = { 0 };
@@ -301,6 +325,8 @@ static int parse_args(int argc, char **argv, enum mode mode, struct analyze_args
 	} else {
 		opts[nopts++] = goroutines_only[0];
 	}
+	if (mode == MODE_SUSPECTS && (rc = take_baseline(&argc, argv, a)))
+		return rc;
 	rc = cli_parse(mode_names[mode], argc, argv, opts, nopts, &n);
 	if (rc || (rc = check_options(a, &v)))
 		return rc;
@@ -805,7 +831,10 @@ static int prepare_outputs(const struct analyze_args *a, struct output *out, str
 	    (output_prepare(out, a->output, OUTPUT_REPORT, err) ||
 	     output_refuse_input(out, a->binary, "the binary", err) ||
 	     output_refuse_input(out, a->dump, "the heap input", err) ||
-	     (a->pid && output_refuse_input(out, exe, "the process's executable", err))))
+	     (a->pid && output_refuse_input(out, exe, "the process's executable", err)) ||
+	     (a->baseline_binary &&
+	      (output_refuse_input(out, a->baseline_binary, "the baseline's binary", err) ||
+	       output_refuse_input(out, a->baseline_dump, "the baseline's heap input", err)))))
 		return err->code;
 	if (!a->save_core)
 		return HR_OK;
@@ -838,6 +867,31 @@ static int take_core(struct analyze_args *a, struct process_input *proc, struct 
 	return HR_OK;
 }
 
+/*
+ * suspects --baseline: the chain tree of the baseline pair, analysed as the command's
+ * own pair is (depth, folding, force), the rest of its analysis freed at once.
+ */
+static int baseline_tree(const struct analyze_args *a, struct stats *stats,
+			 struct hr_chains **tree)
+{
+	struct analysis_options o = { .rq = { .max_depth = a->max_depth,
+					      .full_chains = a->full_chains, .force = a->force,
+					      .scan = { .threads = a->threads } },
+				      .stats = stats };
+	struct analysis old;
+	int st;
+
+	*tree = NULL;
+	if (!a->baseline_binary)
+		return ST_OK;
+	if ((st = analysis_run(a->baseline_binary, a->baseline_dump, &o, &old)) != ST_OK)
+		return st;
+	*tree = old.an.tree;
+	old.an.tree = NULL;
+	analysis_release(&old);
+	return ST_OK;
+}
+
 static int run(int argc, char **argv, enum mode mode)
 {
 	struct analyze_args a;
@@ -847,11 +901,15 @@ static int run(int argc, char **argv, enum mode mode)
 	struct analysis_options o = { 0 };
 	struct output out = OUTPUT_INIT, core = OUTPUT_INIT;
 	struct process_input proc = { .exe_fd = -1, .memfd = -1 };
+	struct hr_chains *baseline = NULL;
 	int st = parse_args(argc, argv, mode, &a);
 
 	if (st)
 		return st == CLI_HELP ? ST_OK : st;
 	if (!a.pid && a.binary && inputs_swapped(mode_names[mode], a.binary, a.dump))
+		return ST_USAGE;
+	if (a.baseline_binary &&
+	    inputs_swapped(mode_names[mode], a.baseline_binary, a.baseline_dump))
 		return ST_USAGE;
 	a.out = &out;
 	clock_gettime(CLOCK_MONOTONIC, &start);
@@ -873,6 +931,9 @@ static int run(int argc, char **argv, enum mode mode)
 				       .stats = a.stats ? stats_start() : NULL,
 				       .input_name = a.pid ? proc.name : NULL, .live = a.pid != 0,
 				       .binary_name = a.binary_name };
+	if ((st = baseline_tree(&a, o.stats, &baseline)) != ST_OK)
+		goto done;
+	o.rq.baseline = baseline;
 	if ((st = analysis_run(a.binary, a.dump, &o, &an)) != ST_OK)
 		goto done;
 	if ((st = write_answer(&a, &an, &err)) != ST_OK) {
@@ -885,6 +946,7 @@ static int run(int argc, char **argv, enum mode mode)
 	}
 	analysis_release(&an);
 done:
+	hr_chains_free(baseline);
 	stats_stop(o.stats);
 	output_release(&out);
 	output_release(&core);

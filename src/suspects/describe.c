@@ -94,36 +94,6 @@ const char *root_name(const struct suspect_ctx *c, uint32_t chain)
 					     : "?";
 }
 
-/* The names of node's chain, root first, joined by " -> ". */
-static char *chain_text(const struct suspect_ctx *c, uint32_t node)
-{
-	const struct hr_chains *tree = c->src->tree;
-	size_t len = 0, at;
-	char *s;
-
-	if (node == HR_CHAINS_NONE || node >= hr_chains_count(tree))
-		return strdup("?");
-	for (uint32_t v = node; v != HR_CHAINS_TOP; v = hr_chains_node(tree, v)->parent)
-		len += strlen(hr_chains_name(tree, hr_chains_node(tree, v)->name)) + 4;
-	if (!(s = malloc(len + 1)))
-		return NULL;
-	at = len;
-	s[at] = '\0';
-	for (uint32_t v = node; v != HR_CHAINS_TOP; v = hr_chains_node(tree, v)->parent) {
-		const char *name = hr_chains_name(tree, hr_chains_node(tree, v)->name);
-		size_t n = strlen(name);
-
-		if (at != len) {
-			at -= 4;
-			memcpy(s + at, " -> ", 4);
-		}
-		at -= n;
-		memcpy(s + at, name, n);
-	}
-	memmove(s, s + at, len - at + 1);
-	return s;
-}
-
 /*
  * The static type of the pointer word that reached object obj: T of its chain's name
  * `x. (T)`, or the type of the global whose word it was; only when that word was
@@ -442,7 +412,7 @@ int describe_point(const struct suspect_ctx *c, uint32_t point, struct hr_suspec
 	}
 	s->point.addr = hr_dump_object(c->src->model, n.object).addr;
 	s->point.size = hr_dump_object(c->src->model, n.object).size;
-	if (!(s->point.chain = chain_text(c, hr_result_reached_by(c->src->result, n.object).node)))
+	if (!(s->point.chain = hr_chains_text(c->src->tree, hr_result_reached_by(c->src->result, n.object).node)))
 		return HR_ENOMEM;
 	rc = describe_object(c, point, &d);
 	s->point.kind = d.kind;

@@ -423,6 +423,21 @@ fail:
 	return NULL;
 }
 
+/* The roots that grew most since the baseline: at most HR_GROWTH_MAX, biggest first. */
+static int find_growth(const struct hr_suspect_sources *src, struct hr_suspects *out,
+		       struct hr_error *err)
+{
+	if (hr_chains_growth(src->baseline, src->tree, HR_SUSPECT_KEEP_RATIO, &out->growth,
+			     &out->ngrowth))
+		return hr_error_set(err, HR_ENOMEM, "out of memory for the growth since the baseline");
+	while (out->ngrowth > HR_GROWTH_MAX) {
+		out->ngrowth--;
+		free(out->growth[out->ngrowth].root);
+		free(out->growth[out->ngrowth].chain);
+	}
+	return HR_OK;
+}
+
 struct hr_suspects *hr_suspects_find(const struct hr_suspect_sources *src,
 				     double threshold_percent, struct hr_error *err)
 {
@@ -437,6 +452,11 @@ struct hr_suspects *hr_suspects_find(const struct hr_suspect_sources *src,
 	out->reachable_bytes = all.retained_bytes;
 	out->reachable_objects = all.retained_objects;
 	out->threshold_percent = threshold_percent;
+	out->has_baseline = src->baseline != NULL;
+	if (src->baseline && find_growth(src, out, err)) {
+		hr_suspects_free(out);
+		return NULL;
+	}
 	out->threshold_bytes = (uint64_t)((double)all.retained_bytes * threshold_percent / 100.0);
 	if ((double)out->threshold_bytes * 100.0 < (double)all.retained_bytes * threshold_percent)
 		out->threshold_bytes++; /* at least the share: rounded up */
@@ -468,5 +488,6 @@ void hr_suspects_free(struct hr_suspects *s)
 	for (size_t i = 0; i < s->n; i++)
 		free_suspect(&s->v[i]);
 	free(s->v);
+	hr_chain_growth_free(s->growth, s->ngrowth);
 	free(s);
 }

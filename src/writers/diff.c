@@ -62,23 +62,6 @@ static bool side_equal(const struct chain_value *a, const struct chain_value *b)
 	return a->objects == b->objects && a->bytes == b->bytes;
 }
 
-/* Makes in u the chain of every node of t; to[i] is node i's union node. */
-static int add_chains(struct hr_chains *u, const struct hr_chains *t, uint32_t *to)
-{
-	size_t n = hr_chains_count(t);
-
-	to[0] = HR_CHAINS_TOP;
-	for (size_t i = 1; i < n; i++) {
-		const struct hr_chain_node *node = hr_chains_node(t, (uint32_t)i);
-		const char *name = hr_chains_name(t, node->name);
-
-		to[i] = hr_chains_child(u, to[node->parent], name, strlen(name));
-		if (to[i] == HR_CHAINS_NONE)
-			return HR_ENOMEM;
-	}
-	return HR_OK;
-}
-
 /* Builds the union tree of old and new and each union node's own values. */
 static int merge_trees(struct diff *d, const struct hr_chains *old, const struct hr_chains *new)
 {
@@ -88,8 +71,8 @@ static int merge_trees(struct diff *d, const struct hr_chains *old, const struct
 	int rc = HR_ENOMEM;
 
 	d->u = hr_chains_new(0);
-	if (!to_old || !to_new || !d->u || add_chains(d->u, old, to_old) ||
-	    add_chains(d->u, new, to_new))
+	if (!to_old || !to_new || !d->u || hr_chains_merge(d->u, old, to_old) ||
+	    hr_chains_merge(d->u, new, to_new))
 		goto out;
 	d->n = hr_chains_count(d->u);
 	if (!(d->v = calloc(d->n, sizeof(*d->v))))

@@ -105,7 +105,8 @@ struct retained_writer {
 /* An object's type as the typed walk read it, as a user names it (with its entries). */
 static int write_object_type(const struct retained_writer *w, uint32_t obj, bool what)
 {
-	struct hr_suspect_sources src = { w->dump, w->opt->img, w->tree, w->result, w->hd };
+	struct hr_suspect_sources src = { w->dump, w->opt->img, w->tree, w->result, w->hd,
+					   NULL };
 	struct hr_object_description d;
 	int rc = hr_describe_object(&src, obj, &d);
 

@@ -101,6 +101,27 @@ static void write_text_suspect(FILE *out, const struct hr_suspects *all, size_t 
 	fputc('\n', out);
 }
 
+/* The roots that grew most since the baseline, with where their growth piles up. */
+static void write_text_growth(FILE *out, const struct hr_suspects *s)
+{
+	if (!s->has_baseline)
+		return;
+	if (!s->ngrowth) {
+		fputs("\nno root grew since the baseline\n", out);
+		return;
+	}
+	fprintf(out, "\ngrew most since the baseline (each root's growth, and the chain down to "
+		     "where it piles up)\n%14s %10s %14s  %s\n",
+		"bytes", "objects", "now bytes", "root: chain");
+	for (size_t i = 0; i < s->ngrowth; i++) {
+		const struct hr_chain_growth *g = &s->growth[i];
+
+		fprintf(out, "%+14" PRId64 " %+10" PRId64 " %14" PRIu64 "  %s: %s (%+" PRId64
+			     " bytes)\n",
+			g->bytes, g->objects, g->new_bytes, g->root, g->chain, g->chain_bytes);
+	}
+}
+
 static void write_text(FILE *out, const struct hr_suspects *s, const char *binary,
 		       const char *dump)
 {
@@ -110,6 +131,7 @@ static void write_text(FILE *out, const struct hr_suspects *s, const char *binar
 	if (!s->n) {
 		fprintf(out, "no suspect: no root variable, and no group of roots sharing memory, "
 			     "retains %.4g%% of the reachable heap or more\n", s->threshold_percent);
+		write_text_growth(out, s);
 		return;
 	}
 	fprintf(out, "%zu suspect%s, biggest first; each piles up where, down the dominator tree, "
@@ -119,6 +141,7 @@ static void write_text(FILE *out, const struct hr_suspects *s, const char *binar
 		write_text_suspect(out, s, k, binary, dump);
 	if (s->below_threshold)
 		fprintf(out, "(%" PRIu64 " more over the threshold not listed)\n", s->below_threshold);
+	write_text_growth(out, s);
 }
 
 /* --- JSON -------------------------------------------------------------------------------- */
@@ -203,6 +226,29 @@ static void json_suspect(FILE *out, const struct hr_suspects *all, size_t k)
 	fputc('}', out);
 }
 
+/* null without a baseline, else the roots that grew, biggest first. */
+static void json_growth(FILE *out, const struct hr_suspects *s)
+{
+	if (!s->has_baseline) {
+		fputs("null", out);
+		return;
+	}
+	fputc('[', out);
+	for (size_t i = 0; i < s->ngrowth; i++) {
+		const struct hr_chain_growth *g = &s->growth[i];
+
+		fputs(i ? ",\n{\"root\":" : "\n{\"root\":", out);
+		json_string(out, g->root);
+		fprintf(out, ",\"bytes\":%" PRId64 ",\"objects\":%" PRId64 ",\"old_bytes\":%" PRIu64
+			     ",\"new_bytes\":%" PRIu64 ",\"chain\":",
+			g->bytes, g->objects, g->old_bytes, g->new_bytes);
+		json_string(out, g->chain);
+		fprintf(out, ",\"chain_bytes\":%" PRId64 ",\"chain_objects\":%" PRId64 "}",
+			g->chain_bytes, g->chain_objects);
+	}
+	fputc(']', out);
+}
+
 void write_suspects_json(FILE *out, const struct hr_suspects *s, const char *binary,
 			 const char *dump)
 {
@@ -221,7 +267,9 @@ void write_suspects_json(FILE *out, const struct hr_suspects *s, const char *bin
 		fputs("\n", out);
 		json_suspect(out, s, k);
 	}
-	fprintf(out, "],\"not_listed\":%" PRIu64 "}\n", s->below_threshold);
+	fprintf(out, "],\"not_listed\":%" PRIu64 ",\"growth\":", s->below_threshold);
+	json_growth(out, s);
+	fputs("}\n", out);
 }
 
 int hr_write_suspects(FILE *out, const struct hr_suspects *s, const struct hr_suspects_options *opt,

@@ -111,7 +111,18 @@ static const char page_script[] =
 	"group of roots sharing memory, retains '+R.threshold.percent+'% of the reachable heap or "
 	"more.'));\n"
 	"for(const s of R.suspects)list.appendChild(suspect(s));\n"
-	"icicle();goroutines();\n"
+	"function growth(){const box=document.getElementById('growth');if(!R.growth){"
+	"box.appendChild(el('p',{class:'muted'},'No baseline: heapref suspects --baseline "
+	"OLD_BINARY OLD_DUMP shows what grew.'));return;}"
+	"if(!R.growth.length){box.appendChild(el('p',{},'No root grew since the baseline.'));"
+	"return;}const t=el('table');t.appendChild(el('tr')).append(el('th',{class:'r'},'bytes'),"
+	"el('th',{class:'r'},'objects'),el('th',{class:'r'},'now'),el('th',{},'root'),"
+	"el('th',{},'where it piles up'));for(const g of R.growth){const tr=el('tr',"
+	"{'data-growth-root':g.root,'data-bytes':g.bytes});tr.append(el('td',{class:'r num'},"
+	"(g.bytes>0?'+':'')+num(g.bytes)),el('td',{class:'r num'},(g.objects>0?'+':'')+"
+	"num(g.objects)),el('td',{class:'r num'},num(g.new_bytes)),el('td',{},g.root),"
+	"el('td',{},g.chain));t.appendChild(tr);}box.appendChild(t);}\n"
+	"icicle();goroutines();growth();\n"
 	"document.body.dataset.rendered='ok';\n";
 
 /* The chain tree's nodes worth drawing, parents first: {id, p, n, b, o} each. */
@@ -158,6 +169,7 @@ void write_suspects_html(FILE *out, const struct hr_suspects *s,
 	      "<h2>Retained size by chain</h2>\n<p class=\"muted\">Each chain under the one that "
 	      "retains it (heapref analyze --attribution dominator); width is bytes retained.</p>\n"
 	      "<div id=\"icicle\"></div>\n"
+	      "<h2>Grew most since the baseline</h2>\n<div id=\"growth\"></div>\n"
 	      "<h2>Goroutine groups</h2>\n<table id=\"goroutine-groups\"></table>\n"
 	      "<script type=\"application/json\" id=\"report\">", out);
 	write_suspects_json(out, s, opt->binary, opt->dump);

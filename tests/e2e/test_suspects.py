@@ -27,6 +27,7 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import progs  # noqa: E402
+import reach  # noqa: E402
 import toolchains  # noqa: E402
 
 heapref = progs.heapref
@@ -183,6 +184,50 @@ class Forms(unittest.TestCase):
             code, _, err = heapref("suspects", *args, binary, dump)
             self.assertEqual(code, 2, err)
             self.assertIn(msg, err)
+
+
+class Growth(unittest.TestCase):
+    """--baseline: testprogs/grow adds `added` entries to main.cache between its two
+    dumps, and nothing to its other globals: main.cache grew most, by exactly those
+    Entries and their buffers (at their size classes, read from the dump by reach.py),
+    and its growth piles up in the buffers' chain."""
+
+    def test_grown_map_first(self):
+        binary, old, f = progs.prepare("grow", progs.WORK)
+        new = old + ".2"
+        report = suspects_json(binary, new, "--baseline", binary, old)
+        d = reach.load(new)
+        n = f["added"]
+        entry = reach.size_class(d, f["sizeof_main.Entry"])
+        buf = reach.size_class(d, f["buf_size"])
+        g = report["growth"][0]
+        self.assertEqual(g["root"], "main.cache")
+        self.assertEqual((g["bytes"], g["objects"]), (n * (entry + buf), 2 * n))
+        self.assertEqual(g["chain"], "main.cache -> $mapval. (*main.Entry) -> buf. ([]uint8)")
+        self.assertEqual((g["chain_bytes"], g["chain_objects"]), (n * buf, n))
+        self.assertEqual(g["new_bytes"] - g["old_bytes"], g["bytes"])
+        mine = [r["root"] for r in report["growth"] if r["root"].startswith("main.")]
+        self.assertEqual(mine, ["main.cache"])
+        # options anywhere; the text says the same
+        code, text, err = heapref("suspects", binary, new, "--baseline", binary, old)
+        self.assertEqual(code, 0, err)
+        self.assertIn("%+d %+10d" % (g["bytes"], g["objects"]), text)
+        self.assertIn("main.cache: " + g["chain"], text)
+        # without a baseline: no growth (null)
+        self.assertIsNone(suspects_json(binary, new)["growth"])
+
+    def test_bad_baseline(self):
+        binary, old, _ = progs.prepare("grow", progs.WORK)
+        code, _, err = heapref("suspects", binary, old + ".2", "--baseline", binary)
+        self.assertEqual(code, 2, err)
+        self.assertIn("--baseline takes OLD_BINARY OLD_DUMP", err)
+        code, _, err = heapref("suspects", "--baseline", old, binary, binary, old + ".2")
+        self.assertEqual(code, 2, err)
+        self.assertIn("wrong way round", err)
+        code, _, err = heapref("suspects", "--baseline", binary, old, "-o", old, binary,
+                               old + ".2")
+        self.assertNotEqual(code, 0)
+        self.assertIn("baseline", err)
 
 
 class Dom(html.parser.HTMLParser):
