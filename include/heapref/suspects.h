@@ -8,7 +8,9 @@
  *   - a root variable that retains at least the threshold (a share of the reachable
  *     heap), or
  *   - a group of roots that share at least that much memory which none of them retains
- *     alone (dominators.h's shared groups: "shared by main.a and main.b").
+ *     alone (dominators.h's shared groups: "shared by main.a and main.b"), or
+ *   - the goroutines of one creator that the runtime's definition finds leaked (leaks.h),
+ *     when their stacks alone keep that much alive (with the verdicts in the sources).
  * For each, its accumulation point: from the suspect, down the dominator tree, while the
  * child that retains most keeps at least HR_SUSPECT_KEEP_RATIO of what its parent
  * retains (Eclipse MAT's "big drop" rule and its default ratio, 0.7: below it the memory
@@ -50,6 +52,8 @@
 enum hr_suspect_kind {
 	HR_SUSPECT_ROOT,   /* one root variable retains it */
 	HR_SUSPECT_SHARED, /* several roots share it, none retains it alone */
+	HR_SUSPECT_GOROUTINES, /* leaked goroutines of one creator keep it (their stacks
+				* alone reach it); roots[0] is the creator */
 };
 
 /* What an accumulation point is, as a user would name it. */
@@ -60,6 +64,7 @@ enum hr_pile_kind {
 			 * the slice header was not found, the non-nil pointers in it) */
 	HR_PILE_LIST,   /* a chain of objects of one type (a list): count is its nodes */
 	HR_PILE_CHAN,   /* a channel: count is the elements in its buffer */
+	HR_PILE_GOROUTINES, /* a leaked goroutine group: count is its goroutines */
 };
 
 /* One hop of the path from the root to the accumulation point. */
@@ -85,9 +90,12 @@ struct hr_suspect {
 	size_t nroots;
 	bool more_roots;              /* more roots share it than are named */
 	uint32_t chain;               /* the root's chain tree node (HR_CHAINS_NONE: shared) */
-	uint64_t goid;                /* a frame variable's goroutine that reached most of it */
+	uint64_t goid;                /* a frame variable's goroutine that holds it (of a
+				       * leaked group: its first goroutine) */
 	char *creator;                /* its creator, or NULL (not a frame variable) */
-	uint64_t goroutines;          /* goroutines whose frames reached some of it */
+	uint64_t goroutines;          /* goroutines running the frame variable's function (of
+				       * a leaked group: its goroutines) */
+	uint64_t leaked;              /* of those, leaked (with the verdicts) */
 	struct {
 		enum hr_pile_kind kind;
 		char *what;           /* "map[string]*main.Session with 7000 entries" */
@@ -128,6 +136,7 @@ struct hr_suspect_sources {
 	const struct hr_scan_result *result; /* paths, types and goroutines' shares kept */
 	const struct hr_heap_dominators *dominators;
 	const struct hr_chains *baseline;    /* an earlier dump's tree, analysed alike, or NULL */
+	const struct hr_goroutine_leaks *leaks; /* the verdicts, or NULL */
 };
 
 /*
@@ -154,7 +163,7 @@ int hr_describe_object(const struct hr_suspect_sources *src, uint32_t obj,
 		       struct hr_object_description *d);
 void hr_object_description_release(struct hr_object_description *d);
 
-/* "map", "slice", "list", "channel", "object". */
+/* "map", "slice", "list", "channel", "object", "goroutines". */
 const char *hr_pile_kind_name(unsigned kind);
 
 #endif

@@ -196,7 +196,7 @@ int hr_analysis_run(const struct hr_dump *model, const struct hr_binary *bin,
 	}
 	if (rq->suspects) {
 		struct hr_suspect_sources ss = { model, &an->img, an->tree, an->result,
-						 an->dominators, rq->baseline };
+						 an->dominators, rq->baseline, an->leaks };
 
 		if (!(an->suspects = hr_suspects_find(&ss, rq->threshold_percent, err)))
 			return err->code;

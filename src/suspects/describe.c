@@ -18,9 +18,7 @@
 #define KEY_UNKNOWN 0x3ffffffeu /* reached by bitmap only */
 #define LIST_MIN 3              /* nodes of one type in a row that make a list */
 
-static char *str_printf(const char *fmt, ...) HR_PRINTF(1, 2);
-
-static char *str_printf(const char *fmt, ...)
+char *str_printf(const char *fmt, ...)
 {
 	va_list ap;
 	int n;
@@ -406,7 +404,9 @@ int describe_point(const struct suspect_ctx *c, uint32_t point, struct hr_suspec
 	if (point <= graph_roots(c)) { /* the root holds the memory by many words of its own */
 		s->point.kind = HR_PILE_OBJECT;
 		s->point.type = strdup(root_name(c, n.root));
-		s->point.what = str_printf("the variable %s itself", root_name(c, n.root));
+		s->point.what = str_printf("%s itself: what it holds is spread over the objects "
+					   "its words point to, none keeping %.0f%% of it",
+					   root_name(c, n.root), 100.0 * HR_SUSPECT_KEEP_RATIO);
 		s->point.chain = strdup(root_name(c, n.root));
 		return s->point.type && s->point.what && s->point.chain ? HR_OK : HR_ENOMEM;
 	}
@@ -480,21 +480,24 @@ int describe_hop(const struct suspect_ctx *c, uint32_t prev, uint32_t node,
 	return hop->field && hop->type ? HR_OK : HR_ENOMEM;
 }
 
-uint64_t count_frame_goroutines(const struct suspect_ctx *c, const char *root)
+uint64_t count_frame_goroutines(const struct suspect_ctx *c, const char *root, uint64_t *leaked)
 {
 	size_t nf, len = strlen(root);
 	const struct hr_frame *f = hr_dump_frames(c->src->model, &nf);
+	const struct hr_goroutine_leaks *l = c->src->leaks;
 	uint64_t n = 0;
 	uint32_t last = UINT32_MAX;
 
+	*leaked = 0;
 	for (size_t k = 0; k < nf; k++) {
 		size_t fl = f[k].func_name.len;
 
-		if (fl >= len || memcmp(root, f[k].func_name.ptr, fl) || root[fl] != '.')
+		if (fl >= len || memcmp(root, f[k].func_name.ptr, fl) || root[fl] != '.' ||
+		    f[k].goroutine == last)
 			continue;
-		if (f[k].goroutine != last)
-			n++;
 		last = f[k].goroutine;
+		n++;
+		*leaked += l && f[k].goroutine < l->count && l->verdict[f[k].goroutine] == HR_LEAK_YES;
 	}
 	return n;
 }

@@ -16,7 +16,8 @@
 
 const char *hr_pile_kind_name(unsigned kind)
 {
-	static const char *const names[] = { "object", "map", "slice", "list", "channel" };
+	static const char *const names[] = { "object", "map", "slice", "list", "channel",
+					     "goroutines" };
 
 	return kind < sizeof(names) / sizeof(names[0]) ? names[kind] : "object";
 }
@@ -346,23 +347,37 @@ static int find_path(const struct suspect_ctx *c, const struct candidate *k, uin
 	return HR_OK;
 }
 
+/* The first heap object root variable chain's words lead to, or UINT32_MAX. */
+static uint32_t first_object_of_root(const struct suspect_ctx *c, uint32_t chain)
+{
+	size_t n;
+	const struct hr_root_edge *e = hr_result_root_edges(c->src->result, &n);
+
+	for (size_t i = 0; i < n; i++)
+		if (e[i].node == chain)
+			return e[i].obj;
+	return UINT32_MAX;
+}
+
 /* A frame variable's goroutine: the one whose frame points at the root's first object. */
 static int find_goroutine(const struct suspect_ctx *c, struct hr_suspect *s)
 {
 	size_t ng;
 	const struct hr_goroutine *g = hr_dump_goroutines(c->src->model, &ng);
+	uint32_t obj;
 	int64_t i, fn;
 
-	if (s->kind != HR_SUSPECT_ROOT || s->npath < 2)
+	if (s->kind != HR_SUSPECT_ROOT)
 		return HR_OK;
-	i = hr_dump_frame_goroutine(c->src->model, s->roots[0],
-				    (uint32_t)hr_dump_object_at(c->src->model, s->path[1].addr));
-	if (i < 0 || (size_t)i >= ng)
+	obj = s->npath >= 2 ? (uint32_t)hr_dump_object_at(c->src->model, s->path[1].addr)
+			    : first_object_of_root(c, s->chain);
+	if (obj == UINT32_MAX || (i = hr_dump_frame_goroutine(c->src->model, s->roots[0], obj)) < 0 ||
+	    (size_t)i >= ng)
 		return HR_OK;
 	s->goid = g[i].goid;
 	fn = c->src->img ? hr_image_func_at(c->src->img, g[i].gopc) : -1;
 	s->creator = strdup(fn >= 0 ? hr_binary_func(c->src->img->bin, (size_t)fn)->name : "?");
-	s->goroutines = count_frame_goroutines(c, s->roots[0]);
+	s->goroutines = count_frame_goroutines(c, s->roots[0], &s->leaked);
 	return s->creator ? HR_OK : HR_ENOMEM;
 }
 
@@ -377,6 +392,15 @@ static int make_suspect(const struct suspect_ctx *c, const struct candidate *k, 
 	if (find_goroutine(c, s))
 		return hr_error_set(err, HR_ENOMEM, "out of memory for the suspects");
 	return HR_OK;
+}
+
+static int cmp_suspects(const void *pa, const void *pb)
+{
+	const struct hr_suspect *a = pa, *b = pb;
+
+	if (a->bytes != b->bytes)
+		return a->bytes > b->bytes ? -1 : 1;
+	return (int)a->kind - (int)b->kind;
 }
 
 static struct hr_suspects *find_all(struct suspect_ctx *c, struct hr_suspects *out,
@@ -409,6 +433,9 @@ static struct hr_suspects *find_all(struct suspect_ctx *c, struct hr_suspects *o
 	for (size_t i = 0; i < ncand; i++)
 		if (take_types(c, &t, (uint8_t)i, &out->v[i]))
 			goto nomem;
+	if (find_leaked_groups(c, out->threshold_bytes, &out->v, &out->n, err))
+		goto fail;
+	qsort(out->v, out->n, sizeof(*out->v), cmp_suspects);
 	free(t.v);
 	free(cand);
 	free(c->big);

@@ -26,7 +26,16 @@ int describe_hop(const struct suspect_ctx *c, uint32_t prev, uint32_t node,
 		 struct hr_suspect_hop *hop);
 /* Fills s->point for graph node point. */
 int describe_point(const struct suspect_ctx *c, uint32_t point, struct hr_suspect *s);
-/* How many goroutines have a frame of the function frame variable root is named after. */
-uint64_t count_frame_goroutines(const struct suspect_ctx *c, const char *root);
+/* printf into a new string; NULL when out of memory. */
+char *str_printf(const char *fmt, ...) HR_PRINTF(1, 2);
+/*
+ * Appends to *v (*n suspects; its capacity is *n: it grows) a suspect for each group of
+ * leaked goroutines (by creator) that alone keeps threshold bytes or more alive.
+ */
+int find_leaked_groups(const struct suspect_ctx *c, uint64_t threshold, struct hr_suspect **v,
+		       size_t *n, struct hr_error *err);
+/* How many goroutines have a frame of the function frame variable root is named after;
+ * *leaked of them leaked (with the verdicts). */
+uint64_t count_frame_goroutines(const struct suspect_ctx *c, const char *root, uint64_t *leaked);
 
 #endif

@@ -32,6 +32,12 @@ static void write_roots(FILE *out, const struct hr_suspect *s)
 static void write_text_holder(FILE *out, const struct hr_suspect *s)
 {
 	fputs("  held by    ", out);
+	if (s->kind == HR_SUSPECT_GOROUTINES) {
+		fprintf(out, "the stacks of %" PRIu64 " goroutine%s the runtime's definition finds "
+			     "leaked (created by %s; the first is goroutine %" PRIu64 ")\n",
+			s->goroutines, s->goroutines == 1 ? "" : "s", s->creator, s->goid);
+		return;
+	}
 	if (s->kind == HR_SUSPECT_SHARED) {
 		fputs("shared by ", out);
 		write_roots(out, s);
@@ -44,6 +50,8 @@ static void write_text_holder(FILE *out, const struct hr_suspect *s)
 			     " goroutine%s run%s this function)",
 			s->goid, s->creator, s->goroutines, s->goroutines == 1 ? "" : "s",
 			s->goroutines == 1 ? "s" : "");
+	if (s->creator && s->leaked)
+		fprintf(out, "; %" PRIu64 " of them leaked", s->leaked);
 	fputc('\n', out);
 }
 
@@ -68,7 +76,9 @@ static void write_text_suspect(FILE *out, const struct hr_suspects *all, size_t 
 	const struct hr_suspect *s = &all->v[k];
 
 	fprintf(out, "suspect %zu: ", k + 1);
-	if (s->kind == HR_SUSPECT_SHARED) {
+	if (s->kind == HR_SUSPECT_GOROUTINES) {
+		fprintf(out, "leaked goroutines created by %s", s->creator);
+	} else if (s->kind == HR_SUSPECT_SHARED) {
 		fputs("memory shared by ", out);
 		write_roots(out, s);
 	} else {
@@ -78,6 +88,10 @@ static void write_text_suspect(FILE *out, const struct hr_suspects *all, size_t 
 		     " objects\n",
 		s->bytes, percent(s->bytes, all->reachable_bytes), s->objects);
 	write_text_holder(out, s);
+	if (s->kind == HR_SUSPECT_GOROUTINES) {
+		fprintf(out, "  what        %s\n\n", s->point.what);
+		return;
+	}
 	fprintf(out, "  piles up in %s", s->point.what);
 	if (s->point.addr)
 		fprintf(out, " at 0x%" PRIx64, s->point.addr);
@@ -196,13 +210,18 @@ static void json_types(FILE *out, const struct hr_suspect *s)
 	fputc(']', out);
 }
 
+static const char *kind_name(enum hr_suspect_kind k)
+{
+	return k == HR_SUSPECT_SHARED ? "shared" : k == HR_SUSPECT_GOROUTINES ? "goroutines" : "root";
+}
+
 static void json_suspect(FILE *out, const struct hr_suspects *all, size_t k)
 {
 	const struct hr_suspect *s = &all->v[k];
 
 	fprintf(out, "{\"rank\":%zu,\"kind\":\"%s\",\"bytes\":%" PRIu64 ",\"objects\":%" PRIu64
 		     ",\"percent\":%.2f,\"roots\":[",
-		k + 1, s->kind == HR_SUSPECT_SHARED ? "shared" : "root", s->bytes, s->objects,
+		k + 1, kind_name(s->kind), s->bytes, s->objects,
 		percent(s->bytes, all->reachable_bytes));
 	for (size_t i = 0; i < s->nroots; i++) {
 		if (i)
@@ -213,7 +232,8 @@ static void json_suspect(FILE *out, const struct hr_suspects *all, size_t k)
 	if (s->creator) {
 		fprintf(out, "{\"id\":%" PRIu64 ",\"creator\":", s->goid);
 		json_string(out, s->creator);
-		fprintf(out, ",\"goroutines\":%" PRIu64 "}", s->goroutines);
+		fprintf(out, ",\"goroutines\":%" PRIu64 ",\"leaked\":%" PRIu64 "}", s->goroutines,
+			s->leaked);
 	} else {
 		fputs("null", out);
 	}

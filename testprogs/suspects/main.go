@@ -15,6 +15,9 @@
 //	frame   workers goroutines run main.worker, each with a small buffer; one of
 //	                        them (its goroutine id is a fact) holds a []*Record of
 //	                        frameLen records in its local variable records
+//	goroutines  leakCount goroutines started by main.startLeaky, each blocked for
+//	                        good sending on a channel only it holds (leaked by the
+//	                        runtime's definition) with a leakBuf-byte buffer
 //	none    noneCount globals, each with noneBuf bytes: none reaches 10%
 //
 // Besides the leak, each scenario keeps a few small globals, so that the leak is
@@ -99,6 +102,8 @@ const (
 	recordBuf  = 500
 	noneCount  = 20
 	noneBuf    = 64 << 10
+	leakCount  = 200
+	leakBuf    = 16 << 10
 )
 
 func goid() int64 {
@@ -124,6 +129,23 @@ func worker(chosen bool, ids chan<- int64, ready *sync.WaitGroup, release chan s
 	<-release
 	runtime.KeepAlive(buf)
 	runtime.KeepAlive(records)
+}
+
+// leaky blocks for good: nobody else has ch.
+func leaky(buf []byte, started *sync.WaitGroup) {
+	ch := make(chan int)
+	started.Done()
+	ch <- len(buf)
+	runtime.KeepAlive(buf)
+}
+
+func startLeaky() {
+	var started sync.WaitGroup
+	started.Add(leakCount)
+	for i := 0; i < leakCount; i++ {
+		go leaky(make([]byte, leakBuf), &started)
+	}
+	started.Wait()
 }
 
 func build(scenario string, facts dump.Facts) func() {
@@ -180,6 +202,13 @@ func build(scenario string, facts dump.Facts) func() {
 		facts["root"], facts["kind"], facts["count"] = "main.worker.records", "slice", frameLen
 		facts["type"], facts["element"], facts["workers"] = "[]*main.Record", "main.Record", workers
 		return func() { close(release) }
+	case "goroutines":
+		startLeaky()
+		for i := 0; i < 100; i++ { // until every one is parked on its send
+			runtime.Gosched()
+		}
+		facts["creator"], facts["goroutines"], facts["buf"] = "main.startLeaky", leakCount, leakBuf
+		facts["root"] = "main.leaky.buf"
 	case "none":
 		for _, p := range []*[]byte{&s00, &s01, &s02, &s03, &s04, &s05, &s06, &s07, &s08,
 			&s09, &s10, &s11, &s12, &s13, &s14, &s15, &s16, &s17, &s18, &s19} {

@@ -115,6 +115,28 @@ class Scenarios(unittest.TestCase):
         self.assertEqual(g["creator"], "main.build")
         self.assertEqual(g["goroutines"], f["workers"])
 
+    def test_leaked_goroutines(self):
+        """200 goroutines blocked for good, each with a 16 KiB buffer: their group is a
+        suspect of its own (by the runtime's definition of leaked), and the frame
+        variable that holds the buffers says its goroutines are leaked."""
+        binary, dump, f = prepare("goroutines")
+        report = suspects_json(binary, dump)
+        groups = [s for s in report["suspects"] if s["kind"] == "goroutines"]
+        self.assertEqual(len(groups), 1, report["suspects"])
+        g = groups[0]
+        self.assertEqual(g["roots"], [f["creator"]])
+        self.assertEqual(g["accumulation_point"]["count"], f["goroutines"])
+        self.assertEqual(g["goroutine"]["goroutines"], f["goroutines"])
+        self.assertEqual(g["goroutine"]["leaked"], f["goroutines"])
+        self.assertGreaterEqual(g["bytes"], f["goroutines"] * f["buf"])
+        self.assertIn("chan send", g["accumulation_point"]["what"])
+        frames = [s for s in report["suspects"] if s["kind"] == "root"]
+        self.assertTrue(frames, report["suspects"])
+        self.assertTrue(frames[0]["roots"][0].endswith(".buf"), frames[0]["roots"])
+        self.assertEqual(frames[0]["goroutine"]["leaked"], f["goroutines"])
+        self.assertEqual(frames[0]["goroutine"]["creator"], f["creator"])
+        self.assertEqual(frames[0]["bytes"], f["goroutines"] * f["buf"])
+
     def test_no_suspect_over_the_threshold(self):
         binary, dump, f = prepare("none")
         report = suspects_json(binary, dump)
@@ -310,7 +332,7 @@ class Html(unittest.TestCase):
         return dom, report, source
 
     def test_suspects_drawn(self):
-        for scenario in ("shared", "frame", "list"):
+        for scenario in ("shared", "frame", "list", "goroutines"):
             with self.subTest(scenario=scenario):
                 dom, report, _ = self.check_page(scenario)
                 # the icicle's first level: the chains under the roots, by retained size,
