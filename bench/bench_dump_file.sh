@@ -9,6 +9,12 @@
 #                                   dump: heapref needs that very binary), $facts (gen's
 #                                   JSON facts) and $size (the dump's bytes).
 #   set_args SET                    "shape objects bytes" of a named set (mixed-1g, ...)
+#   bench_best_of TAG CMD...        runs "$heapref CMD... $gen $dump" twice; keeps the
+#                                   fastest run's stdout and stderr in $work/TAG.best.out
+#                                   and $work/TAG.best.err, its wall seconds in $best
+#   bench_phases TAG                the --stats phases of that run as table rows
+#   bench_phase_wall TAG PHASE      one phase's wall seconds
+#   bench_peak_anon TAG             its peak anonymous memory (MiB: without the mapped dump)
 #
 # Each dump keeps its own copy of the gen binary ($dump.gen), so rebuilding gen after a
 # change never pairs an old dump with a new binary. A dump is written under a temporary
@@ -79,3 +85,30 @@ if [ -n "${objects:-}" ]; then
   bench_build
   bench_dump mixed "$objects" "${bytes:-1073741824}"
 fi
+
+bench_best_of() {
+  local tag=$1 i t0 t1 wall
+  shift
+  best=
+  for i in 1 2; do
+    t0=$(date +%s%N)
+    if ! "$heapref" "$@" "$gen" "$dump" > "$work/$tag.out" 2> "$work/$tag.err"; then
+      echo "heapref $* failed on $dump:" >&2
+      cat "$work/$tag.err" >&2
+      return 1
+    fi
+    t1=$(date +%s%N)
+    wall=$(awk -v ns=$((t1 - t0)) 'BEGIN {printf "%.3f", ns / 1e9}')
+    if [ -z "$best" ] || awk -v a="$wall" -v b="$best" 'BEGIN {exit !(a < b)}'; then
+      best=$wall
+      cp "$work/$tag.err" "$work/$tag.best.err"
+      cp "$work/$tag.out" "$work/$tag.best.out"
+    fi
+  done
+}
+bench_phases() { awk '/^stats:/ {
+    name = $2; for (i = 3; i <= NF - 11; i++) name = name " " $i
+    printf "| %-12s | %8.3f | %8.3f | %9.1f |\n", name, $(NF-10), $(NF-7), $(NF-1)
+  }' "$work/$1.best.err"; }
+bench_phase_wall() { awk -v p="$2" '/^stats:/ && index($0, "stats: " p " ") {print $(NF-10)}' "$work/$1.best.err"; }
+bench_peak_anon() { awk '/^stats:/ && $(NF-1) > m {m = $(NF-1)} END {printf "%.1f", m}' "$work/$1.best.err"; }

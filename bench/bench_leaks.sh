@@ -29,33 +29,6 @@ heapref=build-bench/heapref
 echo "machine: $(nproc) cores, $(uname -m); heapref: $heapref ($(git rev-parse --short HEAD 2>/dev/null || echo ?)$(git diff --quiet HEAD -- src include 2>/dev/null || echo ', modified'))"
 echo "started: $(date -u '+%Y-%m-%d %H:%M UTC'), load $(cut -d' ' -f1-3 /proc/loadavg)"
 
-# best_of CMD...: runs "$heapref CMD... $gen $dump" twice; keeps the fastest run's stderr
-# in $work/leaks.best.err and its wall seconds in $best.
-best_of() {
-  local i t0 t1 wall
-  best=
-  for i in 1 2; do
-    t0=$(date +%s%N)
-    if ! "$heapref" "$@" "$gen" "$dump" > "$work/leaks.out" 2> "$work/leaks.err"; then
-      echo "heapref $* failed on $dump:" >&2
-      cat "$work/leaks.err" >&2
-      return 1
-    fi
-    t1=$(date +%s%N)
-    wall=$(awk -v ns=$((t1 - t0)) 'BEGIN {printf "%.3f", ns / 1e9}')
-    if [ -z "$best" ] || awk -v a="$wall" -v b="$best" 'BEGIN {exit !(a < b)}'; then
-      best=$wall
-      cp "$work/leaks.err" "$work/leaks.best.err"
-      cp "$work/leaks.out" "$work/leaks.best.out"
-    fi
-  done
-}
-phases() { awk '/^stats:/ {
-    name = $2; for (i = 3; i <= NF - 11; i++) name = name " " $i
-    printf "| %-12s | %8.3f | %8.3f | %9.1f |\n", name, $(NF-10), $(NF-7), $(NF-1)
-  }' "$work/leaks.best.err"; }
-phase_wall() { awk -v p="$1" '/^stats:/ && index($0, "stats: " p " ") {print $(NF-10)}' "$work/leaks.best.err"; }
-
 status=0
 summary=
 for s in "${sets[@]}"; do
@@ -63,20 +36,20 @@ for s in "${sets[@]}"; do
   bench_dump "$shape" "$n" "$b"
   echo
   echo "== $s: $dump, $size bytes"
-  best_of analyze --stats -o "$work/leaks.pb.gz" || { status=1; continue; }
+  bench_best_of leaks analyze --stats -o "$work/leaks.pb.gz" || { status=1; continue; }
   analyze_wall=$best
-  leaks=$(phase_wall leaks)
+  leaks=$(bench_phase_wall leaks leaks)
   echo "analyze: best wall $analyze_wall s"
   echo "| phase        | wall (s) | CPU (s)  | peak anon (MiB) |"
   echo "|---|---|---|---|"
-  phases
+  bench_phases leaks
   grep '^heapref: goroutines:' "$work/leaks.best.err" || true
-  best_of goroutines --stats || { status=1; continue; }
+  bench_best_of leaks goroutines --stats || { status=1; continue; }
   goroutines_wall=$best
   echo "goroutines: best wall $goroutines_wall s"
   echo "| phase        | wall (s) | CPU (s)  | peak anon (MiB) |"
   echo "|---|---|---|---|"
-  phases
+  bench_phases leaks
   head -3 "$work/leaks.best.out" | cut -c1-160
   summary+=$(awk -v s="$s" -v a="$analyze_wall" -v g="$goroutines_wall" -v l="$leaks" \
       -v size="$size" 'BEGIN {

@@ -26,33 +26,6 @@ heapref=build-bench/heapref
 echo "machine: $(nproc) cores, $(uname -m); heapref: $heapref ($(git rev-parse --short HEAD 2>/dev/null || echo ?)$(git diff --quiet HEAD -- src include 2>/dev/null || echo ', modified'))"
 echo "started: $(date -u '+%Y-%m-%d %H:%M UTC'), load $(cut -d' ' -f1-3 /proc/loadavg)"
 
-# best_of CMD...: runs "$heapref CMD... $gen $dump" twice; keeps the fastest run's stderr
-# in $work/ret.best.err and its wall seconds in $best.
-best_of() {
-  local i t0 t1 wall
-  best=
-  for i in 1 2; do
-    t0=$(date +%s%N)
-    if ! "$heapref" "$@" "$gen" "$dump" > "$work/ret.out" 2> "$work/ret.err"; then
-      echo "heapref $* failed on $dump:" >&2
-      cat "$work/ret.err" >&2
-      return 1
-    fi
-    t1=$(date +%s%N)
-    wall=$(awk -v ns=$((t1 - t0)) 'BEGIN {printf "%.3f", ns / 1e9}')
-    if [ -z "$best" ] || awk -v a="$wall" -v b="$best" 'BEGIN {exit !(a < b)}'; then
-      best=$wall
-      cp "$work/ret.err" "$work/ret.best.err"
-    fi
-  done
-}
-phases() { awk '/^stats:/ {
-    name = $2; for (i = 3; i <= NF - 11; i++) name = name " " $i
-    printf "| %-12s | %8.3f | %8.3f | %9.1f |\n", name, $(NF-10), $(NF-7), $(NF-1)
-  }' "$work/ret.best.err"; }
-phase_wall() { awk -v p="$1" '/^stats:/ && index($0, "stats: " p " ") {print $(NF-10)}' "$work/ret.best.err"; }
-peak_anon() { awk '/^stats:/ && $(NF-1) > m {m = $(NF-1)} END {printf "%.1f", m}' "$work/ret.best.err"; }
-
 status=0
 summary=
 for s in "${sets[@]}"; do
@@ -60,20 +33,20 @@ for s in "${sets[@]}"; do
   bench_dump "$shape" "$n" "$b"
   echo
   echo "== $s: $dump, $size bytes"
-  best_of analyze --stats -o "$work/ret.pb.gz" || { status=1; continue; }
+  bench_best_of ret analyze --stats -o "$work/ret.pb.gz" || { status=1; continue; }
   analyze_wall=$best
   echo "analyze: best wall $analyze_wall s"
   echo "| phase        | wall (s) | CPU (s)  | peak anon (MiB) |"
   echo "|---|---|---|---|"
-  phases
-  best_of retained --stats -n 20 || { status=1; continue; }
+  bench_phases ret
+  bench_best_of ret retained --stats -n 20 || { status=1; continue; }
   retained_wall=$best
-  dom=$(phase_wall dominators)
-  peak=$(peak_anon)
+  dom=$(bench_phase_wall ret dominators)
+  peak=$(bench_peak_anon ret)
   echo "retained: best wall $retained_wall s"
   echo "| phase        | wall (s) | CPU (s)  | peak anon (MiB) |"
   echo "|---|---|---|---|"
-  phases
+  bench_phases ret
   summary+=$(awk -v s="$s" -v a="$analyze_wall" -v r="$retained_wall" -v d="$dom" \
       -v p="$peak" -v size="$size" 'BEGIN {
     printf "| %s | %.0f | %.2f | %.2f | %.2f | %s | %.0f | %.3f | %s |", s, size / 1e6, a, r, d,

@@ -8,9 +8,10 @@
  *      and records each one's tree parent. (An explicit stack holding every successor
  *      pushed, popped last in first out, skipping nodes already numbered: its tree is
  *      a depth-first tree, which is all the algorithm needs.)
- *   2. The predecessors of each reachable node, as preorder numbers, in one flat array,
- *      from the successors the search saw (kept meanwhile: the callback is asked once
- *      per node, which for the heap graph means reading the dump's bitmaps once).
+ *   2. The predecessors of each reachable node other than its tree parent, as preorder
+ *      numbers, in one flat array, from the successors the search saw (kept meanwhile:
+ *      the callback is asked once per node, which for the heap graph means reading the
+ *      dump's bitmaps once).
  *   3. Semidominators, from the highest number down, with the link-eval forest of
  *      Lengauer and Tarjan's simple version (path compression, iterative).
  *   4. Immediate dominators, from the lowest number up: the nearest common ancestor, on
@@ -92,7 +93,12 @@ static int number_nodes(struct dom_run *r)
 
 /* --- 2. predecessors ---------------------------------------------------------------- */
 
-/* Predecessors by number, from the successors step 1 kept (then freed). */
+/*
+ * Predecessors by number, from the successors step 1 kept (then freed). The edges from
+ * a node's tree parent are left out: step 3 starts each node's semidominator at its
+ * parent, which is what they would give (most heap objects have no other predecessor,
+ * so this keeps most of the edges out of memory).
+ */
 static int collect_preds(struct dom_run *r)
 {
 	uint32_t total;
@@ -100,16 +106,25 @@ static int collect_preds(struct dom_run *r)
 	r->pred_off = calloc((size_t)r->n + 2, sizeof(*r->pred_off));
 	if (!r->pred_off)
 		return HR_ENOMEM;
-	for (size_t k = 0; k < r->nsucc; k++)
-		r->pred_off[r->pre[r->succ[k]] + 1]++;
+	for (uint32_t w = 1, k = 0; w <= r->n; w++)
+		for (; k < r->succ_end[w]; k++) {
+			uint32_t to = r->pre[r->succ[k]];
+
+			if (r->parent[to] != w)
+				r->pred_off[to + 1]++;
+		}
 	for (uint32_t w = 1; w <= r->n + 1; w++)
 		r->pred_off[w] += r->pred_off[w - 1];
 	total = r->pred_off[r->n + 1];
 	if (!(r->preds = malloc(((size_t)total + 1) * sizeof(*r->preds))))
 		return HR_ENOMEM;
 	for (uint32_t w = 1, k = 0; w <= r->n; w++)
-		for (; k < r->succ_end[w]; k++)
-			r->preds[r->pred_off[r->pre[r->succ[k]]]++] = w;
+		for (; k < r->succ_end[w]; k++) {
+			uint32_t to = r->pre[r->succ[k]];
+
+			if (r->parent[to] != w)
+				r->preds[r->pred_off[to]++] = w;
+		}
 	/* each start moved to the next one's: shift back */
 	for (uint32_t w = r->n; w >= 2; w--)
 		r->pred_off[w] = r->pred_off[w - 1];
@@ -159,6 +174,8 @@ static void compute_semi(struct dom_run *r)
 		r->ancestor[w] = 0;
 	}
 	for (uint32_t w = r->n; w >= 2; w--) {
+		/* the tree parent, not linked yet (it is numbered lower), evaluates to itself */
+		r->semi[w] = r->parent[w];
 		for (uint32_t k = r->pred_off[w]; k < r->pred_off[w + 1]; k++) {
 			uint32_t u = eval(r, r->preds[k]);
 

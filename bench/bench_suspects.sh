@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# What `heapref suspects` costs against `heapref analyze`, on the generated dumps of
+# bench_scale.sh.
+#
+#   bash bench/bench_suspects.sh [SET...]      (default: mixed-1g mixed-4g)
+#
+# SET as in bench_scale.sh (mixed-1g, mixed-4g, list-10m, ...). For each dump, best of 2:
+# `analyze --stats` and `suspects --stats --format json` (both from the same Release
+# build, build-bench/). Prints each phase's wall, CPU and peak anonymous memory (heapref's
+# own memory, without the mapped dump) from --stats, the suspects found, then per set:
+# suspects' time against analyze's and its peak anonymous memory against the dump's size.
+# Goals (issue 31): suspects within 2x of analyze; memory < 0.3x the dump.
+# Exit status: 0, or 1 if heapref failed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+. bench/bench_dump_file.sh
+
+sets=("$@")
+[ ${#sets[@]} -gt 0 ] || sets=(mixed-1g mixed-4g)
+for s in "${sets[@]}"; do set_args "$s" > /dev/null || exit 2; done
+
+bench_build
+heapref=build-bench/heapref
+echo "machine: $(nproc) cores, $(uname -m); heapref: $heapref ($(git rev-parse --short HEAD 2>/dev/null || echo ?)$(git diff --quiet HEAD -- src include 2>/dev/null || echo ', modified'))"
+echo "started: $(date -u '+%Y-%m-%d %H:%M UTC'), load $(cut -d' ' -f1-3 /proc/loadavg)"
+
+status=0
+summary=
+for s in "${sets[@]}"; do
+  read -r shape n b <<<"$(set_args "$s")"
+  bench_dump "$shape" "$n" "$b"
+  echo
+  echo "== $s: $dump, $size bytes"
+  bench_best_of sus analyze --stats -o "$work/sus.pb.gz" || { status=1; continue; }
+  analyze_wall=$best
+  analyze_peak=$(bench_peak_anon sus)
+  echo "analyze: best wall $analyze_wall s"
+  echo "| phase        | wall (s) | CPU (s)  | peak anon (MiB) |"
+  echo "|---|---|---|---|"
+  bench_phases sus
+  bench_best_of sus suspects --stats --format json || { status=1; continue; }
+  suspects_wall=$best
+  peak=$(bench_peak_anon sus)
+  echo "suspects: best wall $suspects_wall s"
+  echo "| phase        | wall (s) | CPU (s)  | peak anon (MiB) |"
+  echo "|---|---|---|---|"
+  bench_phases sus
+  python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+for s in r["suspects"]:
+    print("suspect %d: %s %s, %d bytes (%.1f%%); %s" % (s["rank"], s["kind"], " ".join(s["roots"]),
+          s["bytes"], s["percent"], s["accumulation_point"]["what"]))' "$work/sus.best.out"
+  summary+=$(awk -v s="$s" -v a="$analyze_wall" -v w="$suspects_wall" -v ap="$analyze_peak" \
+      -v p="$peak" -v size="$size" 'BEGIN {
+    printf "| %s | %.0f | %.2f | %.2f | %.2f | %s | %.0f | %.0f | %.3f | %s |", s, size / 1e6, a, w,
+      w / a, (w <= 2 * a ? "met" : "NOT met"), ap, p, p * 1048576 / size,
+      (p * 1048576 / size < 0.3 ? "met" : "NOT met")
+  }')$'\n'
+done
+echo
+echo "| dump | size (MB) | analyze (s) | suspects (s) | suspects / analyze | <= 2x | analyze peak anon (MiB) | suspects peak anon (MiB) | peak / size | < 0.3x |"
+echo "|---|---|---|---|---|---|---|---|---|---|"
+printf '%s' "$summary"
+exit $status
