@@ -188,10 +188,23 @@ static void compute_semi(struct dom_run *r)
 
 /* --- 4. immediate dominators ---------------------------------------------------------- */
 
-static void compute_idom(struct dom_run *r)
+/*
+ * The tree's idom array is made only now, after step 3's memory that step 4 does not
+ * need is freed: the peak is step 3's arrays, without it.
+ */
+static int compute_idom(struct dom_run *r)
 {
 	uint32_t *idom = r->ancestor; /* by number; the forest is no longer needed */
+	size_t nnodes = r->g->nnodes;
 
+	free(r->label);
+	free(r->pred_off);
+	free(r->preds);
+	r->label = r->pred_off = r->preds = NULL;
+	if (!(r->t->idom = malloc(nnodes * sizeof(*r->t->idom) + 1)))
+		return HR_ENOMEM;
+	for (size_t i = 0; i < nnodes; i++)
+		r->t->idom[i] = HR_DOM_NONE;
 	idom[1] = 0;
 	for (uint32_t w = 2; w <= r->n; w++) {
 		uint32_t d = r->parent[w];
@@ -202,6 +215,7 @@ static void compute_idom(struct dom_run *r)
 	}
 	for (uint32_t w = 2; w <= r->n; w++)
 		r->t->idom[r->t->order[w - 1]] = r->t->order[idom[w] - 1];
+	return HR_OK;
 }
 
 /* --- the whole ------------------------------------------------------------------------ */
@@ -211,14 +225,11 @@ static int alloc_tree(struct dom_run *r)
 	size_t n = r->g->nnodes;
 
 	r->t->order = malloc(n * sizeof(*r->t->order) + 1);
-	r->t->idom = malloc(n * sizeof(*r->t->idom) + 1);
 	r->pre = calloc(n + 1, sizeof(*r->pre));
 	r->parent = malloc((n + 1) * sizeof(*r->parent));
 	r->succ_end = malloc((n + 1) * sizeof(*r->succ_end));
-	if (!r->t->order || !r->t->idom || !r->pre || !r->parent || !r->succ_end)
+	if (!r->t->order || !r->pre || !r->parent || !r->succ_end)
 		return HR_ENOMEM;
-	for (size_t i = 0; i < n; i++)
-		r->t->idom[i] = HR_DOM_NONE;
 	return HR_OK;
 }
 
@@ -250,8 +261,8 @@ int hr_dominators_compute(const struct hr_dom_graph *g, struct hr_dom_tree *tree
 		r.stack = NULL;
 		if (!(rc = collect_preds(&r)) && !(rc = alloc_forest(&r))) {
 			compute_semi(&r);
-			compute_idom(&r);
-			tree->nreached = r.n;
+			if (!(rc = compute_idom(&r)))
+				tree->nreached = r.n;
 		}
 	}
 	free(r.stack);
