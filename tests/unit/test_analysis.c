@@ -13,7 +13,8 @@
  * and G (H+0x2000, 32 B), garbage pointing to B. Reachable: 4 objects, 128 bytes. The
  * walk takes the globals in address order, so B and its data go to main.a; main.a and
  * main.b share B, so no single root dominates it: by dominator, B and its data (88 B)
- * are "$shared by several roots", C and its data (40 B) main.c's.
+ * are "$shared by several roots", C and its data (40 B) main.c's. The groups of shared
+ * memory and the suspects are checked on it too.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -333,6 +334,103 @@ static void test_release_is_idempotent(void **state)
 	scene_end(&sc);
 }
 
+/* The graph node of the root variable named name. */
+static uint32_t root_node(const struct scene *sc, const char *name)
+{
+	const struct hr_heap_dominators *hd = sc->run.an.dominators;
+
+	for (uint32_t k = 1; k <= hr_heap_dom_root_count(hd); k++) {
+		uint32_t chain = hr_heap_graph_root_chain(hr_heap_dom_graph(hd), k);
+
+		if (!strcmp(hr_chains_name(sc->run.an.tree,
+					   hr_chains_node(sc->run.an.tree, chain)->name), name))
+			return k;
+	}
+	fail_msg("no root %s", name);
+	return 0;
+}
+
+/* main.a and main.b share B and its data: one group of the two, 88 bytes in 2 objects. */
+static void test_shared_groups(void **state)
+{
+	struct scene sc;
+	struct hr_shared_group *g;
+	struct hr_error err = { 0 };
+	size_t n;
+
+	(void)state;
+	scene_run(&sc, &(struct hr_analysis_request){ .dominators = true });
+	assert_int_equal(hr_heap_dom_shared_groups(sc.run.an.dominators, 0, &g, &n, &err), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(g[0].nroots, 2);
+	assert_false(g[0].more_roots);
+	assert_int_equal(g[0].roots[0], root_node(&sc, "main.a"));
+	assert_int_equal(g[0].roots[1], root_node(&sc, "main.b"));
+	assert_int_equal(g[0].bytes, 88);
+	assert_int_equal(g[0].objects, 2);
+	assert_int_equal(g[0].tops, 1);
+	assert_int_equal(g[0].biggest, hr_heap_dom_object_node(sc.run.an.dominators,
+								object(&sc, B_ADDR)));
+	free(g);
+	/* all the shared memory is under 100 bytes: with that minimum, no groups at all */
+	assert_int_equal(hr_heap_dom_shared_groups(sc.run.an.dominators, 100, &g, &n, &err), 0);
+	assert_int_equal(n, 0);
+	free(g);
+	scene_end(&sc);
+}
+
+/*
+ * Suspects over 30%: the shared B (88 of 128 bytes), piling up in its data (64 of 88:
+ * over 70%), a slice of length 64 read from B's header; then main.c (40 bytes).
+ */
+static void test_suspects(void **state)
+{
+	struct scene sc;
+	const struct hr_suspects *s;
+	const struct hr_suspect *v;
+
+	(void)state;
+	scene_run(&sc, &(struct hr_analysis_request){ .suspects = true,
+						       .threshold_percent = 30.0 });
+	s = sc.run.an.suspects;
+	assert_non_null(s);
+	assert_int_equal(s->reachable_bytes, 128);
+	assert_int_equal(s->threshold_bytes, 39); /* 38.4 rounded up */
+	assert_int_equal(s->n, 2);
+	v = &s->v[0];
+	assert_int_equal(v->kind, HR_SUSPECT_SHARED);
+	assert_int_equal(v->bytes, 88);
+	assert_int_equal(v->nroots, 2);
+	assert_string_equal(v->roots[0], "main.a");
+	assert_string_equal(v->roots[1], "main.b");
+	assert_int_equal(v->point.kind, HR_PILE_SLICE);
+	assert_int_equal(v->point.addr, B_DATA);
+	assert_int_equal(v->point.count, 64);
+	assert_int_equal(v->point.bytes, 64);
+	assert_int_equal(v->npath, 3); /* main.a, B, its data */
+	assert_string_equal(v->path[0].type, "main.a");
+	assert_int_equal(v->path[1].addr, B_ADDR);
+	assert_string_equal(v->path[1].type, "main.Buf");
+	assert_int_equal(v->path[2].addr, B_DATA);
+	assert_int_equal(v->ntypes, 1);
+	assert_string_equal(v->types[0].type, "[]uint8");
+	assert_int_equal(v->types[0].bytes, 64);
+	assert_int_equal(v->nexamples, 1);
+	assert_int_equal(v->examples[0], B_DATA);
+	v = &s->v[1];
+	assert_int_equal(v->kind, HR_SUSPECT_ROOT);
+	assert_int_equal(v->bytes, 40);
+	assert_string_equal(v->roots[0], "main.c");
+	assert_null(v->creator); /* a global: no goroutine */
+	scene_end(&sc);
+
+	/* over 70%, none */
+	scene_run(&sc, &(struct hr_analysis_request){ .suspects = true,
+						       .threshold_percent = 70.0 });
+	assert_int_equal(sc.run.an.suspects->n, 0);
+	scene_end(&sc);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -345,6 +443,8 @@ int main(void)
 		cmocka_unit_test(test_examples),
 		cmocka_unit_test(test_phases_in_order),
 		cmocka_unit_test(test_release_is_idempotent),
+		cmocka_unit_test(test_shared_groups),
+		cmocka_unit_test(test_suspects),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
