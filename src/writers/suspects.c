@@ -85,8 +85,9 @@ static void write_text_suspect(FILE *out, const struct hr_suspects *all, size_t 
 		write_roots(out, s);
 	}
 	fprintf(out, " retains %" PRIu64 " bytes (%.1f%% of the reachable heap) in %" PRIu64
-		     " objects\n",
-		s->bytes, percent(s->bytes, all->reachable_bytes), s->objects);
+		     " object%s\n",
+		s->bytes, percent(s->bytes, all->reachable_bytes), s->objects,
+		s->objects == 1 ? "" : "s");
 	write_text_holder(out, s);
 	if (s->kind == HR_SUSPECT_GOROUTINES) {
 		fprintf(out, "  what        %s\n\n", s->point.what);
@@ -96,8 +97,9 @@ static void write_text_suspect(FILE *out, const struct hr_suspects *all, size_t 
 	if (s->point.addr)
 		fprintf(out, " at 0x%" PRIx64, s->point.addr);
 	fprintf(out, "\n             which retains %" PRIu64 " bytes (%.1f%% of the suspect) in %"
-		     PRIu64 " objects; chain %s\n",
-		s->point.bytes, percent(s->point.bytes, s->bytes), s->point.objects, s->point.chain);
+		     PRIu64 " object%s; chain %s\n",
+		s->point.bytes, percent(s->point.bytes, s->bytes), s->point.objects,
+		s->point.objects == 1 ? "" : "s", s->point.chain);
 	write_text_path(out, s);
 	fprintf(out, "  what piled up, by type\n%18s %10s  %s\n", "bytes", "objects", "type");
 	for (size_t i = 0; i < s->ntypes; i++)

@@ -67,7 +67,7 @@ static const char page_script[] =
 	"+(s.more_roots?' and others':'');"
 	"d.appendChild(el('h3',{},'Suspect '+s.rank+': '+who));"
 	"d.appendChild(el('p',{class:'num'},'retains '+num(s.bytes)+' bytes ('+size(s.bytes)+', '+"
-	"s.percent.toFixed(1)+'% of the reachable heap) in '+num(s.objects)+' objects'));"
+	"s.percent.toFixed(1)+'% of the reachable heap) in '+num(s.objects)+' object'+(s.objects===1?'':'s')));"
 	"if(s.goroutine&&s.kind!=='goroutines')d.appendChild(el('p',{},'a frame variable of "
 	"goroutine '+s.goroutine.id+' (created by '+s.goroutine.creator+'; '+"
 	"s.goroutine.goroutines+' goroutines run this function'+(s.goroutine.leaked?', '+"
