@@ -55,6 +55,8 @@ struct hr_analysis_request {
 	bool dominators;         /* the dominator tree (retained) */
 	bool goroutines;         /* what each goroutine's stack reached first */
 	bool leaks;              /* which goroutines are leaked (leaks.h) */
+	bool leaks_retained;     /* and what leaked goroutines alone keep alive (goroutines;
+				  * the suspects ask for it themselves) */
 	bool suspects;           /* the leak suspects (suspects.h), over: */
 	double threshold_percent;
 	const struct hr_chains *baseline; /* suspects: an earlier dump's tree, or NULL */

@@ -55,12 +55,14 @@ struct hr_goroutine_leaks {
 
 /*
  * Finds which of model's goroutines are leaked (img: bin where the process loaded it).
- * Returns NULL with err set (HR_ENOMEM) or the verdicts, freed with
- * hr_goroutine_leaks_free(). Without the runtime's types in bin every blocked
- * goroutine's verdict is HR_LEAK_UNKNOWN.
+ * for_retained: also keep what hr_goroutine_leaks_retained() needs (when goroutines
+ * stayed blocked, that costs a marking of what the rest of the heap holds: the verdicts
+ * alone may stop marking early). Returns NULL with err set (HR_ENOMEM) or the verdicts,
+ * freed with hr_goroutine_leaks_free(). Without the runtime's types in bin every
+ * blocked goroutine's verdict is HR_LEAK_UNKNOWN.
  */
 struct hr_goroutine_leaks *hr_goroutine_leaks_find(const struct hr_dump *model,
-						   const struct hr_image *img,
+						   const struct hr_image *img, bool for_retained,
 						   struct hr_error *err);
 void hr_goroutine_leaks_free(struct hr_goroutine_leaks *leaks);
 /*
@@ -69,8 +71,9 @@ void hr_goroutine_leaks_free(struct hr_goroutine_leaks *leaks);
  * goroutine's stack but not without that group's stacks (what would be freed with its
  * goroutines), into bytes[k] and objects[k] (0 for the others). Only the stacks of the
  * goroutines that stayed blocked in leaks can hold anything alone: from leaks' marking,
- * without them, it marks what they reach, then per group what the others reach.
- * Returns 0 or HR_ENOMEM with err set.
+ * without them, it marks what they reach, then per group what the others reach. leaks
+ * must have been found for_retained (else every group says 0). Returns 0 or HR_ENOMEM
+ * with err set.
  */
 int hr_goroutine_leaks_retained(const struct hr_goroutine_leaks *leaks,
 				const struct hr_dump *model, const uint32_t *group_of,

@@ -180,7 +180,8 @@ int hr_analysis_run(const struct hr_dump *model, const struct hr_binary *bin,
 		return rc;
 	src.result = an->result;
 	if (rq->leaks) {
-		if (!(an->leaks = hr_goroutine_leaks_find(model, &an->img, err)))
+		if (!(an->leaks = hr_goroutine_leaks_find(model, &an->img,
+							  rq->leaks_retained || rq->suspects, err)))
 			return err->code;
 		told(rq, "leaks", an, NULL);
 	}

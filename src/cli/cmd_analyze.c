@@ -806,6 +806,7 @@ static struct hr_analysis_request request_of(const struct analyze_args *a)
 		.suspects = a->mode == MODE_SUSPECTS, .threshold_percent = a->threshold,
 		.goroutines = a->mode == MODE_GOROUTINES || a->goroutine_labels || html,
 		.leaks = a->mode == MODE_GOROUTINES || a->mode == MODE_SUSPECTS || a->goroutine_labels,
+		.leaks_retained = a->mode == MODE_GOROUTINES,
 		.examples = a->examples,
 		.view_wanted = a->by_dominator || a->by_alloc || a->by_type || a->types_first || html,
 	};

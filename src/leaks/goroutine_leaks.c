@@ -57,6 +57,7 @@ struct finder {
 	const struct hr_image *img;
 	uint32_t ps;
 	struct layout L;
+	bool for_retained;     /* keep the marking for hr_goroutine_leaks_retained() */
 	uint64_t *marked;      /* a bit per object */
 	uint64_t *skip_obj;    /* a bit per object: a sudog whose target word is not followed */
 	uint64_t *skip_words;  /* those words' addresses, sorted */
@@ -720,7 +721,7 @@ static int find(struct finder *f)
 		doubt_leaks(f->out);
 	for (size_t i = 0; i < n; i++)
 		f->out->unknown += f->out->verdict[i] == HR_LEAK_UNKNOWN;
-	if (!rc)
+	if (!rc && f->for_retained)
 		rc = keep_marking(f, blocked);
 	free(blocked);
 	return rc;
@@ -760,11 +761,12 @@ static void finder_release(struct finder *f)
 }
 
 struct hr_goroutine_leaks *hr_goroutine_leaks_find(const struct hr_dump *model,
-						   const struct hr_image *img,
+						   const struct hr_image *img, bool for_retained,
 						   struct hr_error *err)
 {
 	size_t n, nobj = hr_dump_object_count(model);
-	struct finder f = { .d = model, .img = img, .ps = hr_dump_params(model)->ptr_size };
+	struct finder f = { .d = model, .img = img, .ps = hr_dump_params(model)->ptr_size,
+			    .for_retained = for_retained };
 	int rc = HR_ENOMEM;
 
 	hr_dump_goroutines(model, &n);
