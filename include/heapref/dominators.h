@@ -59,9 +59,10 @@ struct hr_dom_tree {
 
 /*
  * Computes the dominator tree of g into *tree (whose arrays the caller frees with
- * hr_dom_tree_release()). Memory: besides the result (8 bytes a node), 8 bytes per
- * node, 20 per reachable node and 4 per edge between reachable nodes (8 for an edge that
- * is not from a node's parent in the search), freed before returning. 0, or
+ * hr_dom_tree_release()). Memory: besides the result (8 bytes a node), at most 20 bytes
+ * per reachable node and 8 per edge between reachable nodes at once (4 per edge from a
+ * node's parent in the search; 4 a node for the search's numbers, given back before the
+ * predecessors are made), freed before returning. 0, or
  * HR_ENOMEM / the successor callback's error with err set.
  */
 int hr_dominators_compute(const struct hr_dom_graph *g, struct hr_dom_tree *tree,

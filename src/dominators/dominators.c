@@ -13,7 +13,8 @@
  *      the callback is asked once per node, which for the heap graph means reading the
  *      dump's bitmaps once).
  *   3. Semidominators, from the highest number down, with the link-eval forest of
- *      Lengauer and Tarjan's simple version (path compression, iterative).
+ *      Lengauer and Tarjan's simple version (path compression, iterative: its stack
+ *      grows only as deep as a compression goes).
  *   4. Immediate dominators, from the lowest number up: the nearest common ancestor, on
  *      the dominator tree built so far, of a node's tree parent and its semidominator.
  */
@@ -29,7 +30,8 @@ struct dom_run {
 	uint32_t *pre;           /* [nnodes]: node -> preorder number (1-based), 0 unvisited */
 	uint32_t *parent;        /* [nnodes + 1]: by number, the tree parent's number */
 	uint32_t *semi, *label, *ancestor; /* [n + 1], steps 3 and 4 */
-	uint32_t *path;          /* compress()'s stack: pre's memory, no longer needed then */
+	uint32_t *path;          /* compress()'s stack, grown as deep as a compression goes */
+	size_t path_cap;
 	uint32_t *succ;          /* step 1's successors (node ids), node by node in preorder */
 	size_t nsucc, succ_cap;
 	uint32_t *succ_end;      /* [nnodes + 1]: number w's successors end at succ[succ_end[w]] */
@@ -103,12 +105,17 @@ static int collect_preds(struct dom_run *r)
 {
 	uint32_t total;
 
+	/* the successors as numbers, in place: the node -> number map is not needed after */
+	for (size_t k = 0; k < r->nsucc; k++)
+		r->succ[k] = r->pre[r->succ[k]];
+	free(r->pre);
+	r->pre = NULL;
 	r->pred_off = calloc((size_t)r->n + 2, sizeof(*r->pred_off));
 	if (!r->pred_off)
 		return HR_ENOMEM;
 	for (uint32_t w = 1, k = 0; w <= r->n; w++)
 		for (; k < r->succ_end[w]; k++) {
-			uint32_t to = r->pre[r->succ[k]];
+			uint32_t to = r->succ[k];
 
 			if (r->parent[to] != w)
 				r->pred_off[to + 1]++;
@@ -120,7 +127,7 @@ static int collect_preds(struct dom_run *r)
 		return HR_ENOMEM;
 	for (uint32_t w = 1, k = 0; w <= r->n; w++)
 		for (; k < r->succ_end[w]; k++) {
-			uint32_t to = r->pre[r->succ[k]];
+			uint32_t to = r->succ[k];
 
 			if (r->parent[to] != w)
 				r->preds[r->pred_off[to]++] = w;
@@ -142,13 +149,17 @@ static int collect_preds(struct dom_run *r)
  * at the last node below the forest root, its label the one of least semidominator on
  * the way. Lengauer and Tarjan's recursive compress(), unrolled with r->path as stack.
  */
-static void compress(struct dom_run *r, uint32_t v)
+static int compress(struct dom_run *r, uint32_t v)
 {
 	uint32_t *anc = r->ancestor, *label = r->label, *semi = r->semi;
-	uint32_t npath = 0;
+	size_t npath = 0;
 
-	for (uint32_t x = v; anc[anc[x]] != 0; x = anc[x])
+	for (uint32_t x = v; anc[anc[x]] != 0; x = anc[x]) {
+		if (npath == r->path_cap &&
+		    hr_array_reserve((void **)&r->path, &r->path_cap, npath + 1, sizeof(*r->path)))
+			return HR_ENOMEM;
 		r->path[npath++] = x;
+	}
 	while (npath > 0) {
 		uint32_t y = r->path[--npath], a = anc[y];
 
@@ -156,17 +167,20 @@ static void compress(struct dom_run *r, uint32_t v)
 			label[y] = label[a];
 		anc[y] = anc[a];
 	}
+	return HR_OK;
 }
 
+/* The label of v after compressing its path; HR_DOM_NONE when out of memory. */
 static uint32_t eval(struct dom_run *r, uint32_t v)
 {
 	if (r->ancestor[v] == 0)
 		return v;
-	compress(r, v);
+	if (compress(r, v))
+		return HR_DOM_NONE;
 	return r->label[v];
 }
 
-static void compute_semi(struct dom_run *r)
+static int compute_semi(struct dom_run *r)
 {
 	for (uint32_t w = 1; w <= r->n; w++) {
 		r->semi[w] = w;
@@ -179,11 +193,14 @@ static void compute_semi(struct dom_run *r)
 		for (uint32_t k = r->pred_off[w]; k < r->pred_off[w + 1]; k++) {
 			uint32_t u = eval(r, r->preds[k]);
 
+			if (u == HR_DOM_NONE)
+				return HR_ENOMEM;
 			if (r->semi[u] < r->semi[w])
 				r->semi[w] = r->semi[u];
 		}
 		r->ancestor[w] = r->parent[w]; /* link */
 	}
+	return HR_OK;
 }
 
 /* --- 4. immediate dominators ---------------------------------------------------------- */
@@ -243,7 +260,6 @@ static int alloc_forest(struct dom_run *r)
 	if (!r->semi || !r->label || !r->ancestor)
 		return HR_ENOMEM;
 	r->ancestor[0] = 0;
-	r->path = r->pre; /* nnodes + 1 >= n + 1 entries; numbers are not looked up again */
 	return HR_OK;
 }
 
@@ -259,14 +275,13 @@ int hr_dominators_compute(const struct hr_dom_graph *g, struct hr_dom_tree *tree
 	if (!(rc = alloc_tree(&r)) && !(rc = number_nodes(&r))) {
 		free(r.stack);
 		r.stack = NULL;
-		if (!(rc = collect_preds(&r)) && !(rc = alloc_forest(&r))) {
-			compute_semi(&r);
-			if (!(rc = compute_idom(&r)))
-				tree->nreached = r.n;
-		}
+		if (!(rc = collect_preds(&r)) && !(rc = alloc_forest(&r)) &&
+		    !(rc = compute_semi(&r)) && !(rc = compute_idom(&r)))
+			tree->nreached = r.n;
 	}
 	free(r.stack);
 	free(r.pre);
+	free(r.path);
 	free(r.parent);
 	free(r.semi);
 	free(r.label);
