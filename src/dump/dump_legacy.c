@@ -268,6 +268,19 @@ static int check_field(struct cursor *c, const uint8_t *at, enum field_kind kind
 	return HR_OK;
 }
 
+/* A field's offset after its kind, checked against the region: 1, or the failure. */
+static int read_field_offset(struct cursor *c, uint64_t region_len, const char *region,
+			     enum field_kind kind, uint64_t *off)
+{
+	const uint8_t *at = c->pos;
+	int rc;
+
+	if ((rc = cur_uvarint(c, off, "field offset")) ||
+	    (rc = check_field(c, at, kind, *off, region_len, region)))
+		return rc;
+	return 1;
+}
+
 /*
  * Reads a field list entry's kind and offset (0 at the end of the list), checking that
  * the field lies inside the region_len bytes of `region`.
@@ -289,11 +302,7 @@ static int read_field(struct cursor *c, uint64_t region_len, const char *region,
 			        region, c->d->dump.minor,
 			        c->d->dump.minor == 3 ? "want 1 pointer, 2 string, 3 slice, 4 iface, 5 eface, 0 end"
 			                         : "want 1 pointer, 2 iface, 3 eface, 0 end");
-	at = c->pos;
-	if ((rc = cur_uvarint(c, off, "field offset")) ||
-	    (rc = check_field(c, at, *kind, *off, region_len, region)))
-		return rc;
-	return 1;
+	return read_field_offset(c, region_len, region, *kind, off);
 }
 
 /*
@@ -313,11 +322,7 @@ static int read_field_pre(struct cursor *c, uint64_t region_len, const char *reg
 		return cur_fail(c, at, "field kind %" PRIu64 " in the %s's field list (the pre-release "
 				"go1.3 layout: want 0 pointer, 1 string, 2 slice, 3 iface, 4 eface)", k, region);
 	*kind = (enum field_kind)k;
-	at = c->pos;
-	if ((rc = cur_uvarint(c, off, "field offset")) ||
-	    (rc = check_field(c, at, *kind, *off, region_len, region)))
-		return rc;
-	return 1;
+	return read_field_offset(c, region_len, region, *kind, off);
 }
 
 int legacy_next_field(struct cursor *c, const uint8_t *contents, uint64_t region_len,
