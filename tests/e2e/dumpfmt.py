@@ -208,6 +208,25 @@ def itab13(addr, data_is_ptr):
 SYNTH_TYPE_BASE = 0x7F0000000000
 
 
+def _typed_object(fields, synth, object_record, type_record, pointer_kind):
+    """A go1.5 object record as the go1.3 layouts say it: an object with pointers gets a
+    made-up type record "heapref.tN" (one per distinct size and pointer offsets, kept in
+    synth, written before its first object) whose field list is the object's pointers
+    (pointer_kind each), objects without pointers type 0; kind 0 (one value)."""
+    addr, contents, offsets = fields
+    if not offsets:
+        return [object_record(addr, 0, 0, contents)]
+    out = []
+    key = (len(contents), tuple(offsets))
+    if key not in synth:
+        taddr = SYNTH_TYPE_BASE + 0x100 * len(synth)
+        synth[key] = taddr
+        out.append(type_record(taddr, len(contents), "heapref.t%d" % len(synth), 1,
+                               [(pointer_kind, o) for o in sorted(set(offsets))]))
+    out.append(object_record(addr, synth[key], 0, contents))
+    return out
+
+
 def convert(buf, minor):
     """A go1.5-go1.7 dump rewritten in the go1.3 or go1.4 layout, the same heap.
 
@@ -229,17 +248,7 @@ def convert(buf, minor):
         elif minor == 4:
             out.append(r.raw)
         elif r.kind == OBJECT:
-            addr, contents, offsets = f
-            if not offsets:
-                out.append(object13(addr, 0, 0, contents))
-                continue
-            key = (len(contents), tuple(offsets))
-            if key not in synth:
-                taddr = SYNTH_TYPE_BASE + 0x100 * len(synth)
-                synth[key] = taddr
-                out.append(type13(taddr, len(contents), "heapref.t%d" % len(synth), 1,
-                                  [(1, o) for o in sorted(set(offsets))]))
-            out.append(object13(addr, synth[key], 0, contents))
+            out += _typed_object(f, synth, object13, type13, 1)
         elif r.kind == TYPE:
             addr, size, name, ptr = f
             out.append(type13(addr, size, name, ptr, []))
@@ -366,17 +375,7 @@ def convert_prerelease(buf):
             big, ps, lo, hi = f[:4]
             out.append(pre_params(ps, lo, hi, big_endian=big))
         elif r.kind == OBJECT:
-            addr, contents, offsets = f
-            if not offsets:
-                out.append(pre_object(addr, 0, 0, contents))
-                continue
-            key = (len(contents), tuple(offsets))
-            if key not in synth:
-                taddr = SYNTH_TYPE_BASE + 0x100 * len(synth)
-                synth[key] = taddr
-                out.append(pre_type(taddr, len(contents), "heapref.t%d" % len(synth), 1,
-                                    [(0, o) for o in sorted(set(offsets))]))
-            out.append(pre_object(addr, synth[key], 0, contents))
+            out += _typed_object(f, synth, pre_object, pre_type, 0)
         elif r.kind == TYPE:
             addr, size, name, ptr = f
             out.append(pre_type(addr, size, name, ptr, []))
