@@ -220,6 +220,9 @@ class InstallTest(unittest.TestCase):
             self.assertEqual((v.returncode, v.stdout), (0, heapref("version")[1]))
             self.assertTrue(os.path.exists(os.path.join(prefix, "share", "doc", "heapref",
                                                         "cli.md")))
+            # the page docs/cli.md shows comes along with it
+            self.assertTrue(os.path.exists(os.path.join(prefix, "share", "doc", "heapref",
+                                                        "suspects-page.png")))
 
 
 if __name__ == "__main__":
