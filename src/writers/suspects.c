@@ -57,6 +57,8 @@ static void write_text_holder(FILE *out, const struct hr_suspect *s)
 
 static void write_text_path(FILE *out, const struct hr_suspect *s)
 {
+	if (!s->npath)
+		return;
 	fputs("  path       ", out);
 	for (size_t i = 0; i < s->npath; i++) {
 		const struct hr_suspect_hop *h = &s->path[i];
