@@ -270,10 +270,6 @@ uint32_t hr_binary_resolve_typedef(const struct hr_binary *bin, uint32_t id);
 const struct hr_member *hr_binary_find_member(const struct hr_binary *bin, uint32_t id,
 					      const char *name);
 /*
- * The type whose runtime type (an interface's type word, an itab's type) is at address
- * addr; 0 if none or if the binary has no runtime.types symbol.
- */
-/*
  * Where offset off of a value of type falls, as Go would name it from the value: a
  * struct's member (".Prev"), an array's element ("[3]"), and so on inwards
  * (".slots[5].elem"); array: the value is an array of type (a slice's backing array).
@@ -281,6 +277,10 @@ const struct hr_member *hr_binary_find_member(const struct hr_binary *bin, uint3
  */
 const char *hr_binary_name_offset(const struct hr_binary *bin, uint32_t type, bool array,
 				  uint64_t off, char *buf, size_t cap);
+/*
+ * The type whose runtime type (an interface's type word, an itab's type) is at address
+ * addr; 0 if none or if the binary has no runtime.types symbol.
+ */
 uint32_t hr_binary_type_by_runtime_addr(const struct hr_binary *bin, uint64_t addr);
 /* The address of a type's runtime type, 0 if unknown. */
 uint64_t hr_binary_runtime_type_addr(const struct hr_binary *bin, uint32_t id);

@@ -59,10 +59,11 @@ struct hr_dom_tree {
 
 /*
  * Computes the dominator tree of g into *tree (whose arrays the caller frees with
- * hr_dom_tree_release()). Memory: besides the result (8 bytes a node), at most 20 bytes
- * per reachable node and 8 per edge between reachable nodes at once (4 per edge from a
+ * hr_dom_tree_release()). Memory: besides the result (8 bytes a node), at most about 20
+ * bytes per node and 8 per edge between reachable nodes at once (4 per edge from a
  * node's parent in the search; 4 a node for the search's numbers, given back before the
- * predecessors are made), freed before returning. 0, or
+ * predecessors are made; a path compression's stack, usually small, as deep as the
+ * nodes at worst), freed before returning. 0, or
  * HR_ENOMEM / the successor callback's error with err set.
  */
 int hr_dominators_compute(const struct hr_dom_graph *g, struct hr_dom_tree *tree,
@@ -102,13 +103,19 @@ uint32_t hr_heap_graph_root_node(const struct hr_heap_graph *g, uint32_t chain_r
 int hr_heap_graph_path(struct hr_heap_graph *g, uint32_t target, const uint64_t *avoid,
 		       uint32_t **path, size_t *n, struct hr_error *err);
 
+/* Whether a search may go through graph node v. */
+typedef bool hr_graph_node_filter(void *ctx, uint32_t v);
+
 /*
  * The same from one graph node `from` (a root variable, or an object) to graph node
- * `to`: *path starts with from and ends with to. Its memory is what the search visits,
- * not the graph's size. HR_OK, 1 when to cannot be reached from from, or HR_ENOMEM.
+ * `to`, through the nodes allow() allows (NULL: all; the search stays in them, as in
+ * what a root dominates): *path starts with from and ends with to. Its memory is what
+ * the search visits, not the graph's size. HR_OK, 1 when to cannot be reached from
+ * from, or HR_ENOMEM.
  */
 int hr_heap_graph_path_from(struct hr_heap_graph *g, uint32_t from, uint32_t to,
-			    uint32_t **path, size_t *n, struct hr_error *err);
+			    hr_graph_node_filter *allow, void *allow_ctx, uint32_t **path,
+			    size_t *n, struct hr_error *err);
 
 struct hr_heap_dominators;
 

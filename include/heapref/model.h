@@ -221,21 +221,26 @@ size_t hr_dump_object_count(const struct hr_dump *dump);
 struct hr_object hr_dump_object(const struct hr_dump *dump, size_t index);
 /* Index of the object whose [addr, addr+size) contains addr, or -1. O(1) in heap size. */
 int64_t hr_dump_object_at(const struct hr_dump *dump, uint64_t addr);
+/* The offset of the first pointer word of object holder that points into object target. */
+bool hr_dump_word_into(const struct hr_dump *dump, uint32_t holder, uint32_t target,
+		       uint64_t *offset);
+/*
+ * Whether frame f is of the function the root `root` is named after: "main.handler" of
+ * main.handler.buf (a frame variable: the function and one more name), main.main.func1
+ * of main.main.func1.x, or the function itself (its frame words without a variable).
+ */
+bool hr_frame_holds_root(const struct hr_frame *f, const char *root);
+/*
+ * The goroutine (index in hr_dump_goroutines()) one of whose frames of the function the
+ * root variable `root` is named after (hr_frame_holds_root()) holds a word pointing into
+ * heap object obj; -1 when none does (the root is no frame's).
+ */
+int64_t hr_dump_frame_goroutine(const struct hr_dump *dump, const char *root, uint32_t obj);
 /*
  * hr_dump_object_at(), also giving the object's start address and size (untouched when
  * -1): cheaper than hr_dump_object() afterwards, as most pages compute them from their
  * grid of one size without reading the object table.
  */
-/* The offset of the first pointer word of object holder that points into object target. */
-bool hr_dump_word_into(const struct hr_dump *dump, uint32_t holder, uint32_t target,
-		       uint64_t *offset);
-/*
- * The goroutine (index in hr_dump_goroutines()) one of whose frames, of the function the
- * root variable `root` is named after ("main.handler" of main.handler.buf; the longest
- * such name, as main.main.func1 of main.main.func1.x), holds a word pointing into heap
- * object obj; -1 when none does (the root is no frame's).
- */
-int64_t hr_dump_frame_goroutine(const struct hr_dump *dump, const char *root, uint32_t obj);
 int64_t hr_dump_object_span_at(const struct hr_dump *dump, uint64_t addr, uint64_t *start,
 			       uint64_t *size);
 /*

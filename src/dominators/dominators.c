@@ -14,7 +14,8 @@
  *      dump's bitmaps once).
  *   3. Semidominators, from the highest number down, with the link-eval forest of
  *      Lengauer and Tarjan's simple version (path compression, iterative: its stack
- *      grows only as deep as a compression goes).
+ *      grows only as deep as a compression goes; in the worst case, a ring of all the
+ *      nodes, that is 4 bytes a node again).
  *   4. Immediate dominators, from the lowest number up: the nearest common ancestor, on
  *      the dominator tree built so far, of a node's tree parent and its semidominator.
  */

@@ -102,6 +102,8 @@ struct local_bfs {
 	uint32_t goal;
 	bool found;
 	int status;
+	hr_graph_node_filter *allow; /* or NULL: every node */
+	void *allow_ctx;
 };
 
 static size_t slot_of(uint32_t v, size_t cap)
@@ -146,7 +148,8 @@ static void emit_local(void *ctx, uint32_t v)
 	struct local_bfs *b = ctx;
 	struct visit *q;
 
-	if (b->found || b->status || !visit_once(b, v))
+	if (b->found || b->status || (b->allow && v != b->goal && !b->allow(b->allow_ctx, v)) ||
+	    !visit_once(b, v))
 		return;
 	if (!(q = hr_array_push((void **)&b->queue, &b->n, &b->cap, sizeof(*q)))) {
 		b->status = HR_ENOMEM;
@@ -157,9 +160,10 @@ static void emit_local(void *ctx, uint32_t v)
 }
 
 int hr_heap_graph_path_from(struct hr_heap_graph *g, uint32_t from, uint32_t to,
-			    uint32_t **path, size_t *n, struct hr_error *err)
+			    hr_graph_node_filter *allow, void *allow_ctx, uint32_t **path, size_t *n,
+			    struct hr_error *err)
 {
-	struct local_bfs b = { .goal = to };
+	struct local_bfs b = { .goal = to, .allow = allow, .allow_ctx = allow_ctx };
 	int rc = 1;
 
 	*path = NULL;

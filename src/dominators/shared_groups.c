@@ -91,6 +91,8 @@ static void emit_edge(void *ctx, uint32_t v)
 
 	if (to == UINT32_MAX || from == v || gr->status)
 		return;
+	if (gr->nedges && gr->edges[gr->nedges - 1].from == from && gr->edges[gr->nedges - 1].to == to)
+		return; /* the same as the last: many words of one object into one top */
 	e = hr_array_push((void **)&gr->edges, &gr->nedges, &gr->edges_cap, sizeof(*e));
 	if (!e) {
 		gr->status = HR_ENOMEM;
@@ -169,42 +171,59 @@ static bool set_union(struct rootset *into, const struct rootset *from)
 	return changed;
 }
 
-/* The sets of roots, flowed along the edges to a fixpoint with a worklist. */
+/*
+ * The sets of roots, flowed along the edges to a fixpoint. First in topological order
+ * (Kahn's: a top once all the tops with edges into it are done), so that where the
+ * tops form no cycle each edge is followed once; then, for the tops cycles left, with a
+ * worklist. (A worklist alone can carry a change down a chain of tops once per root
+ * above it: quadratic on a list whose nodes each a root also holds.)
+ */
 static int propagate(struct grouping *gr)
 {
 	uint32_t nroots = hr_heap_dom_root_count(gr->hd);
 	uint32_t *work = malloc(((size_t)gr->ntops + 1) * sizeof(*work));
+	uint32_t *indeg = calloc((size_t)gr->ntops + 1, sizeof(*indeg));
 	size_t *first = calloc((size_t)gr->ntops + 2, sizeof(*first)); /* edges from top i */
 	uint8_t *queued = calloc((size_t)gr->ntops + 1, 1);
-	size_t nwork = 0;
+	size_t head = 0, nwork = 0, from_roots = 0;
+	int rc = HR_ENOMEM;
 
 	gr->sets = calloc((size_t)gr->ntops + 1, sizeof(*gr->sets));
-	if (!work || !first || !queued || !gr->sets) {
-		free(work);
-		free(first);
-		free(queued);
-		return HR_ENOMEM;
-	}
+	if (!work || !indeg || !first || !queued || !gr->sets)
+		goto out;
 	for (size_t i = 0; i < gr->nedges; i++) {
 		const struct top_edge *e = &gr->edges[i];
 
-		if (e->from <= nroots)
+		if (e->from <= nroots) {
 			set_add(&gr->sets[e->to], e->from);
-		else
+			from_roots++; /* sorted by from: the root variables' edges come first */
+		} else {
 			first[top_index(gr, e->from) + 1]++;
+			indeg[e->to]++;
+		}
 	}
 	for (uint32_t t = 0; t < gr->ntops; t++)
 		first[t + 1] += first[t];
-	/* edges are sorted by from, so those from top t are the (first[t+1]-first[t]) after
-	 * the root variables' edges, in order */
-	for (uint32_t t = 0; t < gr->ntops; t++) {
-		work[nwork++] = t;
-		queued[t] = 1;
-	}
-	size_t from_roots = 0;
+	for (uint32_t t = 0; t < gr->ntops; t++)
+		if (!indeg[t])
+			work[nwork++] = t;
+	for (; head < nwork; head++) { /* Kahn's order: work[] only grows */
+		uint32_t t = work[head];
 
-	while (from_roots < gr->nedges && gr->edges[from_roots].from <= nroots)
-		from_roots++;
+		for (size_t i = from_roots + first[t]; i < from_roots + first[t + 1]; i++) {
+			uint32_t to = gr->edges[i].to;
+
+			set_union(&gr->sets[to], &gr->sets[t]);
+			if (!--indeg[to])
+				work[nwork++] = to;
+		}
+	}
+	nwork = 0; /* what cycles left: a worklist to the fixpoint */
+	for (uint32_t t = 0; t < gr->ntops; t++)
+		if (indeg[t]) {
+			work[nwork++] = t;
+			queued[t] = 1;
+		}
 	while (nwork) {
 		uint32_t t = work[--nwork];
 
@@ -218,10 +237,13 @@ static int propagate(struct grouping *gr)
 			}
 		}
 	}
+	rc = HR_OK;
+out:
 	free(work);
+	free(indeg);
 	free(first);
 	free(queued);
-	return HR_OK;
+	return rc;
 }
 
 static int cmp_sets(const struct rootset *a, const struct rootset *b)
@@ -261,17 +283,22 @@ static int cmp_groups(const void *pa, const void *pb)
 static int make_groups(struct grouping *gr, struct hr_shared_group **out, size_t *nout)
 {
 	struct top_set *ts = malloc(((size_t)gr->ntops + 1) * sizeof(*ts));
-	struct hr_shared_group *v = calloc((size_t)gr->ntops + 1, sizeof(*v));
-	size_t n = 0;
+	struct hr_shared_group *v;
+	size_t n = 0, distinct = 0;
 
-	if (!ts || !v) {
-		free(ts);
-		free(v);
+	if (!ts)
 		return HR_ENOMEM;
-	}
 	for (uint32_t t = 0; t < gr->ntops; t++)
 		ts[t] = (struct top_set){ gr->sets[t], gr->tops[t] };
+	free(gr->sets); /* in ts now */
+	gr->sets = NULL;
 	qsort(ts, gr->ntops, sizeof(*ts), cmp_top_sets);
+	for (uint32_t t = 0; t < gr->ntops; t++)
+		distinct += !t || cmp_sets(&ts[t - 1].set, &ts[t].set);
+	if (!(v = calloc(distinct + 1, sizeof(*v)))) {
+		free(ts);
+		return HR_ENOMEM;
+	}
 	for (uint32_t t = 0; t < gr->ntops; t++) {
 		struct hr_dom_node node = hr_heap_dom_node(gr->hd, ts[t].node);
 		struct hr_shared_group *g;
@@ -312,8 +339,14 @@ int hr_heap_dom_shared_groups(const struct hr_heap_dominators *hd, uint64_t min_
 		total += hr_heap_dom_node(hd, gr.tops[t]).retained_bytes;
 	if (!gr.ntops || total < min_total)
 		goto out;
-	if ((rc = find_edges(&gr, hr_heap_dom_graph(hd))) || (rc = propagate(&gr)))
+	if ((rc = find_edges(&gr, hr_heap_dom_graph(hd))))
 		goto out;
+	free(gr.top); /* 4 bytes a node: given back before the sets are made */
+	gr.top = NULL;
+	if ((rc = propagate(&gr)))
+		goto out;
+	free(gr.edges);
+	gr.edges = NULL;
 	rc = make_groups(&gr, groups, n);
 out:
 	free(gr.top);

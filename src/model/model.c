@@ -173,23 +173,26 @@ static bool frame_points_into(const struct hr_dump *d, const struct hr_frame *f,
 	return false;
 }
 
+bool hr_frame_holds_root(const struct hr_frame *f, const char *root)
+{
+	size_t fl = f->func_name.len, len = strlen(root);
+
+	if (fl > len || memcmp(root, f->func_name.ptr, fl))
+		return false;
+	/* the function itself, or the function and one more name (no '.' in a variable's) */
+	return fl == len || (root[fl] == '.' && !strchr(root + fl + 1, '.'));
+}
+
 int64_t hr_dump_frame_goroutine(const struct hr_dump *d, const char *root, uint32_t obj)
 {
-	size_t nf, len = strlen(root), best_len = 0;
+	size_t nf;
 	const struct hr_frame *f = hr_dump_frames(d, &nf);
 	struct hr_object o = hr_dump_object(d, obj);
-	int64_t best = -1;
 
-	for (size_t k = 0; k < nf; k++) {
-		size_t fl = f[k].func_name.len;
-
-		if (fl <= best_len || fl > len || memcmp(root, f[k].func_name.ptr, fl) ||
-		    (len > fl && root[fl] != '.') || !frame_points_into(d, &f[k], &o))
-			continue;
-		best = f[k].goroutine;
-		best_len = fl;
-	}
-	return best;
+	for (size_t k = 0; k < nf; k++)
+		if (hr_frame_holds_root(&f[k], root) && frame_points_into(d, &f[k], &o))
+			return f[k].goroutine;
+	return -1;
 }
 
 int64_t hr_dump_object_span_at(const struct hr_dump *d, uint64_t addr, uint64_t *start,

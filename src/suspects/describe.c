@@ -135,34 +135,39 @@ static bool starts_with(const char *s, const char *prefix)
 	return s && !strncmp(s, prefix, strlen(prefix));
 }
 
-/* A word of the heap, data or bss at run-time address addr. */
+/* Whether the ps bytes at addr lie inside [base, base + len): no wrap-around. */
+static bool word_inside(uint64_t addr, uint64_t base, uint64_t len, unsigned ps)
+{
+	return addr >= base && addr - base <= len && len - (addr - base) >= ps;
+}
+
+/* A word of the heap, a frame, data or bss at run-time address addr. */
 static bool read_word(const struct suspect_ctx *c, uint64_t addr, uint64_t *v)
 {
 	const struct hr_dump *d = c->src->model;
 	unsigned ps = hr_dump_params(d)->ptr_size;
 	const struct hr_segment *segs[2] = { hr_dump_data(d), hr_dump_bss(d) };
 	int64_t i = hr_dump_object_at(d, addr);
+	size_t nf;
+	const struct hr_frame *f = hr_dump_frames(d, &nf);
 
 	if (i >= 0) {
 		struct hr_object o = hr_dump_object(d, (size_t)i);
 
-		if (addr - o.addr + ps > o.size)
+		if (!word_inside(addr, o.addr, o.size, ps))
 			return false;
 		*v = hr_dump_word(d, o.data + (addr - o.addr));
 		return true;
 	}
-	size_t nf;
-	const struct hr_frame *f = hr_dump_frames(d, &nf);
-
 	for (size_t k = 0; k < nf; k++)
-		if (addr >= f[k].sp && addr - f[k].sp + ps <= f[k].contents.len) {
+		if (word_inside(addr, f[k].sp, f[k].contents.len, ps)) {
 			*v = hr_dump_word(d, f[k].contents.ptr + (addr - f[k].sp));
 			return true;
 		}
 	for (int k = 0; k < 2; k++) {
 		const struct hr_segment *s = segs[k];
 
-		if (s && s->present && addr >= s->addr && addr - s->addr + ps <= s->contents.len) {
+		if (s && s->present && word_inside(addr, s->addr, s->contents.len, ps)) {
 			*v = hr_dump_word(d, s->contents.ptr + (addr - s->addr));
 			return true;
 		}
@@ -176,13 +181,11 @@ static bool frame_word(const struct suspect_ctx *c, const char *root, const stru
 {
 	const struct hr_dump *d = c->src->model;
 	unsigned ps = hr_dump_params(d)->ptr_size;
-	size_t nf, len = strlen(root);
+	size_t nf;
 	const struct hr_frame *f = hr_dump_frames(d, &nf);
 
 	for (size_t k = 0; k < nf; k++) {
-		size_t fl = f[k].func_name.len;
-
-		if (fl >= len || memcmp(root, f[k].func_name.ptr, fl) || root[fl] != '.')
+		if (!hr_frame_holds_root(&f[k], root))
 			continue;
 		for (uint64_t off = 0; ps && off + ps <= f[k].contents.len; off += ps) {
 			uint64_t v = hr_dump_word(d, f[k].contents.ptr + off);
@@ -240,20 +243,40 @@ static bool is_map_header(const char *walk)
 }
 
 /* The object's size in elements of the array's element type, and its non-nil words. */
+/*
+ * The room of object obj in elements of type elem (after its malloc header: the value
+ * offset), and its non-nil pointer words.
+ */
 static void array_counts(const struct suspect_ctx *c, uint32_t obj, uint32_t elem,
-			 uint64_t *capacity, uint64_t *nonnil)
+			 uint64_t *room, uint64_t *nonnil)
 {
 	const struct hr_binary *bin = binary_of(c);
 	struct hr_object o = hr_dump_object(c->src->model, obj);
 	uint64_t es = bin ? hr_binary_type(bin, hr_binary_resolve_typedef(bin, elem))->size : 0;
-
+	uint64_t start = hr_result_value_offset(c->src->result, c->src->model, obj);
 	unsigned ps = hr_dump_params(c->src->model)->ptr_size;
 
-	*capacity = es ? o.size / es : 0;
+	*room = es && o.size > start ? (o.size - start) / es : 0;
 	*nonnil = 0;
-	for (uint64_t off = 0; ps && off + ps <= o.size; off += ps)
+	for (uint64_t off = start; ps && off + ps <= o.size; off += ps)
 		*nonnil += hr_dump_heap_ptr_bit(c->src->model, o.addr + off) &&
 			   hr_dump_word(c->src->model, o.data + off) != 0;
+}
+
+/*
+ * The length and capacity of the slice whose header holds the word that reached obj:
+ * the header's pointer at the array's first element, length <= capacity <= the room.
+ */
+static bool slice_header(const struct suspect_ctx *c, uint32_t obj, uint64_t room, uint64_t *len,
+			 uint64_t *cap)
+{
+	unsigned ps = hr_dump_params(c->src->model)->ptr_size;
+	uint64_t at, ptr, first = hr_dump_object(c->src->model, obj).addr +
+				  hr_result_value_offset(c->src->result, c->src->model, obj);
+
+	return holder_word(c, obj, &at) && read_word(c, at, &ptr) && ptr == first &&
+	       read_word(c, at + ps, len) && read_word(c, at + 2 * ps, cap) && *len <= *cap &&
+	       *cap <= room && *cap;
 }
 
 /* Whether a value of type id is one pointer word (a pointer, map, channel, func). */
@@ -273,25 +296,23 @@ static bool pointer_shaped(const struct suspect_ctx *c, uint32_t id)
 static int describe_slice(const struct suspect_ctx *c, uint32_t obj, uint32_t elem,
 			  const char *st, struct hr_object_description *d)
 {
-	unsigned ps = hr_dump_params(c->src->model)->ptr_size;
-	uint64_t capacity, nonnil, at, len, cap_word;
+	uint64_t room, nonnil, len, cap;
 
-	array_counts(c, obj, elem, &capacity, &nonnil);
+	array_counts(c, obj, elem, &room, &nonnil);
 	d->kind = HR_PILE_SLICE;
 	d->type = starts_with(st, "[]") ? strdup(st) : str_printf("[]%s", type_name(c, elem));
-	if (holder_word(c, obj, &at) && read_word(c, at + ps, &len) && len <= capacity &&
-	    (starts_with(st, "[]") || (read_word(c, at + 2 * ps, &cap_word) && cap_word == capacity))) {
+	if (slice_header(c, obj, room, &len, &cap)) {
 		d->count = len;
 		d->what = str_printf("%s of length %" PRIu64 " (capacity %" PRIu64 ")",
-					   d->type ? d->type : "?", len, capacity);
+				     d->type ? d->type : "?", len, cap);
 	} else if (pointer_shaped(c, elem)) {
 		d->count = nonnil;
-		d->what = str_printf("%s backing array of %" PRIu64 " elements, %" PRIu64 " set",
-				     d->type ? d->type : "?", capacity, nonnil);
+		d->what = str_printf("%s backing array with room for %" PRIu64 ", %" PRIu64 " set",
+				     d->type ? d->type : "?", room, nonnil);
 	} else {
-		d->count = capacity;
-		d->what = str_printf("%s backing array of %" PRIu64 " elements",
-				     d->type ? d->type : "?", capacity);
+		d->count = room;
+		d->what = str_printf("%s backing array with room for %" PRIu64,
+				     d->type ? d->type : "?", room);
 	}
 	return d->type && d->what ? HR_OK : HR_ENOMEM;
 }
@@ -482,7 +503,7 @@ int describe_hop(const struct suspect_ctx *c, uint32_t prev, uint32_t node,
 
 uint64_t count_frame_goroutines(const struct suspect_ctx *c, const char *root, uint64_t *leaked)
 {
-	size_t nf, len = strlen(root);
+	size_t nf;
 	const struct hr_frame *f = hr_dump_frames(c->src->model, &nf);
 	const struct hr_goroutine_leaks *l = c->src->leaks;
 	uint64_t n = 0;
@@ -490,10 +511,7 @@ uint64_t count_frame_goroutines(const struct suspect_ctx *c, const char *root, u
 
 	*leaked = 0;
 	for (size_t k = 0; k < nf; k++) {
-		size_t fl = f[k].func_name.len;
-
-		if (fl >= len || memcmp(root, f[k].func_name.ptr, fl) || root[fl] != '.' ||
-		    f[k].goroutine == last)
+		if (!hr_frame_holds_root(&f[k], root) || f[k].goroutine == last)
 			continue;
 		last = f[k].goroutine;
 		n++;

@@ -23,32 +23,55 @@ static int64_t creator_of(const struct suspect_ctx *c, const struct hr_goroutine
 	return c->src->img ? hr_image_func_at(c->src->img, g->gopc) : -1;
 }
 
-/* The leaked goroutines' groups, and group_of[] for every goroutine (ngroups: not leaked). */
+/* A leaked goroutine and its creator, to sort by creator. */
+struct leaked_one {
+	int64_t fn;
+	uint32_t g;
+};
+
+static int by_creator(const void *pa, const void *pb)
+{
+	const struct leaked_one *a = pa, *b = pb;
+
+	if (a->fn != b->fn)
+		return a->fn < b->fn ? -1 : 1;
+	return a->g < b->g ? -1 : a->g > b->g;
+}
+
+/*
+ * The leaked goroutines' groups by creator (sorted by it: one pass), and group_of[] for
+ * every goroutine (ngroups: not leaked).
+ */
 static struct creator_group *group_leaked(const struct suspect_ctx *c, uint32_t *group_of,
 					  size_t *ngroups)
 {
-	size_t ng;
+	size_t ng, n = 0;
 	const struct hr_goroutine *g = hr_dump_goroutines(c->src->model, &ng);
 	struct creator_group *groups = malloc((ng + 1) * sizeof(*groups));
+	struct leaked_one *l = malloc((ng + 1) * sizeof(*l));
 
 	*ngroups = 0;
-	for (uint32_t i = 0; groups && i < ng; i++) {
-		int64_t fn;
-		size_t k = 0;
-
-		if (c->src->leaks->verdict[i] != HR_LEAK_YES)
-			continue;
-		fn = creator_of(c, &g[i]);
-		while (k < *ngroups && groups[k].fn != fn)
-			k++;
-		if (k == *ngroups)
-			groups[(*ngroups)++] = (struct creator_group){ fn, 0, i };
-		groups[k].count++;
-		group_of[i] = (uint32_t)k;
+	if (!groups || !l) {
+		free(groups);
+		free(l);
+		return NULL;
 	}
-	for (uint32_t i = 0; groups && i < ng; i++)
-		if (c->src->leaks->verdict[i] != HR_LEAK_YES)
+	for (uint32_t i = 0; i < ng; i++)
+		if (c->src->leaks->verdict[i] == HR_LEAK_YES)
+			l[n++] = (struct leaked_one){ creator_of(c, &g[i]), i };
+	qsort(l, n, sizeof(*l), by_creator);
+	for (uint32_t i = 0; i < ng; i++)
+		group_of[i] = UINT32_MAX;
+	for (size_t k = 0; k < n; k++) {
+		if (!k || l[k].fn != l[k - 1].fn)
+			groups[(*ngroups)++] = (struct creator_group){ l[k].fn, 0, l[k].g };
+		groups[*ngroups - 1].count++;
+		group_of[l[k].g] = (uint32_t)(*ngroups - 1);
+	}
+	for (uint32_t i = 0; i < ng; i++)
+		if (group_of[i] == UINT32_MAX)
 			group_of[i] = (uint32_t)*ngroups;
+	free(l);
 	return groups;
 }
 

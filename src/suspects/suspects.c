@@ -129,8 +129,9 @@ static bool same_pile(const struct suspect_ctx *c, uint32_t d, uint32_t v)
 
 	if (!is_object(c, d))
 		return false;
-	if (hr_result_reached_by(c->src->result, od).node ==
-	    hr_result_reached_by(c->src->result, ov).node)
+	uint32_t nd = hr_result_reached_by(c->src->result, od).node;
+
+	if (nd != HR_CHAINS_NONE && nd == hr_result_reached_by(c->src->result, ov).node)
 		return true;
 	td = hr_result_type_of(c->src->result, od, &ad);
 	tv = hr_result_type_of(c->src->result, ov, &av);
@@ -318,14 +319,51 @@ static int name_holders(const struct suspect_ctx *c, const struct candidate *k,
 	return HR_OK;
 }
 
+/* Whether graph node v lies in what the root being searched from dominates. */
+static bool in_region(void *ctx, uint32_t v)
+{
+	const struct suspect_ctx *c = ctx;
+
+	return c->region[v] == c->searching;
+}
+
+/*
+ * Each node's root candidate (the root variable over the threshold that dominates it),
+ * in one pass in preorder (a node after its dominator): the search of a root's path
+ * stays in it, as every path from a root variable to what it dominates does (its only
+ * predecessor is the virtual root).
+ */
+static int mark_regions(struct suspect_ctx *c, const struct candidate *cand, size_t ncand)
+{
+	const struct hr_heap_dominators *hd = c->src->dominators;
+
+	if (!(c->region = malloc((size_t)hr_heap_dom_count(hd) + 1)))
+		return HR_ENOMEM;
+	memset(c->region, NO_LABEL, (size_t)hr_heap_dom_count(hd) + 1);
+	for (size_t i = 0; i < ncand; i++)
+		if (cand[i].kind == HR_SUSPECT_ROOT)
+			c->region[cand[i].start] = (uint8_t)i;
+	for (uint32_t k = 1; k < hr_heap_dom_reached(hd); k++) {
+		uint32_t v = hr_heap_dom_preorder(hd, k), d = hr_heap_dom_node(hd, v).idom;
+
+		if (d != 0)
+			c->region[v] = c->region[d];
+	}
+	return HR_OK;
+}
+
 /* The path from the (first) root to the point, each hop named. */
-static int find_path(const struct suspect_ctx *c, const struct candidate *k, uint32_t point,
+static int find_path(struct suspect_ctx *c, const struct candidate *k, uint32_t point,
 		     struct hr_suspect *s, struct hr_error *err)
 {
 	uint32_t *nodes;
 	size_t n;
-	int rc = hr_heap_graph_path_from(hr_heap_dom_graph(c->src->dominators), k->roots[0],
-					 point, &nodes, &n, err);
+	bool mine = k->kind == HR_SUSPECT_ROOT && c->region;
+	int rc;
+
+	c->searching = mine ? c->region[k->start] : NO_LABEL;
+	rc = hr_heap_graph_path_from(hr_heap_dom_graph(c->src->dominators), k->roots[0], point,
+				     mine ? in_region : NULL, c, &nodes, &n, err);
 
 	if (rc == 1)
 		return HR_OK; /* (cannot happen: the point is dominated by what the root reaches) */
@@ -381,7 +419,7 @@ static int find_goroutine(const struct suspect_ctx *c, struct hr_suspect *s)
 	return s->creator ? HR_OK : HR_ENOMEM;
 }
 
-static int make_suspect(const struct suspect_ctx *c, const struct candidate *k, uint32_t point,
+static int make_suspect(struct suspect_ctx *c, const struct candidate *k, uint32_t point,
 			struct hr_suspect *s, struct hr_error *err)
 {
 	*s = (struct hr_suspect){ .kind = k->kind, .bytes = k->bytes, .objects = k->objects };
@@ -398,9 +436,14 @@ static int cmp_suspects(const void *pa, const void *pb)
 {
 	const struct hr_suspect *a = pa, *b = pb;
 
+	int by_name;
+
 	if (a->bytes != b->bytes)
 		return a->bytes > b->bytes ? -1 : 1;
-	return (int)a->kind - (int)b->kind;
+	if (a->kind != b->kind)
+		return (int)a->kind - (int)b->kind;
+	by_name = strcmp(a->nroots ? a->roots[0] : "", b->nroots ? b->roots[0] : "");
+	return by_name ? by_name : (a->point.addr > b->point.addr) - (a->point.addr < b->point.addr);
 }
 
 static struct hr_suspects *find_all(struct suspect_ctx *c, struct hr_suspects *out,
@@ -421,13 +464,15 @@ static struct hr_suspects *find_all(struct suspect_ctx *c, struct hr_suspects *o
 		goto nomem;
 	for (size_t i = 0; i < ncand; i++)
 		points[i] = accumulation_point(c, cand[i].start);
-	if (!(out->v = calloc(ncand + 1, sizeof(*out->v))))
+	if (!(out->v = calloc(ncand + 1, sizeof(*out->v))) || (ncand && mark_regions(c, cand, ncand)))
 		goto nomem;
 	for (size_t i = 0; i < ncand; i++) {
 		out->n++;
 		if (make_suspect(c, &cand[i], points[i], &out->v[i], err))
 			goto fail;
 	}
+	free(c->region); /* 1 byte a node, back before the tally makes its own */
+	c->region = NULL;
 	if (tally_types(c, points, ncand, &t))
 		goto nomem;
 	for (size_t i = 0; i < ncand; i++)
@@ -446,6 +491,7 @@ fail:
 	free(t.v);
 	free(cand);
 	free(c->big);
+	free(c->region);
 	hr_suspects_free(out);
 	return NULL;
 }

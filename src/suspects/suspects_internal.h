@@ -12,6 +12,8 @@
 struct suspect_ctx {
 	const struct hr_suspect_sources *src;
 	uint32_t *big; /* [nodes]: each node's child in the dominator tree retaining most */
+	uint8_t *region; /* [nodes]: the root candidate dominating the node, or 0xff */
+	uint8_t searching; /* the candidate whose path is being searched */
 };
 
 /* A non-zero key for the type object obj was read as (see type_key_name()). */

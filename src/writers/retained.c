@@ -269,8 +269,10 @@ out:
 	free(roots.rows);
 	free(objects.rows);
 	free(groups);
+	if (rc && rc != err->code) /* the groups set err themselves */
+		return hr_error_set(err, rc, "out of memory for the retained sizes");
 	if (rc)
-		return err->code ? err->code : hr_error_set(err, rc, "out of memory for the retained sizes");
+		return rc;
 	if (ferror(out))
 		return hr_error_set(err, HR_EIO, "cannot write the retained sizes");
 	return HR_OK;

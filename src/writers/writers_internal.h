@@ -56,7 +56,8 @@ void chain_children_list(const struct hr_chains *tree, size_t n, uint32_t *first
 
 /*
  * A JSON string of s (NULL: ""). '<', '>' and '&' are escaped too, so that the text
- * can stand inside an HTML <script> element.
+ * can stand inside an HTML <script> element; a byte that is not part of valid UTF-8
+ * becomes U+FFFD, so that the output is always valid JSON.
  */
 void json_string(FILE *out, const char *s);
 /* "0x1c79ffe66000": an address as a JSON string. */

@@ -34,6 +34,7 @@ import (
 	"runtime"
 	"strconv"
 	"sync"
+	"unsafe"
 
 	"heapref/testprogs/internal/dump"
 )
@@ -187,6 +188,8 @@ func build(scenario string, facts dump.Facts) func() {
 		}
 		requests, defaultRegistry = r, r
 		facts["roots"] = []string{"main.defaultRegistry", "main.requests"}
+		facts["addr_main.requests"] = dump.Addr(unsafe.Pointer(&requests))
+		facts["addr_main.defaultRegistry"] = dump.Addr(unsafe.Pointer(&defaultRegistry))
 		facts["kind"], facts["count"] = "map", mapEntries
 		facts["type"], facts["element"] = "map[string]*main.Metric", "main.Metric"
 	case "frame":

@@ -101,8 +101,16 @@ class Scenarios(unittest.TestCase):
                       report["suspects"][0]["accumulation_point"]["what"])
 
     def test_shared(self):
-        _, _, _, report = self.check_scenario("shared")
+        _, dump, f, report = self.check_scenario("shared")
         s = report["suspects"][0]
+        # what the two globals share, read from the dump by reach.py: both reach the same
+        # objects (nothing else does), and the suspect is exactly those
+        d = reach.load(dump)
+        reached = [reach.reachable_from(d, reach.segment_words(d, f["addr_" + root], 8))
+                   for root in f["roots"]]
+        self.assertEqual(reached[0], reached[1])
+        self.assertEqual((s["bytes"], s["objects"]),
+                         (sum(d.sizes[k] for k in reached[0]), len(reached[0])))
         # the path: a root, its *Registry, the map in its field metrics
         self.assertEqual([h["field"] for h in s["path"]], ["", "", ".metrics"])
         self.assertEqual(s["path"][1]["type"], "main.Registry")
@@ -379,8 +387,11 @@ class Retained(unittest.TestCase):
         groups = {frozenset(r[1].split(" + ")): int(r[4]) for r in rows if r[0] == "group"}
         pair = frozenset(f["roots"])
         self.assertIn(pair, groups)
+        # the group retains what the two globals reach (reach.py: nothing else reaches it)
+        d = reach.load(dump)
+        reached = reach.reachable_from(d, reach.segment_words(d, f["addr_main.requests"], 8))
+        self.assertEqual(groups[pair], sum(d.sizes[k] for k in reached))
         suspect = suspects_json(binary, dump)["suspects"][0]
-        self.assertEqual(groups[pair], suspect["bytes"])
         types = {r[6]: r[2] for r in rows if r[0] == "object"}
         point = suspect["accumulation_point"]
         self.assertEqual(types[point["address"]], "map[string]*main.Metric")

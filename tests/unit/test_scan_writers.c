@@ -181,11 +181,42 @@ static void test_pprof_of_a_scan(void **state)
 	hr_binary_free(bin);
 }
 
+/*
+ * The suspects' JSON of names no real binary need have: quotes, backslashes, control
+ * bytes, "</script>" and bytes that are not UTF-8 (a name cut inside a character) come
+ * out as valid JSON that can stand inside an HTML <script>; valid UTF-8 stays as it is.
+ */
+static void test_suspects_json_escapes(void **state)
+{
+	char *roots[1] = { "main.caf\xc3\xa9\"\\\x01</script>&\xff\xe2\x82" };
+	struct hr_suspect v = { .kind = HR_SUSPECT_ROOT, .bytes = 10, .objects = 1,
+				.roots = roots, .nroots = 1 };
+	struct hr_suspects s = { .reachable_bytes = 10, .reachable_objects = 1,
+				 .threshold_percent = 10, .threshold_bytes = 1, .v = &v, .n = 1 };
+	struct hr_suspects_options opt = { .format = HR_SUSPECTS_JSON, .binary = "b",
+					   .dump = "d" };
+	struct hr_error err = { 0 };
+	char *text = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream(&text, &len);
+
+	(void)state;
+	v.point.what = v.point.type = v.point.chain = "x";
+	assert_non_null(out);
+	assert_int_equal(hr_write_suspects(out, &s, &opt, &err), 0);
+	fclose(out);
+	assert_non_null(strstr(text, "\"roots\":[\"main.caf\xc3\xa9\\\"\\\\\\u0001"
+				     "\\u003c/script\\u003e\\u0026\\ufffd\\ufffd\\ufffd\"]"));
+	assert_null(strchr(text, '<'));
+	free(text);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_report_of_a_scan),
 		cmocka_unit_test(test_pprof_of_a_scan),
+		cmocka_unit_test(test_suspects_json_escapes),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
