@@ -17,6 +17,15 @@
 	"  --threads N     threads of the typed walk, 1 to 64 (default: one per processor);\n"  \
 	"                  the result is the same with any number\n"
 
+/* The options of the commands that run the analysis as analyze does (why, retained, ...). */
+#define ANALYSIS_OPTIONS                                                                       \
+	"  --full-chains   do not fold recursion (as analyze)\n"                                 \
+	"  --max-depth N   cut chains after N named nodes (default 256; 0 for no limit)\n"       \
+	THREADS_OPTION                                                                         \
+	"  --stats         time, CPU and peak memory of each phase, on stderr\n"                 \
+	"  --force         analyse even when the dump does not look written by the binary\n"    \
+	PROCESS_OPTIONS
+
 static const char heapref_usage[] =
 	"usage: heapref <command> [options] [arguments]\n"
 	"\n"
@@ -156,12 +165,7 @@ static const char why_usage[] =
 	"  heap object or no root reaches it, or no object has the type\n"
 	"  -n K            up to K paths, each through none of the root variables and objects\n"
 	"                  of the paths before (default 1); with a type, the K biggest objects\n"
-	"  --full-chains   do not fold recursion (as analyze)\n"
-	"  --max-depth N   cut chains after N named nodes (default 256; 0 for no limit)\n"
-	THREADS_OPTION
-	"  --stats         time, CPU and peak memory of each phase, on stderr\n"
-	"  --force         analyse even when the dump does not look written by the binary\n"
-	PROCESS_OPTIONS;
+	ANALYSIS_OPTIONS;
 
 static const char retained_usage[] =
 	"usage: heapref retained [--format text|tsv] [-n N] [--full-chains] [--max-depth N]\n"
@@ -171,12 +175,7 @@ static const char retained_usage[] =
 	"  if each let go (the dominator tree of the object graph)\n"
 	"  --format tsv    a header row and tab-separated rows, for scripts (default text)\n"
 	"  -n N            rows of each list (default 20; 0 for all)\n"
-	"  --full-chains   do not fold recursion (as analyze)\n"
-	"  --max-depth N   cut chains after N named nodes (default 256; 0 for no limit)\n"
-	THREADS_OPTION
-	"  --stats         time, CPU and peak memory of each phase, on stderr\n"
-	"  --force         analyse even when the dump does not look written by the binary\n"
-	PROCESS_OPTIONS;
+	ANALYSIS_OPTIONS;
 
 static const char diff_usage[] =
 	"usage: heapref diff [-o FILE | --text [--by-index]] [--full-chains] [--max-depth N]\n"
@@ -206,12 +205,7 @@ static const char goroutines_usage[] =
 	"  select, sync.Mutex, RWMutex, WaitGroup or Cond that no goroutine that may still\n"
 	"  run can reach; \"unknown\" where the snapshot cannot tell\n"
 	"  --format tsv    a header row and tab-separated rows, for scripts (default text)\n"
-	"  --full-chains   do not fold recursion (as analyze)\n"
-	"  --max-depth N   cut chains after N named nodes (default 256; 0 for no limit)\n"
-	THREADS_OPTION
-	"  --stats         time, CPU and peak memory of each phase, on stderr\n"
-	"  --force         analyse even when the dump does not look written by the binary\n"
-	PROCESS_OPTIONS;
+	ANALYSIS_OPTIONS;
 
 static const char suspects_usage[] =
 	"usage: heapref suspects [--format text|json|html] [-o FILE] [--threshold PCT]\n"
@@ -235,12 +229,7 @@ static const char suspects_usage[] =
 	"  --baseline OLD_BINARY OLD_DUMP\n"
 	"                  an earlier dump of the program: also the roots whose chains grew\n"
 	"                  most since, each down to the chain where the growth piles up\n"
-	"  --full-chains   do not fold recursion (as analyze)\n"
-	"  --max-depth N   cut chains after N named nodes (default 256; 0 for no limit)\n"
-	THREADS_OPTION
-	"  --stats         time, CPU and peak memory of each phase, on stderr\n"
-	"  --force         analyse even when the dump does not look written by the binary\n"
-	PROCESS_OPTIONS;
+	ANALYSIS_OPTIONS;
 
 static const char allocs_usage[] =
 	"usage: heapref allocs [-o FILE] BINARY DUMP\n"
