@@ -116,6 +116,15 @@ int64_t hr_result_closure_of(const struct hr_scan_result *r, uint32_t obj);
  */
 uint64_t hr_result_value_offset(const struct hr_scan_result *r, const struct hr_dump *d,
 				uint32_t obj);
+/*
+ * The word at offset off of heap object obj as the type the typed walk read it as names
+ * it ("[12].Prev", hr_binary_name_offset(), counted from hr_result_value_offset()) into
+ * buf; "" when the walk read it by no type, types were not kept, or bin is NULL.
+ */
+struct hr_binary;
+const char *hr_result_word_name(const struct hr_scan_result *r, const struct hr_dump *d,
+				const struct hr_binary *bin, uint32_t obj, uint64_t off, char *buf,
+				size_t cap);
 /* Whether obj is the bytes of a string the typed walk read (hr_result_type_of() says 0). */
 bool hr_result_is_string_data(const struct hr_scan_result *r, uint32_t obj);
 

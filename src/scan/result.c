@@ -145,3 +145,18 @@ uint64_t hr_result_value_offset(const struct hr_scan_result *r, const struct hr_
 		return 0;
 	return hr_dump_params(d)->ptr_size;
 }
+
+const char *hr_result_word_name(const struct hr_scan_result *r, const struct hr_dump *d,
+				const struct hr_binary *bin, uint32_t obj, uint64_t off, char *buf,
+				size_t cap)
+{
+	bool array;
+	uint32_t type = hr_result_type_of(r, obj, &array);
+	uint64_t start = hr_result_value_offset(r, d, obj);
+
+	if (cap)
+		buf[0] = '\0';
+	if (!bin || off < start)
+		return buf;
+	return hr_binary_name_offset(bin, type, array, off - start, buf, cap);
+}

@@ -317,17 +317,6 @@ static int describe_slice(const struct suspect_ctx *c, uint32_t obj, uint32_t el
 	return d->type && d->what ? HR_OK : HR_ENOMEM;
 }
 
-/* The word at offset off of object obj, read as type (an array of it), by its field. */
-static void name_word(const struct suspect_ctx *c, uint32_t obj, uint32_t type, bool array,
-		      uint64_t off, char *buf, size_t cap)
-{
-	uint64_t start = hr_result_value_offset(c->src->result, c->src->model, obj);
-
-	buf[0] = '\0';
-	if (off >= start)
-		hr_binary_name_offset(binary_of(c), type, array, off - start, buf, cap);
-}
-
 /* How many objects of obj's type follow one another down the biggest children from it. */
 static uint64_t list_length(const struct suspect_ctx *c, uint32_t node)
 {
@@ -351,11 +340,10 @@ static int describe_list(const struct suspect_ctx *c, uint32_t node, const char 
 	const struct hr_binary *bin = binary_of(c);
 	char field[128] = "";
 	uint64_t off;
-	bool array;
-	uint32_t t = hr_result_type_of(c->src->result, obj, &array);
 
-	if (bin && hr_dump_word_into(c->src->model, obj, next, &off))
-		name_word(c, obj, t, array, off, field, sizeof(field));
+	if (hr_dump_word_into(c->src->model, obj, next, &off))
+		hr_result_word_name(c->src->result, c->src->model, bin, obj, off, field,
+				    sizeof(field));
 	d->kind = HR_PILE_LIST;
 	d->count = n;
 	d->type = strdup(walk);
@@ -469,7 +457,6 @@ int describe_hop(const struct suspect_ctx *c, uint32_t prev, uint32_t node,
 	char field[256] = "", stbuf[512];
 	const char *st;
 	uint64_t off;
-	bool array;
 
 	if (node <= graph_roots(c)) {
 		uint32_t chain = hr_heap_graph_root_chain(hr_heap_dom_graph(c->src->dominators), node);
@@ -484,10 +471,8 @@ int describe_hop(const struct suspect_ctx *c, uint32_t prev, uint32_t node,
 	if (prev != HR_DOM_NONE && prev > graph_roots(c)) {
 		pobj = prev - graph_roots(c) - 1;
 		if (hr_dump_word_into(c->src->model, pobj, obj, &off)) {
-			uint32_t t = hr_result_type_of(c->src->result, pobj, &array);
-
-			if (bin)
-				name_word(c, pobj, t, array, off, field, sizeof(field));
+			hr_result_word_name(c->src->result, c->src->model, bin, pobj, off, field,
+					    sizeof(field));
 			if (!field[0])
 				snprintf(field, sizeof(field), "+%" PRIu64, off);
 		}

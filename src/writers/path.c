@@ -21,23 +21,6 @@ struct path_writer {
 	const struct hr_path_options *opt;
 };
 
-/*
- * The word at offset off of object obj as its type names it ("[12].Prev"), or "" when
- * the walk did not read it by a type (or types were not kept).
- */
-static const char *word_name(const struct path_writer *w, uint32_t obj, uint64_t off, char *buf,
-			     size_t cap)
-{
-	bool array;
-	uint32_t type = hr_result_type_of(w->result, obj, &array);
-	uint64_t start = hr_result_value_offset(w->result, w->d, obj);
-
-	buf[0] = '\0';
-	if (!w->opt->img || off < start)
-		return buf;
-	return hr_binary_name_offset(w->opt->img->bin, type, array, off - start, buf, cap);
-}
-
 /* The name of the chain node object obj is charged to (the field and type that reached it). */
 static const char *charged_name(const struct path_writer *w, uint32_t obj)
 {
@@ -57,7 +40,8 @@ static void print_path_object(const struct path_writer *w, uint32_t obj, uint32_
 	fprintf(w->out, "    0x%" PRIx64 " %12" PRIu64 " bytes   %s", o.addr, o.size,
 		charged_name(w, obj));
 	if (next != HR_SCAN_NOT_REACHED && hr_dump_word_into(w->d, obj, next, &off)) {
-		if (word_name(w, obj, off, name, sizeof(name))[0])
+		if (hr_result_word_name(w->result, w->d, w->opt->img ? w->opt->img->bin : NULL,
+					obj, off, name, sizeof(name))[0])
 			fprintf(w->out, "   its %s (+%" PRIu64 ") points to the next", name, off);
 		else
 			fprintf(w->out, "   its word +%" PRIu64 " points to the next", off);
