@@ -9,6 +9,10 @@
 #                                   dump: heapref needs that very binary), $facts (gen's
 #                                   JSON facts) and $size (the dump's bytes).
 #   set_args SET                    "shape objects bytes" of a named set (mixed-1g, ...)
+#   bench_start DEFAULT_SET... -- SET...
+#                                   the sets asked for (else the defaults) into $sets,
+#                                   each checked; the Release build made, $heapref set,
+#                                   and the machine, commit and load printed
 #   bench_best_of TAG CMD...        runs "$heapref CMD... $gen $dump" twice; keeps the
 #                                   fastest run's stdout and stderr in $work/TAG.best.out
 #                                   and $work/TAG.best.err, its wall seconds in $best
@@ -112,3 +116,16 @@ bench_phases() { awk '/^stats:/ {
   }' "$work/$1.best.err"; }
 bench_phase_wall() { awk -v p="$2" '/^stats:/ && index($0, "stats: " p " ") {print $(NF-10)}' "$work/$1.best.err"; }
 bench_peak_anon() { awk '/^stats:/ && $(NF-1) > m {m = $(NF-1)} END {printf "%.1f", m}' "$work/$1.best.err"; }
+
+bench_start() {
+  local defaults=()
+  while [ "$1" != -- ]; do defaults+=("$1"); shift; done
+  shift
+  sets=("$@")
+  [ ${#sets[@]} -gt 0 ] || sets=("${defaults[@]}")
+  for s in "${sets[@]}"; do set_args "$s" > /dev/null || exit 2; done
+  bench_build
+  heapref=build-bench/heapref
+  echo "machine: $(nproc) cores, $(uname -m); heapref: $heapref ($(git rev-parse --short HEAD 2>/dev/null || echo ?)$(git diff --quiet HEAD -- src include 2>/dev/null || echo ', modified'))"
+  echo "started: $(date -u '+%Y-%m-%d %H:%M UTC'), load $(cut -d' ' -f1-3 /proc/loadavg)"
+}

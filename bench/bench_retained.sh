@@ -17,14 +17,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 . bench/bench_dump_file.sh
 
-sets=("$@")
-[ ${#sets[@]} -gt 0 ] || sets=(mixed-1g mixed-4g)
-for s in "${sets[@]}"; do set_args "$s" > /dev/null || exit 2; done
-
-bench_build
-heapref=build-bench/heapref
-echo "machine: $(nproc) cores, $(uname -m); heapref: $heapref ($(git rev-parse --short HEAD 2>/dev/null || echo ?)$(git diff --quiet HEAD -- src include 2>/dev/null || echo ', modified'))"
-echo "started: $(date -u '+%Y-%m-%d %H:%M UTC'), load $(cut -d' ' -f1-3 /proc/loadavg)"
+bench_start mixed-1g mixed-4g -- "$@"
 
 status=0
 summary=
