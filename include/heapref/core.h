@@ -64,22 +64,38 @@ struct hr_dump *hr_core_open_bytes(const void *bytes, size_t len, const char *na
 /* What taking a live process's core cost it. */
 struct hr_core_pause {
 	double stopped_seconds; /* from the first thread stopped to the last one resumed */
-	uint64_t bytes;         /* memory copied */
+	uint64_t bytes;         /* memory copied, in all */
+	uint64_t bytes_stopped; /* of which while the process was stopped */
+	unsigned rounds;        /* copies of what it wrote while it ran (0: stopped for all) */
+	bool tracked;           /* copied while it ran, its writes tracked */
+	char fallback[256];     /* why it was not (HR_PAUSE_AUTO), "" if it was or not asked */
 	size_t threads;
+};
+
+/* How long a live process is stopped. */
+enum hr_pause_mode {
+	HR_PAUSE_AUTO,  /* copy while it runs, then stop it for what it wrote meanwhile;
+			 * stopped for the whole copy where that cannot be (pause.fallback) */
+	HR_PAUSE_STOP,  /* stopped for the whole copy (--pause-mode=stop) */
 };
 
 /* How to take a core of a live process. */
 struct hr_core_write_options {
 	const char *out_name;   /* names the core in messages ("x.core"); NULL: in memory */
 	uint64_t room;          /* bytes the core may take (free disk, or memory); 0: any */
+	enum hr_pause_mode pause_mode;
 	unsigned hold_seconds;  /* tests only: keep it stopped that much longer after the copy */
+	unsigned hold_tracking; /* tests only: wait that long while its writes are tracked */
 };
 
 /*
- * Stops process pid (ptrace: every thread seized and interrupted, no signal sent),
- * writes a core of it to out_fd (a regular file or memfd, written sparse: pages the
- * process never touched are holes), and resumes it, also on failure; were heapref to
- * die meanwhile, the kernel resumes it. Before anything is stopped, the memory to copy
+ * Writes a core of process pid to out_fd (a regular file or memfd, written sparse: pages
+ * the process never touched are holes): the memory as it was at one moment, when every
+ * thread was stopped (ptrace: seized and interrupted, no signal sent). By default its
+ * memory is copied while it runs, its writes tracked, and it is stopped only to copy
+ * what it wrote meanwhile (core_track.c); o->pause_mode HR_PAUSE_STOP, or a process or
+ * kernel where that cannot be, stops it for the whole copy. It is resumed also on
+ * failure; were heapref to die meanwhile, the kernel resumes it and ends the tracking. Before anything is stopped, the memory to copy
  * (the pages the process has touched) is counted and the core refused when it needs
  * more than o->room: HR_EOUTPUT naming the file, or HR_ENOMEM in memory. Fails with
  * HR_EIO naming what ptrace or /proc refused (permissions: docs/cores.md), HR_EINPUT

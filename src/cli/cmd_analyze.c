@@ -41,6 +41,7 @@ struct analyze_args {
 	const char *dump;
 	int pid;              /* --pid: a running process instead of DUMP */
 	const char *save_core; /* --save-core */
+	enum hr_pause_mode pause_mode; /* --pause-mode */
 	char **addresses;
 	int naddresses;
 	const char *output;
@@ -104,14 +105,32 @@ static bool parse_number(const char *text, unsigned long max, unsigned long *out
 /* The values of the options that take one, as cli_parse() found them (NULL: not given). */
 struct option_values {
 	const char *max_depth, *cutoff, *n, *format, *examples, *attribution, *pid, *threads;
-	const char *threshold;
+	const char *threshold, *pause_mode;
 };
+
+/* --pid, --save-core and --pause-mode, of every command that reads a running process. */
+static int check_process_options(struct analyze_args *a, const struct option_values *v)
+{
+	const char *cmd = mode_names[a->mode];
+	unsigned long n;
+
+	if (v->pid && (!parse_number(v->pid, INT32_MAX, &n) || n == 0))
+		return cli_usage_error(cmd, "--pid takes a process id, not %s", v->pid);
+	a->pid = v->pid ? (int)n : 0;
+	if (a->save_core && (!a->pid || !a->save_core[0]))
+		return usage_error(a, "--save-core FILE goes with --pid");
+	if (v->pause_mode && strcmp(v->pause_mode, "auto") && strcmp(v->pause_mode, "stop"))
+		return cli_usage_error(cmd, "--pause-mode takes auto or stop, not %s", v->pause_mode);
+	if (v->pause_mode && !a->pid)
+		return usage_error(a, "--pause-mode goes with --pid");
+	a->pause_mode = v->pause_mode && !strcmp(v->pause_mode, "stop") ? HR_PAUSE_STOP
+									 : HR_PAUSE_AUTO;
+	return ST_OK;
+}
 
 /* suspects' own options: --format, --threshold; then --pid and --save-core as the others'. */
 static int check_suspects_options(struct analyze_args *a, const struct option_values *v)
 {
-	unsigned long n;
-
 	if (v->format && strcmp(v->format, "text") && strcmp(v->format, "json") &&
 	    strcmp(v->format, "html"))
 		return cli_usage_error("suspects", "--format takes text, json or html, not %s",
@@ -122,12 +141,7 @@ static int check_suspects_options(struct analyze_args *a, const struct option_va
 	if (v->threshold && !parse_percent(v->threshold, &a->threshold))
 		return cli_usage_error("suspects", "--threshold takes a percentage, 0 to 100, not %s",
 				       v->threshold);
-	if (v->pid && (!parse_number(v->pid, INT32_MAX, &n) || n == 0))
-		return cli_usage_error("suspects", "--pid takes a process id, not %s", v->pid);
-	a->pid = v->pid ? (int)n : 0;
-	if (a->save_core && (!a->pid || !a->save_core[0]))
-		return usage_error(a, "--save-core FILE goes with --pid");
-	return ST_OK;
+	return check_process_options(a, v);
 }
 
 /* The options' values, checked; then what goes with what. */
@@ -182,12 +196,7 @@ static int check_options(struct analyze_args *a, const struct option_values *v)
 			      !a->by_dominator && !a->by_alloc && !a->by_type && !a->types_first;
 	if ((a->by_type || a->types_first) + a->by_alloc > 1 || (a->by_type && a->types_first))
 		return usage_error(a, "one view at a time: --by-alloc, --by-type or --types-first");
-	if (v->pid && (!parse_number(v->pid, INT32_MAX, &n) || n == 0))
-		return cli_usage_error(cmd, "--pid takes a process id, not %s", v->pid);
-	a->pid = v->pid ? (int)n : 0;
-	if (a->save_core && (!a->pid || !a->save_core[0]))
-		return usage_error(a, "--save-core FILE goes with --pid");
-	return ST_OK;
+	return check_process_options(a, v);
 }
 
 /*
@@ -283,6 +292,7 @@ static int parse_args(int argc, char **argv, enum mode mode, struct analyze_args
 		{ "--force", NULL, &a->force, NULL },
 		{ "--pid", NULL, NULL, &v.pid },
 		{ "--save-core", NULL, NULL, &a->save_core },
+		{ "--pause-mode", NULL, NULL, &v.pause_mode },
 	};
 	const struct cli_opt analyze_only[] = {
 		{ "--output", "-o", NULL, &a->output },
@@ -856,8 +866,10 @@ static int prepare_outputs(const struct analyze_args *a, struct output *out, str
 static int take_core(struct analyze_args *a, struct process_input *proc, struct hr_error *err)
 {
 	const char *hold = getenv("HEAPREF_TEST_HOLD_STOPPED"); /* docs/cores.md */
+	const char *tracking = getenv("HEAPREF_TEST_HOLD_TRACKING");
 
 	proc->hold_seconds = hold ? (unsigned)atoi(hold) : 0;
+	proc->hold_tracking = tracking ? (unsigned)atoi(tracking) : 0;
 	if (check_process(proc, err) || take_process_core(proc, err))
 		return err->code;
 	a->dump = proc->path;
@@ -923,6 +935,7 @@ static int run(int argc, char **argv, enum mode mode)
 		proc.save_core = a.save_core ? &core : NULL;
 		proc.binary = a.binary;
 		proc.force = a.force;
+		proc.pause_mode = a.pause_mode;
 		if (take_core(&a, &proc, &err)) {
 			st = cli_report(&err);
 			goto done;

@@ -242,9 +242,29 @@ static uint64_t available_memory(void)
 	return (uint64_t)kb * 1024;
 }
 
+/* What the core cost the process, on stderr: how long it was stopped, and why that long. */
+static void report_pause(int pid, const struct hr_core_pause *pause)
+{
+	if (pause->fallback[0])
+		fprintf(stderr, "heapref: process %d: not copied while it ran (%s): stopped for the "
+			"whole copy\n", pid, pause->fallback);
+	if (!pause->tracked) {
+		fprintf(stderr, "heapref: process %d stopped for %.3f s (%zu threads, %.1f MB "
+			"copied)\n", pid, pause->stopped_seconds, pause->threads,
+			(double)pause->bytes / 1e6);
+		return;
+	}
+	fprintf(stderr, "heapref: process %d stopped for %.3f s (%zu threads, %.1f MB copied "
+		"stopped; %.1f MB copied while it ran, in %u rounds)\n", pid,
+		pause->stopped_seconds, pause->threads, (double)pause->bytes_stopped / 1e6,
+		(double)(pause->bytes - pause->bytes_stopped) / 1e6, pause->rounds + 1);
+}
+
 int take_process_core(struct process_input *p, struct hr_error *err)
 {
-	struct hr_core_write_options o = { .hold_seconds = p->hold_seconds };
+	struct hr_core_write_options o = { .pause_mode = p->pause_mode,
+					   .hold_seconds = p->hold_seconds,
+					   .hold_tracking = p->hold_tracking };
 	struct hr_core_pause pause;
 	int fd;
 
@@ -263,8 +283,7 @@ int take_process_core(struct process_input *p, struct hr_error *err)
 	}
 	if (hr_core_write_process(p->pid, fd, &o, &pause, err))
 		return err->code; /* the caller's output_release() removes the file */
-	fprintf(stderr, "heapref: process %d stopped for %.3f s (%zu threads, %.1f MB copied)\n",
-		p->pid, pause.stopped_seconds, pause.threads, (double)pause.bytes / 1e6);
+	report_pause(p->pid, &pause);
 	if (!p->save_core) { /* open until the analysis is done: the path below names it */
 		snprintf(p->path, sizeof(p->path), "/proc/self/fd/%d", fd);
 		return HR_OK;

@@ -8,6 +8,7 @@
 
 #include "heapref/base.h"
 #include "heapref/binary.h"
+#include "heapref/core.h"
 #include "heapref/dump.h"
 #include "outputs.h"
 
@@ -36,7 +37,9 @@ struct process_input {
 	struct output *save_core; /* in: where to keep the core (prepared), or NULL */
 	const char *binary;      /* in: the BINARY given, or NULL */
 	bool force;              /* in: --force: a BINARY other than the process's is fine */
+	enum hr_pause_mode pause_mode; /* in: --pause-mode */
 	unsigned hold_seconds;   /* in: tests only (HEAPREF_TEST_HOLD_STOPPED) */
+	unsigned hold_tracking;  /* in: tests only (HEAPREF_TEST_HOLD_TRACKING) */
 	int exe_fd;              /* the process's executable, held open: it may end */
 	char exe_path[64];       /* out: /proc/self/fd/N, to read it by */
 	char exe_name[64];       /* out: /proc/PID/exe, what to call it */

@@ -8,7 +8,9 @@
  *   core_bounds.c  what a corrupt core can make them do: lists and arrays held to the
  *                  memory the core holds, lists checked for loops;
  *   core_reader.c  hr_core_open(): the order of it all;
- *   core_writer.c  a core of a live process (hr_core_write_process()).
+ *   core_writer.c  a core of a live process (hr_core_write_process());
+ *   core_track.c   the pages a live process writes while its core is copied;
+ *   core_borrow.c  a system call run in one of its threads (for core_track.c).
  */
 #ifndef HEAPREF_CORE_INTERNAL_H
 #define HEAPREF_CORE_INTERNAL_H
@@ -235,5 +237,60 @@ int core_span_specials(struct core_reader *r, struct list_walk *w, uint64_t span
 		       uint64_t base);
 /* The memory-profile buckets of runtime.mbuckets. */
 int core_read_memprof(struct core_reader *r);
+
+/* --- a live process (core_writer.c) ------------------------------------------------------ */
+
+#include <sys/types.h>
+#if defined(__x86_64__)
+#include <sys/user.h>
+#endif
+
+/* A thread of a live process held to run system calls in (core_borrow.c). */
+struct borrowed_thread {
+	pid_t tid;                      /* 0: none held */
+	int signal;                     /* a signal that came meanwhile, given back after */
+	bool borrowed;                  /* its registers were changed: a call ran in it */
+#if defined(__x86_64__)
+	struct user_regs_struct saved;  /* its own registers, put back after */
+#endif
+};
+
+/* Seizes a thread of pid waiting where a spurious wakeup is harmless; 0, or -1 with
+ * why set (no such thread, or not on this architecture). */
+int borrow_thread(pid_t pid, struct borrowed_thread *b, char *why, size_t whylen);
+/* Runs system call nr in the borrowed thread: its result, or -errno. */
+long borrowed_syscall(struct borrowed_thread *b, long nr, uint64_t a0, uint64_t a1, uint64_t a2);
+/* Puts its registers back and lets it go. */
+void return_thread(struct borrowed_thread *b);
+
+/*
+ * The pages a live process writes, from some moment on (core_track.c): a userfaultfd of
+ * its memory in asynchronous write-protect mode, and /proc/PID/pagemap's PAGEMAP_SCAN.
+ */
+struct write_tracker {
+	pid_t pid;
+	int uffd;                 /* heapref's copy of the process's userfaultfd, -1 none */
+	int pagemap;              /* /proc/PID/pagemap */
+	void *regions;            /* PAGEMAP_SCAN's answers */
+	size_t nregions;
+};
+
+/* Gets the process a userfaultfd; 0, or -1 with why set (the caller stops the process
+ * for the whole copy instead). */
+int tracker_start(struct write_tracker *t, pid_t pid, char *why, size_t whylen);
+/* Tracks writes to [start, end) from now on; 0, or -1 when that range cannot be. */
+int tracker_watch(struct write_tracker *t, uint64_t start, uint64_t end);
+/* Called for each run of pages written since the last look; present false when the
+ * page no longer has memory (discarded: it reads as zeros). */
+typedef int tracker_run_fn(void *ctx, uint64_t from, uint64_t len, bool present);
+/*
+ * Calls fn on the runs of [start, end) written since it was watched or last looked at,
+ * and (again) tracks them from now on. 0, fn's error (negative), or 1 when the kernel
+ * refused (a range not tracked, or no longer: mapped anew).
+ */
+int tracker_written(struct write_tracker *t, uint64_t start, uint64_t end, tracker_run_fn *fn,
+		    void *ctx);
+/* Stops tracking: the process's memory is as it was, nothing of heapref's stays in it. */
+void tracker_stop(struct write_tracker *t);
 
 #endif

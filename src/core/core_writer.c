@@ -13,10 +13,19 @@
  * touched are copied (/proc/PID/pagemap says which); the rest stays a hole in a sparse
  * file, so a Go process's reserved but unused arenas cost no disk and no time.
  *
- * The pause is kept to the copy: before the stop the core is laid out and its pages for
- * the touched memory allocated and mapped (prepare()); stopped, the memory is copied
- * straight into them (process_vm_readv); after every thread is let go, the headers and
- * notes are written and pages of zeros punched out.
+ * The pause is kept short. Before the stop the core is laid out and its pages for the
+ * touched memory allocated and mapped (prepare()). Then, by default, the process's
+ * anonymous memory (its heap, stacks, the runtime's own) is copied while it runs, its
+ * writes tracked by the kernel (core_track.c: a userfaultfd in asynchronous write-protect
+ * mode, and PAGEMAP_SCAN), in rounds, each copying again what the process wrote during
+ * the one before, until what is left is small or stops shrinking (precopy()). Stopped, it
+ * is copied only what it wrote since the last round and the mappings not tracked (files'
+ * data, new mappings): the core is the memory at the moment of the stop, as exactly as
+ * a stop for the whole copy would give it. Where the tracking cannot be (an older kernel,
+ * a seccomp filter, no thread to borrow, another architecture, --pause-mode=stop), the
+ * whole copy is made while stopped, and pause->fallback says why. Each copy goes straight
+ * into the mapped core (process_vm_readv); after every thread is let go, the tracking is
+ * ended, the headers and notes are written and pages of zeros punched out.
  *
  * Nothing is stopped before the core is known to fit where it goes (the touched pages
  * counted against the room the caller gives), and a process that ends while it is
@@ -54,7 +63,14 @@
 struct mapping {
 	uint64_t start, end;
 	bool all_pages; /* copied whether touched or not (a file's first page) */
+	bool anonymous; /* private memory of its own, writable: tracked if it can be */
+	bool tracked;   /* its writes are tracked: copied while the process runs */
 	uint64_t file_off; /* where its memory goes in the core */
+};
+
+/* Part of the core no mapping uses any more (it went away while the process ran). */
+struct dead_range {
+	uint64_t off, len;
 };
 
 struct thread_regs {
@@ -80,6 +96,10 @@ struct writer {
 	uint8_t *out_map;         /* the core file, mapped while it is written; or NULL */
 	uint64_t out_len;
 	uint64_t *pm;             /* pagemap entries of one chunk */
+	struct dead_range *dead;
+	size_t ndead, dead_cap;
+	struct write_tracker tracker;
+	bool tracking;
 	const struct hr_core_write_options *o;
 	struct hr_core_pause *pause;
 	struct hr_error *err;
@@ -285,7 +305,8 @@ static int read_maps(struct writer *w)
 		if (!m)
 			rc = hr_error_set(w->err, HR_ENOMEM, "out of memory");
 		else
-			*m = (struct mapping){ start, start + keep, all_pages, 0 };
+			*m = (struct mapping){ start, start + keep, all_pages,
+					       perms[1] == 'w' && perms[3] == 'p' && inode == 0, false, 0 };
 	}
 	fclose(f);
 	return rc;
@@ -468,9 +489,13 @@ static int prefault_run(struct writer *w, uint64_t from, size_t len, uint64_t of
 	return HR_OK;
 }
 
-/* After the process runs again: pages of zeros in the mapped core become holes. */
+/* After the process runs again: pages of zeros in the mapped core become holes, and so
+ * do the places of mappings that went away while it ran (relayout()). */
 static void punch_zero_pages(struct writer *w)
 {
+	for (size_t i = 0; i < w->ndead; i++)
+		fallocate(w->out, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)w->dead[i].off,
+			  (off_t)w->dead[i].len);
 	for (size_t i = 0; w->out_map && i < w->nmaps; i++) {
 		uint64_t off = w->maps[i].file_off, end = off + (w->maps[i].end - w->maps[i].start);
 		uint64_t hole = UINT64_MAX;
@@ -503,19 +528,24 @@ static void lay_out(struct writer *w)
 	w->out_len = off;
 }
 
+/* Maps the core's w->out_len bytes (where that fails, it is written through a buffer). */
+static void map_file(struct writer *w)
+{
+	void *map = mmap(NULL, (size_t)w->out_len, PROT_READ | PROT_WRITE, MAP_SHARED, w->out, 0);
+
+	w->out_map = map == MAP_FAILED ? NULL : map;
+}
+
 /* Sizes the core and maps it; 0, or the errno of what failed. */
 static int map_core(struct writer *w)
 {
-	void *map;
-
 	if (w->out_map)
 		munmap(w->out_map, (size_t)w->out_len);
 	w->out_map = NULL;
 	lay_out(w);
 	if (ftruncate(w->out, (off_t)w->out_len))
 		return errno;
-	map = mmap(NULL, (size_t)w->out_len, PROT_READ | PROT_WRITE, MAP_SHARED, w->out, 0);
-	w->out_map = map == MAP_FAILED ? NULL : map; /* else written through a buffer */
+	map_file(w);
 	return 0;
 }
 
@@ -577,13 +607,38 @@ static int prepare(struct writer *w)
 	return HR_OK;
 }
 
-/* Whether the mappings are those prepare() laid the core out for; if not, again. */
-static int check_layout(struct writer *w)
+/* The mapping of the old layout at exactly [start, end), or NULL. */
+static struct mapping *same_mapping(struct mapping *old, size_t n, uint64_t start, uint64_t end)
+{
+	for (size_t i = 0; i < n; i++)
+		if (old[i].start == start && old[i].end == end)
+			return &old[i];
+	return NULL;
+}
+
+/* Remembers a part of the core no mapping uses any more: punched out after the stop. */
+static int forget_range(struct writer *w, uint64_t off, uint64_t len)
+{
+	struct dead_range *d = hr_array_push((void **)&w->dead, &w->ndead, &w->dead_cap,
+					     sizeof(*d));
+
+	if (!d)
+		return hr_error_set(w->err, HR_ENOMEM, "out of memory");
+	*d = (struct dead_range){ off, len };
+	return HR_OK;
+}
+
+/*
+ * The mappings again, now that the process is stopped. A mapping still where it was
+ * keeps its place in the core (and what was copied there while it ran); one that is new
+ * or changed goes at the end of the core, untracked; the place of one gone is forgotten.
+ */
+static int relayout(struct writer *w)
 {
 	struct mapping *old = w->maps;
 	size_t n = w->nmaps;
-	bool same;
-	int rc, code;
+	uint64_t end = w->out_len;
+	int rc;
 
 	w->maps = NULL;
 	w->nmaps = w->maps_cap = 0;
@@ -591,16 +646,31 @@ static int check_layout(struct writer *w)
 		free(old);
 		return rc;
 	}
-	same = n == w->nmaps;
-	for (size_t i = 0; same && i < n; i++)
-		same = old[i].start == w->maps[i].start && old[i].end == w->maps[i].end;
-	free(old);
-	if (same) {
-		lay_out(w);
-		return HR_OK;
+	for (size_t i = 0; i < w->nmaps; i++) {
+		struct mapping *m = &w->maps[i], *was = same_mapping(old, n, m->start, m->end);
+
+		if (was) {
+			m->file_off = was->file_off;
+			m->tracked = was->tracked;
+			was->end = was->start; /* taken */
+			continue;
+		}
+		m->file_off = end;
+		end += m->end - m->start;
 	}
-	if ((code = map_core(w))) /* it mapped or unmapped memory meanwhile */
-		return cannot_write(w, code);
+	for (size_t i = 0; i < n && !rc; i++)
+		if (old[i].end > old[i].start)
+			rc = forget_range(w, old[i].file_off, old[i].end - old[i].start);
+	free(old);
+	if (rc || end == w->out_len)
+		return rc;
+	if (w->out_map)
+		munmap(w->out_map, (size_t)w->out_len);
+	w->out_map = NULL;
+	w->out_len = end;
+	if (ftruncate(w->out, (off_t)end))
+		return cannot_write(w, errno);
+	map_file(w);
 	return HR_OK;
 }
 
@@ -698,9 +768,143 @@ static int ended_meanwhile(struct writer *w)
 			    "(%.1f MB copied): no core", (int)w->pid, (double)w->pause->bytes / 1e6);
 }
 
-/* The pause: stop, copy, resume; resumes on every path. The rest before or after it. */
-static int stopped_copy(struct writer *w)
+/* --- copying while it runs ------------------------------------------------------------------ */
+
+#define ROUNDS_MAX 8
+#define ROUNDS_ENOUGH (1u << 20) /* bytes written during a round: few enough to stop for */
+
+/* A run of the core zeroed: a hole punched, or zeros written where that cannot be. */
+static int zero_run(struct writer *w, uint64_t off, uint64_t len)
 {
+	static const uint8_t zeros[PAGE];
+
+	if (!fallocate(w->out, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)off, (off_t)len))
+		return HR_OK;
+	for (uint64_t done = 0; done < len; done += PAGE) {
+		int rc = write_at(w, zeros, len - done < PAGE ? (size_t)(len - done) : PAGE, off + done);
+
+		if (rc)
+			return rc;
+	}
+	return HR_OK;
+}
+
+struct written_run {
+	struct writer *w;
+	const struct mapping *m;
+};
+
+/* A run of pages the process wrote: copied again, or zeros where it discarded them. */
+static int copy_written(void *ctx, uint64_t from, uint64_t len, bool present)
+{
+	struct written_run *c = ctx;
+	uint64_t off = c->m->file_off + (from - c->m->start);
+
+	if (from < c->m->start || len > c->m->end - from)
+		return HR_OK; /* not the kernel's way; nothing of ours */
+	return present ? copy_run(c->w, from, (size_t)len, off) : zero_run(c->w, off, len);
+}
+
+/*
+ * Copies what the tracked mappings were written since the last look. A mapping the
+ * kernel no longer tracks (mapped anew) becomes untracked: copied whole while stopped.
+ */
+static int copy_written_all(struct writer *w)
+{
+	for (size_t i = 0; i < w->nmaps; i++) {
+		struct written_run c = { w, &w->maps[i] };
+		int rc;
+
+		if (!w->maps[i].tracked)
+			continue;
+		rc = tracker_written(&w->tracker, w->maps[i].start, w->maps[i].end, copy_written, &c);
+		if (rc < 0)
+			return rc;
+		if (rc > 0)
+			w->maps[i].tracked = false;
+	}
+	return HR_OK;
+}
+
+/* Starts tracking the anonymous mappings' writes; false (pause->fallback set) if it cannot. */
+static bool start_tracking(struct writer *w)
+{
+	struct hr_core_pause *p = w->pause;
+	bool any = false;
+
+	if (w->o->pause_mode == HR_PAUSE_STOP)
+		return false;
+	if (tracker_start(&w->tracker, w->pid, p->fallback, sizeof(p->fallback)))
+		return false;
+	for (size_t i = 0; i < w->nmaps; i++) {
+		struct mapping *m = &w->maps[i];
+
+		m->tracked = m->anonymous && !tracker_watch(&w->tracker, m->start, m->end);
+		any |= m->tracked;
+	}
+	if (!any) {
+		tracker_stop(&w->tracker);
+		snprintf(p->fallback, sizeof(p->fallback), "the kernel tracks none of its mappings");
+	}
+	return any;
+}
+
+/*
+ * While it runs: the tracked mappings copied, then again what the process wrote to them
+ * meanwhile, round after round, until a round finds little written, or no less than the
+ * one before (a process writing as fast as heapref copies).
+ */
+static int precopy(struct writer *w)
+{
+	uint64_t before = w->pause->bytes, last = UINT64_MAX;
+	int rc = HR_OK;
+
+	for (size_t i = 0; i < w->nmaps && !rc; i++)
+		if (w->maps[i].tracked)
+			rc = for_each_touched_run(w, &w->maps[i], copy_run);
+	if (w->o->hold_tracking) /* tests kill heapref here: docs/cores.md */
+		sleep(w->o->hold_tracking);
+	while (!rc && w->pause->rounds < ROUNDS_MAX) {
+		uint64_t written;
+
+		before = w->pause->bytes;
+		rc = copy_written_all(w);
+		w->pause->rounds++;
+		written = w->pause->bytes - before;
+		if (written <= ROUNDS_ENOUGH || written > last / 2)
+			break;
+		last = written;
+	}
+	return rc;
+}
+
+/* --- the pause ------------------------------------------------------------------------------- */
+
+/* Stopped: what the core still needs, the registers and memory as they are now. */
+static int copy_stopped(struct writer *w)
+{
+	struct timespec ts;
+	int rc;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	w->stopped_at_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	if ((rc = relayout(w)))
+		return rc;
+	read_registers(w);
+	read_auxv(w);
+	read_cpus(w);
+	if (w->tracking && (rc = copy_written_all(w)))
+		return rc;
+	for (size_t i = 0; i < w->nmaps && !rc; i++)
+		if (!w->maps[i].tracked)
+			rc = for_each_touched_run(w, &w->maps[i], copy_run);
+	return rc;
+}
+
+/* The pause: stop, copy, resume; resumes on every path. The rest before or after it. */
+static int take_core(struct writer *w)
+{
+	uint64_t before;
 	double t0;
 	int rc = open_proc(w);
 
@@ -708,29 +912,23 @@ static int stopped_copy(struct writer *w)
 		rc = prepare(w);
 	if (rc)
 		return rc;
+	if ((w->tracking = start_tracking(w)) && (rc = precopy(w)))
+		return rc;
+	before = w->pause->bytes;
 	t0 = now();
 	rc = stop_all(w);
-	if (!rc) {
-		struct timespec ts;
-
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		w->stopped_at_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-	}
 	if (!rc)
-		rc = check_layout(w);
-	if (!rc) {
-		read_registers(w);
-		read_auxv(w);
-		read_cpus(w);
-	}
-	for (size_t i = 0; i < w->nmaps && !rc; i++)
-		rc = for_each_touched_run(w, &w->maps[i], copy_run);
+		rc = copy_stopped(w);
 	if (w->o->hold_seconds) /* tests kill heapref, or the process, here */
 		sleep(w->o->hold_seconds);
 	if (!rc && !process_alive(w))
 		rc = ended_meanwhile(w);
 	resume_all(w);
 	w->pause->stopped_seconds = now() - t0;
+	w->pause->bytes_stopped = w->pause->bytes - before;
+	w->pause->tracked = w->tracking;
+	if (w->tracking)
+		tracker_stop(&w->tracker);
 	if (!rc)
 		rc = write_headers(w);
 	if (!rc)
@@ -742,14 +940,16 @@ int hr_core_write_process(int pid, int out_fd, const struct hr_core_write_option
 			  struct hr_core_pause *pause, struct hr_error *err)
 {
 	struct writer w = { .pid = (pid_t)pid, .out = out_fd, .mem = -1, .pagemap = -1, .o = o,
-			    .pause = pause, .err = err };
+			    .pause = pause, .err = err, .tracker = { .uffd = -1, .pagemap = -1 } };
 	int rc;
 
 	memset(pause, 0, sizeof(*pause));
 	if (pid <= 0)
 		return hr_error_set(err, HR_EUSAGE, "not a process id: %d", pid);
-	rc = stopped_copy(&w);
+	rc = take_core(&w);
 	pause->threads = w.nthreads;
+	tracker_stop(&w.tracker);
+	free(w.dead);
 	if (w.mem >= 0)
 		close(w.mem);
 	if (w.pagemap >= 0)
