@@ -1,0 +1,3 @@
+package main
+
+const sysSeccomp = 277
