@@ -68,6 +68,10 @@ struct hr_core_pause {
 	uint64_t bytes_stopped; /* of which while the process was stopped */
 	unsigned rounds;        /* copies of what it wrote while it ran (0: stopped for all) */
 	bool tracked;           /* copied while it ran, its writes tracked */
+	double tracking_seconds; /* making the tracking, before the first copy */
+	double running_seconds; /* copying while it ran, the rounds included */
+	double after_seconds;   /* after it was resumed: the staged copy, headers, holes */
+	uint64_t stopped_at_ns; /* CLOCK_MONOTONIC when the last thread was stopped */
 	char fallback[256];     /* why it was not (HR_PAUSE_AUTO), "" if it was or not asked */
 	size_t threads;
 };

@@ -936,6 +936,7 @@ static int run(int argc, char **argv, enum mode mode)
 		proc.binary = a.binary;
 		proc.force = a.force;
 		proc.pause_mode = a.pause_mode;
+		proc.stats = a.stats;
 		if (take_core(&a, &proc, &err)) {
 			st = cli_report(&err);
 			goto done;

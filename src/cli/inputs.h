@@ -38,6 +38,7 @@ struct process_input {
 	const char *binary;      /* in: the BINARY given, or NULL */
 	bool force;              /* in: --force: a BINARY other than the process's is fine */
 	enum hr_pause_mode pause_mode; /* in: --pause-mode */
+	bool stats;              /* in: --stats: the copy's phases too */
 	unsigned hold_seconds;   /* in: tests only (HEAPREF_TEST_HOLD_STOPPED) */
 	unsigned hold_tracking;  /* in: tests only (HEAPREF_TEST_HOLD_TRACKING) */
 	int exe_fd;              /* the process's executable, held open: it may end */

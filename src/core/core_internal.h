@@ -77,6 +77,10 @@ const uint8_t *core_ptr(const struct core_image *img, uint64_t addr, uint64_t le
 /* Copies memory at addr: from the core, zeros past a segment's file part, else from the
  * binary's sections. 0, or -1 if some byte is in neither. */
 int core_read(const struct core_image *img, uint64_t addr, void *buf, size_t len);
+/* How many bytes of [addr, addr + len) the file holds (in segments' file parts). */
+uint64_t core_held(const struct core_image *img, uint64_t addr, uint64_t len);
+/* Copies memory at addr from the core, zeros for what it does not hold. */
+void core_read_or_zeros(const struct core_image *img, uint64_t addr, uint8_t *buf, size_t len);
 
 /* A field of a runtime structure: its offset and size; present false if DWARF lacks it. */
 struct rt_field {
@@ -153,6 +157,8 @@ struct core_reader {
 	unsigned go_minor;         /* N of the binary's go1.N, 0 if unknown */
 	uint64_t heap_lo, heap_hi; /* of the in-use spans, for the params */
 	uint64_t unbuilt_masks;    /* objects whose type's on-demand GC mask was never built */
+	uint64_t missing_objects, missing_bytes; /* allocated, in memory the core lacks */
+	uint64_t unwritten_objects, unwritten_bytes; /* allocated, read as never written */
 	uint64_t unwind_stops;     /* running goroutines whose stack did not unwind to its end */
 	struct hr_pclntab *pcln;         /* the binary's function table, for unwinding */
 	uint64_t *bits;            /* scratch pointer bits */
@@ -278,8 +284,14 @@ struct write_tracker {
 /* Gets the process a userfaultfd; 0, or -1 with why set (the caller stops the process
  * for the whole copy instead). */
 int tracker_start(struct write_tracker *t, pid_t pid, char *why, size_t whylen);
-/* Tracks writes to [start, end) from now on; 0, or -1 when that range cannot be. */
+/*
+ * Registers [start, end) (a whole mapping) for tracking: 0, or -1 when it cannot be.
+ * Its pages are tracked once protected: tracker_protect() on the pages the process has
+ * touched, for the rest is reported as written (and not present) until it is.
+ */
 int tracker_watch(struct write_tracker *t, uint64_t start, uint64_t end);
+int tracker_protect(struct write_tracker *t, uint64_t start, uint64_t end);
+void tracker_unwatch(struct write_tracker *t, uint64_t start, uint64_t end);
 /* Called for each run of pages written since the last look; present false when the
  * page no longer has memory (discarded: it reads as zeros). */
 typedef int tracker_run_fn(void *ctx, uint64_t from, uint64_t len, bool present);

@@ -5,11 +5,18 @@
  * wrote meanwhile (core_writer.c).
  *
  * The kernel tracks them for us: a userfaultfd of the process's memory in asynchronous
- * write-protect mode (Linux 6.7+). Its ranges are write-protected once; the first write
+ * write-protect mode (Linux 6.7+). Its pages are write-protected once; the first write
  * to a protected page is let through at once, by the kernel, and the page loses its
  * protection; the PAGEMAP_SCAN ioctl of /proc/PID/pagemap lists the pages that lost it
  * and protects them again, in one call. Pages the process discards meanwhile
- * (MADV_DONTNEED) are listed too, as written and not present.
+ * (MADV_DONTNEED), and pages of a watched mapping never protected, are listed too, as
+ * written and not present.
+ *
+ * Only the pages the process has touched are protected at first (tracker_protect()):
+ * protecting a page it never touched leaves a marker that /proc/PID/pagemap shows as
+ * swapped, which a copy of the touched pages would then read (and fault in) for
+ * nothing. A page touched after the pagemap was read is not protected, so it is
+ * listed as written, and copied, at the next look.
  *
  * A userfaultfd belongs to the memory of the process that makes it, so the process makes
  * it: one system call run in a borrowed thread (core_borrow.c), its descriptor copied
@@ -158,15 +165,23 @@ int tracker_watch(struct write_tracker *t, uint64_t start, uint64_t end)
 {
 	struct uffdio_register reg = { .range = { start, end - start },
 				       .mode = UFFDIO_REGISTER_MODE_WP };
+
+	return ioctl(t->uffd, UFFDIO_REGISTER, &reg) ? -1 : 0;
+}
+
+int tracker_protect(struct write_tracker *t, uint64_t start, uint64_t end)
+{
 	struct uffdio_writeprotect wp = { .range = { start, end - start },
 					  .mode = UFFDIO_WRITEPROTECT_MODE_WP };
 
-	if (ioctl(t->uffd, UFFDIO_REGISTER, &reg))
-		return -1;
-	if (!ioctl(t->uffd, UFFDIO_WRITEPROTECT, &wp))
-		return 0;
-	ioctl(t->uffd, UFFDIO_UNREGISTER, &reg.range);
-	return -1;
+	return ioctl(t->uffd, UFFDIO_WRITEPROTECT, &wp) ? -1 : 0;
+}
+
+void tracker_unwatch(struct write_tracker *t, uint64_t start, uint64_t end)
+{
+	struct uffdio_range range = { start, end - start };
+
+	ioctl(t->uffd, UFFDIO_UNREGISTER, &range);
 }
 
 int tracker_written(struct write_tracker *t, uint64_t start, uint64_t end, tracker_run_fn *fn,

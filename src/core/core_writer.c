@@ -100,6 +100,22 @@ struct writer {
 	size_t ndead, dead_cap;
 	struct write_tracker tracker;
 	bool tracking;
+	/*
+	 * What is copied while the process is stopped, with tracking: into memory first,
+	 * into the core after it runs again (a write into the mapped core can wait for the
+	 * disk, while the kernel writes dirty pages back).
+	 */
+	struct staging {
+		bool on;
+		bool stopped;     /* the process is stopped: no growing */
+		uint8_t *buf;     /* cap bytes; populated before the stop */
+		size_t cap, used;
+		struct staged_run {
+			uint64_t off, len;
+			bool zero;    /* a run of zeros: no bytes in buf */
+		} *runs;
+		size_t nruns, runs_cap;
+	} stage;
 	const struct hr_core_write_options *o;
 	struct hr_core_pause *pause;
 	struct hr_error *err;
@@ -417,19 +433,39 @@ static int write_pages(struct writer *w, size_t len, uint64_t off)
  * into the mapped core (process_vm_readv, one copy), else through /proc/PID/mem. Pages
  * that cannot be read (unmapped meanwhile) stay zeros.
  */
+static void read_process(struct writer *w, uint64_t from, size_t len, uint8_t *to)
+{
+	struct iovec local = { to, len }, remote = { (void *)(uintptr_t)from, len };
+	ssize_t n = process_vm_readv(w->pid, &local, 1, &remote, 1, 0);
+
+	if (n < (ssize_t)len) /* the rest, through /proc/PID/mem */
+		n = (n > 0 ? n : 0) + pread(w->mem, to + (n > 0 ? n : 0), len - (size_t)(n > 0 ? n : 0),
+					    (off_t)(from + (uint64_t)(n > 0 ? n : 0)));
+	w->pause->bytes += n > 0 ? (uint64_t)n : 0;
+}
+
+/* With tracking, after the first copy: copies and zeros go to the staging buffer first. */
+static int stage_run(struct writer *w, uint64_t off, uint64_t len, bool zero);
+static bool stage_room(struct writer *w, uint64_t len);
+static int stage_write(struct writer *w);
+static int zero_run(struct writer *w, uint64_t off, uint64_t len);
+
 static int copy_run(struct writer *w, uint64_t from, size_t len, uint64_t off)
 {
 	ssize_t n = -1;
 
-	if (w->out_map) {
-		struct iovec local = { w->out_map + off, len }, remote = { (void *)(uintptr_t)from, len };
+	if (w->stage.on && !stage_room(w, len) && w->stage.nruns) {
+		int rc = stage_write(w); /* full: what it holds goes first */
 
-		n = process_vm_readv(w->pid, &local, 1, &remote, 1, 0);
-		if (n < (ssize_t)len) /* the rest, through /proc/PID/mem */
-			n = (n > 0 ? n : 0) + pread(w->mem, w->out_map + off + (n > 0 ? n : 0),
-						    len - (size_t)(n > 0 ? n : 0),
-						    (off_t)(from + (uint64_t)(n > 0 ? n : 0)));
-		w->pause->bytes += n > 0 ? (uint64_t)n : 0;
+		if (rc)
+			return rc;
+	}
+	if (w->stage.on && stage_room(w, len)) {
+		read_process(w, from, len, w->stage.buf + w->stage.used);
+		return stage_run(w, off, len, false);
+	}
+	if (w->out_map) {
+		read_process(w, from, len, w->out_map + off);
 		return HR_OK;
 	}
 	for (size_t done = 0; done < len; done += COPY_CHUNK) {
@@ -587,10 +623,9 @@ static int check_room(struct writer *w)
 }
 
 /*
- * Before the process is stopped: the core laid out for its mappings as they are, and
- * the pages it has touched allocated in the file and mapped, so that the copy while it
- * is stopped is a copy and nothing else (no page faults, no block allocation). Hints
- * only: where they fail, the copy does that work itself.
+ * Before anything: the core laid out for the process's mappings as they are, sized and
+ * mapped, refused if it would not fit. (Then its pages allocated and mapped: prefault();
+ * hints only, where they fail the copy does that work.)
  */
 static int prepare(struct writer *w)
 {
@@ -602,8 +637,37 @@ static int prepare(struct writer *w)
 		return rc;
 	if ((code = map_core(w)))
 		return cannot_write(w, code);
+	return HR_OK;
+}
+
+/* The core's pages for the touched memory allocated (fallocate: extents, not a block a
+ * page fault) and mapped, before any copy: a copy while stopped is then a copy and
+ * nothing else, and one while the process runs is as fast. */
+static void prefault(struct writer *w)
+{
 	for (size_t i = 0; i < w->nmaps && w->out_map; i++)
 		for_each_touched_run(w, &w->maps[i], prefault_run);
+}
+
+/*
+ * The core's mapping grown to its new length. mremap() moves the page tables, where an
+ * unmap would tear down those of every page copied so far (tens of milliseconds at a
+ * few GB: this runs while the process is stopped).
+ */
+static int grow_map(struct writer *w, uint64_t len)
+{
+	void *map = w->out_map ? mremap(w->out_map, (size_t)w->out_len, (size_t)len, MREMAP_MAYMOVE)
+			       : MAP_FAILED;
+
+	if (map == MAP_FAILED) {
+		if (w->out_map)
+			munmap(w->out_map, (size_t)w->out_len);
+		w->out_len = len;
+		map_file(w);
+		return HR_OK;
+	}
+	w->out_map = map;
+	w->out_len = len;
 	return HR_OK;
 }
 
@@ -664,14 +728,9 @@ static int relayout(struct writer *w)
 	free(old);
 	if (rc || end == w->out_len)
 		return rc;
-	if (w->out_map)
-		munmap(w->out_map, (size_t)w->out_len);
-	w->out_map = NULL;
-	w->out_len = end;
 	if (ftruncate(w->out, (off_t)end))
 		return cannot_write(w, errno);
-	map_file(w);
-	return HR_OK;
+	return grow_map(w, end);
 }
 
 /* The ELF header, program headers and notes, at the start of the core. */
@@ -770,6 +829,131 @@ static int ended_meanwhile(struct writer *w)
 
 /* --- copying while it runs ------------------------------------------------------------------ */
 
+/* Records a run staged at the end of the staging buffer (or a run of zeros). */
+static int stage_run(struct writer *w, uint64_t off, uint64_t len, bool zero)
+{
+	struct staged_run *r = hr_array_push((void **)&w->stage.runs, &w->stage.nruns,
+					     &w->stage.runs_cap, sizeof(*r));
+
+	if (!r)
+		return hr_error_set(w->err, HR_ENOMEM, "out of memory");
+	*r = (struct staged_run){ off, len, zero };
+	if (!zero)
+		w->stage.used += len;
+	return HR_OK;
+}
+
+#define STAGE_MIN (16u << 20)
+#define STAGE_MAX (UINT64_C(1) << 30)
+
+/*
+ * Whether len more bytes fit in the staging buffer; while the process runs it grows (up
+ * to STAGE_MAX), while it is stopped only its populated room is used (no page faults).
+ */
+static bool stage_room(struct writer *w, uint64_t len)
+{
+	struct staging *st = &w->stage;
+	uint64_t want = st->used + len, cap;
+	void *buf;
+
+	if (st->cap - st->used >= len)
+		return true;
+	if (st->stopped || want > STAGE_MAX)
+		return false;
+	cap = st->cap * 2 > want ? st->cap * 2 : want;
+	cap = (cap < STAGE_MAX ? cap : STAGE_MAX + PAGE - 1) / PAGE * PAGE;
+	buf = st->buf ? mremap(st->buf, st->cap, (size_t)cap, MREMAP_MAYMOVE)
+		      : mmap(NULL, (size_t)cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+			     -1, 0);
+	if (buf == MAP_FAILED)
+		return false;
+	st->buf = buf;
+	st->cap = (size_t)cap;
+	return true;
+}
+
+/*
+ * The copies of the rounds, and of the stop, are staged in memory: a copy into the
+ * mapped core can wait for the disk (the kernel throttles a writer of page cache while
+ * it writes dirty pages back), and a round that waits lets the process write more.
+ */
+static int stage_begin(struct writer *w)
+{
+	if (hr_array_reserve((void **)&w->stage.runs, &w->stage.runs_cap, 4096,
+			     sizeof(*w->stage.runs)))
+		return hr_error_set(w->err, HR_ENOMEM, "out of memory");
+	w->stage.on = true;
+	return HR_OK;
+}
+
+/*
+ * Before the stop: room for twice what the last round found written and for the
+ * mappings not tracked, populated now. What does not fit while stopped goes into the
+ * core directly.
+ */
+static void stage_reserve(struct writer *w, uint64_t last_round)
+{
+	struct staging *st = &w->stage;
+	uint64_t untracked = w->pause->bytes, want;
+
+	for (size_t i = 0; i < w->nmaps; i++)
+		if (!w->maps[i].tracked)
+			for_each_touched_run(w, &w->maps[i], count_run);
+	untracked = w->pause->bytes - untracked;
+	w->pause->bytes -= untracked;
+	want = 2 * last_round + untracked + STAGE_MIN;
+	if (stage_room(w, want))
+		madvise(st->buf + st->used, (size_t)want, MADV_POPULATE_WRITE); /* a hint */
+	st->stopped = true;
+}
+
+/*
+ * The staged runs into the core, in the order they were staged (a page copied again
+ * later wins), and the buffer emptied: after the stop, or when it is full (a run copied
+ * into the core directly must not be overwritten by an older one staged before it).
+ */
+static int stage_write(struct writer *w)
+{
+	const uint8_t *at = w->stage.buf;
+	bool on = w->stage.on;
+	int rc = HR_OK;
+
+	w->stage.on = false; /* zero_run() below punches at once */
+	for (size_t i = 0; i < w->stage.nruns && !rc; i++) {
+		const struct staged_run *r = &w->stage.runs[i];
+
+		if (r->zero) {
+			rc = zero_run(w, r->off, r->len);
+			continue;
+		}
+		if (w->out_map)
+			memcpy(w->out_map + r->off, at, (size_t)r->len);
+		else
+			rc = write_at(w, at, (size_t)r->len, r->off);
+		at += r->len;
+	}
+	w->stage.on = on;
+	w->stage.used = w->stage.nruns = 0;
+	return rc;
+}
+
+/* After the stop: the staged runs into the core, and no more staging. */
+static int stage_flush(struct writer *w)
+{
+	int rc = stage_write(w);
+
+	w->stage.on = false;
+	return rc;
+}
+
+static void stage_release(struct writer *w)
+{
+	if (w->stage.buf)
+		munmap(w->stage.buf, w->stage.cap);
+	free(w->stage.runs);
+	w->stage = (struct staging){ 0 };
+}
+
 #define ROUNDS_MAX 8
 #define ROUNDS_ENOUGH (1u << 20) /* bytes written during a round: few enough to stop for */
 
@@ -778,6 +962,8 @@ static int zero_run(struct writer *w, uint64_t off, uint64_t len)
 {
 	static const uint8_t zeros[PAGE];
 
+	if (w->stage.on)
+		return stage_run(w, off, len, true);
 	if (!fallocate(w->out, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)off, (off_t)len))
 		return HR_OK;
 	for (uint64_t done = 0; done < len; done += PAGE) {
@@ -826,6 +1012,13 @@ static int copy_written_all(struct writer *w)
 	return HR_OK;
 }
 
+/* Write-protects a run of touched pages of a watched mapping. */
+static int protect_run(struct writer *w, uint64_t from, size_t len, uint64_t off)
+{
+	(void)off;
+	return tracker_protect(&w->tracker, from, from + len) ? 1 : HR_OK;
+}
+
 /* Starts tracking the anonymous mappings' writes; false (pause->fallback set) if it cannot. */
 static bool start_tracking(struct writer *w)
 {
@@ -839,7 +1032,11 @@ static bool start_tracking(struct writer *w)
 	for (size_t i = 0; i < w->nmaps; i++) {
 		struct mapping *m = &w->maps[i];
 
-		m->tracked = m->anonymous && !tracker_watch(&w->tracker, m->start, m->end);
+		if (!m->anonymous || tracker_watch(&w->tracker, m->start, m->end))
+			continue;
+		m->tracked = !for_each_touched_run(w, m, protect_run);
+		if (!m->tracked)
+			tracker_unwatch(&w->tracker, m->start, m->end);
 		any |= m->tracked;
 	}
 	if (!any) {
@@ -854,7 +1051,7 @@ static bool start_tracking(struct writer *w)
  * meanwhile, round after round, until a round finds little written, or no less than the
  * one before (a process writing as fast as heapref copies).
  */
-static int precopy(struct writer *w)
+static int precopy(struct writer *w, uint64_t *last_round)
 {
 	uint64_t before = w->pause->bytes, last = UINT64_MAX;
 	int rc = HR_OK;
@@ -864,13 +1061,15 @@ static int precopy(struct writer *w)
 			rc = for_each_touched_run(w, &w->maps[i], copy_run);
 	if (w->o->hold_tracking) /* tests kill heapref here: docs/cores.md */
 		sleep(w->o->hold_tracking);
+	if (!rc)
+		rc = stage_begin(w);
 	while (!rc && w->pause->rounds < ROUNDS_MAX) {
 		uint64_t written;
 
 		before = w->pause->bytes;
 		rc = copy_written_all(w);
 		w->pause->rounds++;
-		written = w->pause->bytes - before;
+		written = *last_round = w->pause->bytes - before;
 		if (written <= ROUNDS_ENOUGH || written > last / 2)
 			break;
 		last = written;
@@ -904,7 +1103,7 @@ static int copy_stopped(struct writer *w)
 /* The pause: stop, copy, resume; resumes on every path. The rest before or after it. */
 static int take_core(struct writer *w)
 {
-	uint64_t before;
+	uint64_t before, last_round = 0;
 	double t0;
 	int rc = open_proc(w);
 
@@ -912,8 +1111,15 @@ static int take_core(struct writer *w)
 		rc = prepare(w);
 	if (rc)
 		return rc;
-	if ((w->tracking = start_tracking(w)) && (rc = precopy(w)))
+	prefault(w);
+	t0 = now();
+	w->tracking = start_tracking(w);
+	w->pause->tracking_seconds = now() - t0;
+	if (w->tracking && (rc = precopy(w, &last_round)))
 		return rc;
+	if (w->tracking)
+		stage_reserve(w, last_round);
+	w->pause->running_seconds = now() - t0 - w->pause->tracking_seconds;
 	before = w->pause->bytes;
 	t0 = now();
 	rc = stop_all(w);
@@ -925,14 +1131,19 @@ static int take_core(struct writer *w)
 		rc = ended_meanwhile(w);
 	resume_all(w);
 	w->pause->stopped_seconds = now() - t0;
+	w->pause->stopped_at_ns = w->stopped_at_ns;
 	w->pause->bytes_stopped = w->pause->bytes - before;
+	t0 = now();
 	w->pause->tracked = w->tracking;
 	if (w->tracking)
 		tracker_stop(&w->tracker);
 	if (!rc)
+		rc = stage_flush(w);
+	if (!rc)
 		rc = write_headers(w);
 	if (!rc)
 		punch_zero_pages(w);
+	w->pause->after_seconds = now() - t0;
 	return rc;
 }
 
@@ -949,6 +1160,7 @@ int hr_core_write_process(int pid, int out_fd, const struct hr_core_write_option
 	rc = take_core(&w);
 	pause->threads = w.nthreads;
 	tracker_stop(&w.tracker);
+	stage_release(&w);
 	free(w.dead);
 	if (w.mem >= 0)
 		close(w.mem);
