@@ -317,6 +317,80 @@ const uint8_t *core_ptr(const struct core_image *img, uint64_t addr, uint64_t le
 	return img->map + s->offset + (addr - s->vaddr);
 }
 
+/* The start of the first segment past addr, or UINT64_MAX. */
+static uint64_t next_seg_start(const struct core_image *img, uint64_t addr)
+{
+	size_t lo = 0, hi = img->nsegs;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (img->segs[mid].vaddr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < img->nsegs ? img->segs[lo].vaddr : UINT64_MAX;
+}
+
+/*
+ * Calls fn for each piece of [addr, addr + len): the ones the file holds (at p) and the
+ * ones it does not (p NULL: past a segment's file part, or in no segment).
+ */
+static void for_each_piece(const struct core_image *img, uint64_t addr, uint64_t len,
+			   void (*fn)(void *ctx, const uint8_t *p, uint64_t n), void *ctx)
+{
+	while (len) {
+		const struct core_seg *s = seg_at(img, addr);
+		uint64_t in = s ? addr - s->vaddr : 0, n;
+
+		if (!s) {
+			uint64_t next = next_seg_start(img, addr);
+
+			n = next - addr < len ? next - addr : len;
+			fn(ctx, NULL, n);
+		} else if (in < s->filesz) {
+			n = s->filesz - in < len ? s->filesz - in : len;
+			fn(ctx, img->map + s->offset + in, n);
+		} else {
+			n = s->memsz - in < len ? s->memsz - in : len;
+			fn(ctx, NULL, n);
+		}
+		addr += n;
+		len -= n;
+	}
+}
+
+static void count_held(void *ctx, const uint8_t *p, uint64_t n)
+{
+	if (p)
+		*(uint64_t *)ctx += n;
+}
+
+uint64_t core_held(const struct core_image *img, uint64_t addr, uint64_t len)
+{
+	uint64_t held = 0;
+
+	for_each_piece(img, addr, len, count_held, &held);
+	return held;
+}
+
+static void copy_piece(void *ctx, const uint8_t *p, uint64_t n)
+{
+	uint8_t **out = ctx;
+
+	if (p)
+		memcpy(*out, p, n);
+	else
+		memset(*out, 0, n);
+	*out += n;
+}
+
+void core_read_or_zeros(const struct core_image *img, uint64_t addr, uint8_t *buf, size_t len)
+{
+	for_each_piece(img, addr, len, copy_piece, &buf);
+}
+
 /* Reads what the core does not hold from the binary's sections; zeros past a segment's
  * file part the binary does not have either (memory never written). */
 static int read_missing(const struct core_image *img, const struct core_seg *s, uint64_t addr,

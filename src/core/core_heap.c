@@ -37,7 +37,8 @@ struct span {
 	uint64_t free_scan;     /* slots below are allocated */
 	uint64_t alloc_bits;    /* address of its gcBits */
 	uint8_t spanclass;
-	const uint8_t *mem;     /* its memory in the core */
+	const uint8_t *mem;     /* its memory in the core; NULL when the core has none of it */
+	bool part_missing;      /* some of it is not in the core: read as zeros */
 };
 
 /* A runtime type's size and pointer mask, read once per type. */
@@ -55,7 +56,10 @@ struct heap_walk {
 	uint8_t *alloc;          /* scratch: the span's alloc bits */
 	size_t alloc_cap;
 	uint64_t unbuilt_masks;  /* objects whose type's on-demand mask was never built */
-	uint64_t span_bytes;     /* of the in-use spans so far: at most the core's memory */
+	uint64_t span_bytes;     /* of the in-use spans the core holds some of: at most its memory */
+	uint64_t missing_objects, missing_bytes; /* allocated objects the core does not hold */
+	uint64_t unwritten_objects, unwritten_bytes; /* allocated, with no type and no pointer
+						      * bits: never written, or lost */
 	struct list_walk specials; /* every span's specials, under one bound */
 };
 
@@ -87,8 +91,9 @@ static int bad_span(struct core_reader *r, const struct span *s, const char *wha
 
 /*
  * The span's memory copied into the model, when the core holds it in several pieces
- * of the file; NULL when a page of it is not in the core (err set when out of memory).
- * What is copied is bounded: the in-use spans together fit in the core (check_span()).
+ * of the file, or holds only part of it (the rest zeros); NULL when out of memory (err
+ * set). What is copied is bounded: the in-use spans the core holds any of together fit
+ * in the core (check_span()).
  */
 static const uint8_t *span_copy(struct core_reader *r, const struct span *s, uint64_t bytes)
 {
@@ -96,33 +101,37 @@ static const uint8_t *span_copy(struct core_reader *r, const struct span *s, uin
 
 	if (!(copy = hr_dump_build_memory(r->model, bytes, r->err)))
 		return NULL;
-	return core_read(&r->img, s->base, copy, (size_t)bytes) ? NULL : copy;
+	core_read_or_zeros(&r->img, s->base, copy, (size_t)bytes);
+	return copy;
 }
 
 static int check_span(struct heap_walk *w, struct span *s)
 {
 	struct core_reader *r = w->r;
-	uint64_t bytes = s->npages * PAGE_SIZE_GO;
+	uint64_t bytes = s->npages * PAGE_SIZE_GO, held;
 
 	if (!s->npages || s->npages > (UINT64_C(1) << 40) / PAGE_SIZE_GO || s->base % PAGE_SIZE_GO ||
 	    !s->elemsize || s->elemsize % r->ps || s->elemsize > bytes)
 		return bad_span(r, s, "not a span a Go runtime makes");
 	if (s->nelems > bytes / s->elemsize)
 		return bad_span(r, s, "more elements than fit");
+	if ((s->mem = core_ptr(&r->img, s->base, bytes)))
+		held = bytes;
+	else
+		held = core_held(&r->img, s->base, bytes);
+	if (!held) /* a dumper that cut a mapping short: its objects are only counted */
+		return HR_OK;
 	/* in-use spans do not overlap: together they fit in the core (else one is listed
 	 * many times, and its objects would be read, or copied, as often) */
 	w->span_bytes += bytes; /* bytes <= 2^40, at most 2^32 spans: no overflow */
 	if (w->span_bytes > r->img.held)
 		return bad_span(r, s, "the in-use spans up to this one take more than the memory "
 				"in the core (a corrupt core?)");
-	s->mem = core_ptr(&r->img, s->base, bytes);
-	if (!s->mem) /* in pieces of the file (mappings the kernel did not merge): copied */
+	s->part_missing = held < bytes;
+	if (!s->mem) /* in pieces of the file (mappings the kernel did not merge), or only
+		      * partly in it: copied */
 		s->mem = span_copy(r, s, bytes);
-	if (!s->mem)
-		return r->err->code ? r->err->code
-				    : bad_span(r, s, "its memory is not in the core (a core written "
-					       "without anonymous memory? see docs/cores.md)");
-	return HR_OK;
+	return s->mem ? HR_OK : r->err->code;
 }
 
 /* --- pointer bits: Go 1.22+ ------------------------------------------------------------ */
@@ -223,8 +232,11 @@ static int typed_bits(struct heap_walk *w, uint64_t type_addr, uint64_t from, ui
 	const struct type_mask *t;
 	int rc = HR_OK;
 
-	if (!type_addr)
-		return HR_OK; /* no type yet: allocated, not yet written; the runtime scans nothing */
+	if (!type_addr) { /* no type yet: allocated, not yet written; the runtime scans nothing */
+		w->unwritten_objects++;
+		w->unwritten_bytes += limit - from + r->ps;
+		return HR_OK;
+	}
 	t = type_of(w, type_addr, limit - from);
 	if (!t)
 		return r->failed ? cr_fail_report(r) : hr_error_set(r->err, HR_ENOMEM, "out of memory");
@@ -243,8 +255,10 @@ static int typed_bits(struct heap_walk *w, uint64_t type_addr, uint64_t from, ui
 }
 
 /* Small objects of Go 1.22+: the span's heap bits, one per word, at its end. */
-static int span_bits(struct core_reader *r, const struct span *s, uint64_t addr, uint64_t size)
+static int span_bits(struct heap_walk *w, const struct span *s, uint64_t addr, uint64_t size)
 {
+	struct core_reader *r = w->r;
+	bool any = false;
 	uint64_t span_bytes = s->npages * PAGE_SIZE_GO;
 	uint64_t hb = span_bytes - span_bytes / r->ps / 8;
 	uint64_t first = (addr - s->base) / r->ps, n = size / r->ps;
@@ -256,8 +270,14 @@ static int span_bits(struct core_reader *r, const struct span *s, uint64_t addr,
 		uint64_t word = first + i;
 		uint64_t bits = le_uint(s->mem + hb + word / 64 * 8, 8);
 
-		if (bits >> (word % 64) & 1)
+		if (bits >> (word % 64) & 1) {
+			any = true;
 			rc = hr_dump_build_ptr(r->model, addr + i * r->ps, r->err);
+		}
+	}
+	if (!any) { /* a type with pointers (a scan span) and no bit: not written yet */
+		w->unwritten_objects++;
+		w->unwritten_bytes += size;
 	}
 	return rc;
 }
@@ -268,7 +288,7 @@ static int object_bits_122(struct heap_walk *w, const struct span *s, uint64_t a
 	uint64_t limit = addr + s->elemsize;
 
 	if (s->elemsize <= 8 * r->ps * r->ps) /* minSizeForMallocHeader */
-		return span_bits(r, s, addr, s->elemsize);
+		return span_bits(w, s, addr, s->elemsize);
 	if (s->spanclass >> 1) /* a size class: the type is in the malloc header */
 		return typed_bits(w, le_uint(s->mem + (addr - s->base), r->ps), addr + r->ps, limit);
 	return typed_bits(w, cr_field(r, s->addr, &r->L.s_large_type, "mspan.largeType"), addr,
@@ -389,6 +409,13 @@ static int span_objects(struct heap_walk *w, const struct span *s)
 
 		if (i >= s->free_scan && !(w->alloc[i / 8] >> (i % 8) & 1))
 			continue;
+		if (!s->mem || (s->part_missing && core_held(&r->img, addr, s->elemsize) <
+						   s->elemsize)) {
+			w->missing_objects++;
+			w->missing_bytes += s->elemsize;
+			if (!s->mem)
+				continue;
+		}
 		rc = hr_dump_build_object(r->model, addr, s->elemsize, s->mem + (addr - s->base),
 					  r->err);
 		if (!rc)
@@ -443,6 +470,14 @@ int core_read_heap(struct core_reader *r)
 			rc = core_span_specials(r, &w.specials, s.addr, s.base);
 	}
 	r->unbuilt_masks = w.unbuilt_masks;
+	r->missing_objects = w.missing_objects;
+	r->missing_bytes = w.missing_bytes;
+	r->unwritten_objects = w.unwritten_objects;
+	r->unwritten_bytes = w.unwritten_bytes;
+	if (!rc && !w.span_bytes && w.missing_objects) /* nothing of the heap at all */
+		rc = hr_error_set(r->err, HR_EINPUT, "%s: the heap's memory is not in the core (a "
+				  "core written without anonymous memory? see docs/cores.md)",
+				  r->img.path);
 	heap_walk_release(&w);
 	return rc;
 }

@@ -8,6 +8,7 @@
 #include <elf.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -241,19 +242,46 @@ struct hr_dump *hr_core_open(const char *path, const struct hr_binary *bin, stru
 	return hr_core_open_as(path, bin, &(struct hr_core_options){ .name = path }, err);
 }
 
+/* Allocated objects read as never written: a few are being allocated at any moment. */
+#define UNWRITTEN_QUIET 64
+
+/* Appends one sentence of the caveat. */
+static void caveat_add(char *text, size_t cap, const char *fmt, ...) HR_PRINTF(3, 4);
+static void caveat_add(char *text, size_t cap, const char *fmt, ...)
+{
+	size_t n = strlen(text);
+	va_list ap;
+
+	if (n && n + 2 < cap)
+		strcpy(text + n, "; "), n += 2;
+	va_start(ap, fmt);
+	vsnprintf(text + n, cap - n, fmt, ap);
+	va_end(ap);
+}
+
 /* What could not be read exactly, said once by the commands. */
 static void set_caveat(struct core_reader *r)
 {
-	char text[256] = "";
+	char text[768] = "";
 
+	if (r->missing_objects)
+		caveat_add(text, sizeof(text), "%" PRIu64 " allocated object%s (%.1f MB) in memory "
+			   "the core does not hold (a dumper that cut its mappings short?): what only "
+			   "they lead to is counted unreachable", r->missing_objects,
+			   r->missing_objects == 1 ? "" : "s", (double)r->missing_bytes / 1e6);
+	if (r->unwritten_objects > UNWRITTEN_QUIET)
+		caveat_add(text, sizeof(text), "%" PRIu64 " allocated objects (%.1f MB) read as "
+			   "never written (no type in their header, no pointer bits): pages the core "
+			   "missed (a dumper that copied while the process ran?), their pointers lost",
+			   r->unwritten_objects, (double)r->unwritten_bytes / 1e6);
 	if (r->unwind_stops)
-		snprintf(text, sizeof(text), "%" PRIu64 " goroutine%s running when the core was taken "
-			 "could be unwound only in part: what their lower frames keep is not charged "
-			 "to them", r->unwind_stops, r->unwind_stops == 1 ? "" : "s");
+		caveat_add(text, sizeof(text), "%" PRIu64 " goroutine%s running when the core was "
+			   "taken could be unwound only in part: what their lower frames keep is not "
+			   "charged to them", r->unwind_stops, r->unwind_stops == 1 ? "" : "s");
 	else if (r->unbuilt_masks)
-		snprintf(text, sizeof(text), "%" PRIu64 " object%s whose type's pointer mask the "
-			 "runtime had not built yet: their words are followed by type only",
-			 r->unbuilt_masks, r->unbuilt_masks == 1 ? "" : "s");
+		caveat_add(text, sizeof(text), "%" PRIu64 " object%s whose type's pointer mask the "
+			   "runtime had not built yet: their words are followed by type only",
+			   r->unbuilt_masks, r->unbuilt_masks == 1 ? "" : "s");
 	if (text[0])
 		hr_dump_build_caveat(r->model, text);
 }

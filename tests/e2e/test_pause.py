@@ -15,12 +15,16 @@ only for what it wrote since its last round. Checked here, on real Go programs:
 - heapref killed while it tracks the writes, or while it holds the borrowed thread,
   leaves the process running, without a userfaultfd and with no page write-protected;
 - a process under a seccomp filter is stopped for the whole copy, with one line saying
-  why; --pause-mode takes auto or stop, and only with --pid.
+  why; --pause-mode takes auto or stop, and only with --pid;
+- a core that lies (another dumper's: a mapping cut short, or pages it missed while the
+  process ran, read as zeros) is read with a warning naming how much allocated memory
+  it lacks, not silently counted unreachable; one without the heap at all is refused.
 """
 
 import os
 import re
 import shutil
+import struct
 import signal
 import subprocess
 import sys
@@ -159,7 +163,7 @@ class LowPause(unittest.TestCase):
 
     def test_snapshots_of_a_mutating_process_are_whole(self):
         """Each snapshot of a process rewriting its heap holds every record and buffer once."""
-        m = self.started("-rate", "0.5")
+        m = self.started("-rate", "20")
         for mode in ("auto", "auto", "auto", "stop"):
             got, err = self.analyze(m.pid, "--pause-mode=" + mode)
             if mode == "auto":
@@ -204,6 +208,103 @@ class LowPause(unittest.TestCase):
         self.assertRegex(err, r"process %d stopped for \d+\.\d+ s \(\d+ threads, [\d.]+ MB "
                          r"copied\)" % m.pid)
         self.assertEqual(self.invariant(got), (RECORDS, RECORDS))
+
+
+def _heap_segment(path, addr):
+    """(offset in the file of its program header, p_offset, p_filesz) of the PT_LOAD
+    segment holding heap address addr."""
+    with open(path, "rb") as f:
+        head = f.read(64)
+        phoff, = struct.unpack_from("<Q", head, 0x20)
+        phentsize, phnum = struct.unpack_from("<HH", head, 0x36)
+        for i in range(phnum):
+            f.seek(phoff + i * phentsize)
+            ptype, _, off, vaddr, _, filesz, memsz = struct.unpack("<IIQQQQQ", f.read(48))
+            if ptype == 1 and vaddr <= addr < vaddr + memsz:
+                return phoff + i * phentsize, off, filesz
+    raise AssertionError("%s: no segment holds 0x%x" % (path, addr))
+
+
+def _lying_copy(core, out, how, addr):
+    """A copy of core (holes kept) whose heap segment is cut to a part ("cut", as a dumper
+    that stops at a size does; "none": nothing of it) or has its middle half zeroed
+    ("zeroed": pages a dumper missed while the process wrote them)."""
+    subprocess.run(["cp", "--sparse=always", core, out], check=True)
+    if how == "copy":
+        return out
+    ph, off, filesz = _heap_segment(out, addr)
+    with open(out, "r+b") as f:
+        if how in ("cut", "none"):
+            f.seek(ph + 32)  # p_filesz; p_memsz stays
+            f.write(struct.pack("<Q", filesz // 2 // 4096 * 4096 if how == "cut" else 0))
+        else:
+            start = off + filesz // 4 // 4096 * 4096
+            f.seek(start)
+            f.write(bytes(filesz // 2 // 4096 * 4096))
+    return out
+
+
+@unittest.skipIf(_live_snapshots_here(), _live_snapshots_here())
+class CoresThatLie(unittest.TestCase):
+    """Cores another dumper might write: the missing memory is said, never silent."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.work = tempfile.mkdtemp(prefix="heapref-lies-")
+        cls.binary = progs.build("mutator", cls.work)
+        cls.core = os.path.join(cls.work, "mutator.core")
+        m = Mutator(cls.binary, "-rate", "0")  # quiet: its 20,000 records and buffers
+        try:
+            st, _, err = progs.heapref("analyze", "--pid", m.pid, "--save-core", cls.core,
+                                       cls.binary, "-o", os.path.join(cls.work, "whole.pb.gz"))
+        finally:
+            m.end()
+        if st:
+            raise AssertionError(err)
+        cls.whole = profile.totals(profile.load(os.path.join(cls.work, "whole.pb.gz")))
+        st, out, err = progs.heapref("why", cls.binary, cls.core, "main.Rec")
+        cls.rec = int(re.search(r"in object (0x[0-9a-f]+)", out).group(1), 16)  # in the heap
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.work, ignore_errors=True)
+
+    def read(self, how):
+        core = _lying_copy(self.core, os.path.join(self.work, how + ".core"), how, self.rec)
+        out = os.path.join(self.work, how + ".pb.gz")
+        st, _, err = progs.heapref("analyze", "-o", out, self.binary, core)
+        got = profile.totals(profile.load(out)) if st == 0 else None
+        os.unlink(core)
+        return st, err, got
+
+    def test_whole_core_says_nothing(self):
+        st, err, got = self.read("copy")
+        self.assertEqual(st, 0, err)
+        self.assertNotIn("warning", err)
+        self.assertEqual(got, self.whole)
+
+    def test_mapping_cut_short(self):
+        st, err, got = self.read("cut")
+        self.assertEqual(st, 0, err)
+        m = re.search(r"warning: .*: (\d+) allocated objects \(([\d.]+) MB\) in memory the "
+                      r"core does not hold \(a dumper that cut its mappings short\?\)", err)
+        self.assertTrue(m, err)
+        self.assertGreater(int(m.group(1)), 100)
+        self.assertLess(got[1], self.whole[1])
+
+    def test_pages_missed_read_as_zeros(self):
+        st, err, got = self.read("zeroed")
+        self.assertEqual(st, 0, err)
+        m = re.search(r"warning: .*: (\d+) allocated objects \(([\d.]+) MB\) read as never "
+                      r"written", err)
+        self.assertTrue(m, err)
+        self.assertGreater(int(m.group(1)), 64)
+
+    def test_no_heap_at_all_is_refused(self):
+        st, err, _ = self.read("none")
+        self.assertEqual(st, 1, err)
+        self.assertIn("the heap's memory is not in the core", err)
+        self.assertEqual(len(err.strip().splitlines()), 1, err)
 
 
 class PauseModeOption(unittest.TestCase):
