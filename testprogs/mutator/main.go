@@ -3,7 +3,7 @@
 // snapshots (tests/e2e/test_pause.py).
 //
 // It builds -records records, each with a buffer of -buffer bytes, then mutates them
-// forever at -rate: records relinked (next and peer pointers), a map grown and shrunk,
+// forever, writing -rate of its heap's pages a second: records relinked (next and peer pointers), a map grown and shrunk,
 // a slice appended to and cut, buffers swapped between records and their bytes
 // rewritten. Every record stays reachable from the global recs; a buffer only from its
 // record, or from the global held while it moves: a swap goes through held, so that at
@@ -17,8 +17,10 @@
 // runtime's would (heapref then stops it for the whole copy and says why).
 //
 // It prints "ready PID" once built. A goroutine sleeps 1 ms at a time and keeps the
-// longest gap between its wakeups: each SIGUSR1 prints "gap_ms G" (since the previous)
-// and starts again, so a benchmark sees the pause as the program saw it.
+// longest gap between its wakeups: each SIGUSR1 prints "gap_ms G" (since the previous),
+// then each gap over 2 ms as END:LENGTH (nanoseconds, END on CLOCK_MONOTONIC, the clock
+// heapref's --stats gives its stop on), and starts again, so a benchmark sees the
+// pause as the program saw it, and other delays apart from it.
 package main
 
 import (
@@ -46,12 +48,17 @@ var (
 	index  = map[int]*Rec{}
 	recent []*Rec
 	maxGap atomic.Int64
+	gaps   = make(chan [2]int64, 1024) // gaps over 2 ms: CLOCK_MONOTONIC at their end, length
 )
 
 func build(n, size int) {
 	recs = make([]*Rec, n)
 	for i := range recs {
-		recs[i] = &Rec{ID: i, Buf: make([]byte, size)}
+		buf := make([]byte, size)
+		for j := range buf { // every page of the heap written, as a real one is
+			buf[j] = byte(i + j)
+		}
+		recs[i] = &Rec{ID: i, Buf: buf}
 	}
 	for i := range recs {
 		recs[i].Next = recs[(i+1)%n]
@@ -123,13 +130,27 @@ func allowAll() error {
 	return nil
 }
 
+// monotonic is CLOCK_MONOTONIC in nanoseconds, the clock heapref notes its stop on.
+func monotonic() int64 {
+	var ts syscall.Timespec
+	syscall.Syscall(syscall.SYS_CLOCK_GETTIME, 1, uintptr(unsafe.Pointer(&ts)), 0)
+	return ts.Nano()
+}
+
 func watchGaps() {
-	last := time.Now()
+	last := monotonic()
 	for {
 		time.Sleep(time.Millisecond)
-		now := time.Now()
-		if g := int64(now.Sub(last)); g > maxGap.Load() {
+		now := monotonic()
+		g := now - last
+		if g > maxGap.Load() {
 			maxGap.Store(g)
+		}
+		if g > 2e6 {
+			select {
+			case gaps <- [2]int64{now, g}:
+			default:
+			}
 		}
 		last = now
 	}
@@ -138,7 +159,7 @@ func watchGaps() {
 func main() {
 	records := flag.Int("records", 100000, "records, each with its own buffer")
 	buffer := flag.Int("buffer", 1024, "bytes of each record's buffer")
-	rate := flag.Float64("rate", 0.01, "part of the heap rewritten per second (0: quiet)")
+	rate := flag.Float64("rate", 0.01, "part of the heap's pages written per second (0: quiet)")
 	filtered := flag.Bool("seccomp", false, "run under a seccomp filter that allows everything")
 	flag.Parse()
 	if *filtered {
@@ -148,18 +169,30 @@ func main() {
 		}
 	}
 	build(*records, *buffer)
-	heap := float64(*records) * float64(*buffer+64)
-	perTick := int(heap * *rate / 1000)              // bytes per millisecond
-	changes := int(float64(*records)**rate/1000) + 1 // pointer changes per millisecond
-	if *rate == 0 {
-		changes = 0
+	// -rate is in pages of the heap written per second: half by rewriting buffers' bytes
+	// (one byte a page), half by pointer changes, each of which writes about four
+	// pages (two records, the map, the slice).
+	pages := float64(*records) * float64(*buffer+48) / 4096 * *rate / 1000 // per millisecond
+	perTick := int(pages/2) * 4096                                         // bytes rewritten
+	changes := int(pages / 2 / 4)                                          // pointer changes
+	if *rate > 0 && changes == 0 {
+		changes = 1
 	}
 	usr1 := make(chan os.Signal, 1)
 	signal.Notify(usr1, syscall.SIGUSR1)
 	go watchGaps()
 	go func() {
 		for range usr1 {
-			fmt.Printf("gap_ms %.3f\n", float64(maxGap.Swap(0))/1e6)
+			line := fmt.Sprintf("gap_ms %.3f", float64(maxGap.Swap(0))/1e6)
+			for more := true; more; {
+				select {
+				case g := <-gaps:
+					line += fmt.Sprintf(" %d:%d", g[0], g[1])
+				default:
+					more = false
+				}
+			}
+			fmt.Println(line)
 		}
 	}()
 	fmt.Printf("ready %d\n", os.Getpid())
