@@ -4,6 +4,10 @@
 
     python3 bench/bench_pause.py [--sizes 1,4] [--rates 0.01,0] [--runs 2] [--no-gcore]
     python3 bench/bench_pause.py --snapshots N
+    python3 bench/bench_pause.py --stops N [--sizes 4] [--rates 0.01]
+
+--stops N: N runs of the default mode alone on each process, and the distribution of
+their stops (heapref's, and the gap the process saw): median, 90th percentile, worst.
 
 --snapshots N: the consistency loop instead. N snapshots (the default mode) of one
 process rewriting its heap fast (testprogs/mutator: 20,000 records, 20 times its heap's
@@ -184,6 +188,7 @@ def main():
     ap.add_argument("--runs", type=int, default=2)
     ap.add_argument("--no-gcore", action="store_true")
     ap.add_argument("--snapshots", type=int, default=0)
+    ap.add_argument("--stops", type=int, default=0)
     a = ap.parse_args()
     subprocess.run(["bash", "-c", ". bench/bench_dump_file.sh && bench_build"], cwd=ROOT,
                    check=True)
@@ -214,6 +219,15 @@ def main():
             try:
                 time.sleep(2)
                 run_heapref(m, work, "auto", False)  # warm-up: the first run pays for memory
+                if a.stops:
+                    runs = [run_heapref(m, work, "auto", False) for _ in range(a.stops)]
+                    for key in ("stop_ms", "gap_ms"):
+                        v = sorted(r[key] for r in runs)
+                        print("%-5s %-6s %-10s %s: median %.1f, p90 %.1f, worst %.1f; under 10 ms: "
+                              "%d of %d" % ("%gG" % gib, rate, "auto", key, v[len(v) // 2],
+                                            v[int(len(v) * 0.9)], v[-1],
+                                            sum(x < 10 for x in v), len(v)), flush=True)
+                    continue
                 for run in range(a.runs):
                     order = [("auto", False), ("stop", False), ("auto", True), ("stop", True)]
                     if run % 2:  # each mode first as often: the first of a kind pays more

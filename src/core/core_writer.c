@@ -94,7 +94,8 @@ struct writer {
 	uint64_t ncpu;            /* the processors it may run on: the runtime's ncpu */
 	uint8_t *buf;             /* COPY_CHUNK bytes */
 	uint8_t *out_map;         /* the core file, mapped while it is written; or NULL */
-	uint64_t out_len;
+	uint64_t out_len;         /* where the memory ends in the core: the headers go there */
+	uint64_t map_len;         /* the file's length and its mapping's: out_len and room */
 	uint64_t *pm;             /* pagemap entries of one chunk */
 	struct dead_range *dead;
 	size_t ndead, dead_cap;
@@ -554,9 +555,8 @@ static void punch_zero_pages(struct writer *w)
  * as how many threads there are is known only once they are stopped). */
 static void lay_out(struct writer *w)
 {
-	uint64_t off = sizeof(Elf64_Ehdr) + (1 + w->nmaps) * sizeof(Elf64_Phdr);
+	uint64_t off = PAGE; /* the ELF header; the program headers go last, as the notes */
 
-	off = (off + PAGE - 1) / PAGE * PAGE;
 	for (size_t i = 0; i < w->nmaps; i++) {
 		w->maps[i].file_off = off;
 		off += w->maps[i].end - w->maps[i].start;
@@ -564,22 +564,34 @@ static void lay_out(struct writer *w)
 	w->out_len = off;
 }
 
-/* Maps the core's w->out_len bytes (where that fails, it is written through a buffer). */
+/* Maps the core's w->map_len bytes (where that fails, it is written through a buffer). */
 static void map_file(struct writer *w)
 {
-	void *map = mmap(NULL, (size_t)w->out_len, PROT_READ | PROT_WRITE, MAP_SHARED, w->out, 0);
+	void *map = mmap(NULL, (size_t)w->map_len, PROT_READ | PROT_WRITE, MAP_SHARED, w->out, 0);
 
 	w->out_map = map == MAP_FAILED ? NULL : map;
 }
 
-/* Sizes the core and maps it; 0, or the errno of what failed. */
+/*
+ * Room at the end of the core for mappings the process makes while it is copied (a heap
+ * growing by an arena): placed there while it is stopped, they need no larger mapping
+ * (mremap() of a few GB takes milliseconds). A hole: no disk, no memory until used.
+ */
+static uint64_t room_after(uint64_t len)
+{
+	return ((UINT64_C(256) << 20) + len / 8) / PAGE * PAGE;
+}
+
+/* Sizes the core (and room after it, cut off once its headers are written) and maps
+ * it; 0, or the errno of what failed. */
 static int map_core(struct writer *w)
 {
 	if (w->out_map)
-		munmap(w->out_map, (size_t)w->out_len);
+		munmap(w->out_map, (size_t)w->map_len);
 	w->out_map = NULL;
 	lay_out(w);
-	if (ftruncate(w->out, (off_t)w->out_len))
+	w->map_len = w->out_len + room_after(w->out_len);
+	if (ftruncate(w->out, (off_t)w->map_len))
 		return errno;
 	map_file(w);
 	return 0;
@@ -654,30 +666,32 @@ static void prefault(struct writer *w)
  * unmap would tear down those of every page copied so far (tens of milliseconds at a
  * few GB: this runs while the process is stopped).
  */
-static int grow_map(struct writer *w, uint64_t len)
+static void grow_map(struct writer *w, uint64_t len)
 {
-	void *map = w->out_map ? mremap(w->out_map, (size_t)w->out_len, (size_t)len, MREMAP_MAYMOVE)
+	void *map = w->out_map ? mremap(w->out_map, (size_t)w->map_len, (size_t)len, MREMAP_MAYMOVE)
 			       : MAP_FAILED;
 
 	if (map == MAP_FAILED) {
 		if (w->out_map)
-			munmap(w->out_map, (size_t)w->out_len);
-		w->out_len = len;
+			munmap(w->out_map, (size_t)w->map_len);
+		w->map_len = len;
 		map_file(w);
-		return HR_OK;
+		return;
 	}
 	w->out_map = map;
-	w->out_len = len;
-	return HR_OK;
+	w->map_len = len;
 }
 
-/* The mapping of the old layout at exactly [start, end), or NULL. */
-static struct mapping *same_mapping(struct mapping *old, size_t n, uint64_t start, uint64_t end)
+/*
+ * The mapping of the old layout at exactly [start, end), or NULL. Both layouts are in
+ * address order (as /proc/PID/maps lists them): *at walks the old one along.
+ */
+static struct mapping *same_mapping(struct mapping *old, size_t n, size_t *at, uint64_t start,
+				    uint64_t end)
 {
-	for (size_t i = 0; i < n; i++)
-		if (old[i].start == start && old[i].end == end)
-			return &old[i];
-	return NULL;
+	while (*at < n && old[*at].start < start)
+		(*at)++;
+	return *at < n && old[*at].start == start && old[*at].end == end ? &old[*at] : NULL;
 }
 
 /* Remembers a part of the core no mapping uses any more: punched out after the stop. */
@@ -702,6 +716,7 @@ static int relayout(struct writer *w)
 	struct mapping *old = w->maps;
 	size_t n = w->nmaps;
 	uint64_t end = w->out_len;
+	size_t at = 0;
 	int rc;
 
 	w->maps = NULL;
@@ -711,12 +726,12 @@ static int relayout(struct writer *w)
 		return rc;
 	}
 	for (size_t i = 0; i < w->nmaps; i++) {
-		struct mapping *m = &w->maps[i], *was = same_mapping(old, n, m->start, m->end);
+		struct mapping *m = &w->maps[i], *was = same_mapping(old, n, &at, m->start, m->end);
 
 		if (was) {
 			m->file_off = was->file_off;
 			m->tracked = was->tracked;
-			was->end = was->start; /* taken */
+			was->end = was->start; /* taken: not forgotten below */
 			continue;
 		}
 		m->file_off = end;
@@ -726,14 +741,18 @@ static int relayout(struct writer *w)
 		if (old[i].end > old[i].start)
 			rc = forget_range(w, old[i].file_off, old[i].end - old[i].start);
 	free(old);
-	if (rc || end == w->out_len)
+	w->out_len = end;
+	if (rc || end <= w->map_len)
 		return rc;
-	if (ftruncate(w->out, (off_t)end))
+	if (ftruncate(w->out, (off_t)(end + room_after(end))))
 		return cannot_write(w, errno);
-	return grow_map(w, end);
+	grow_map(w, end + room_after(end));
+	return HR_OK;
 }
 
-/* The ELF header, program headers and notes, at the start of the core. */
+/* The ELF header at the start of the core; the program headers and notes after the
+ * memory, where the file then ends (e_phoff may be anywhere: the mappings found at the
+ * stop can outnumber those of the layout). */
 static int write_headers(struct writer *w)
 {
 	size_t notes_len, nph = 1 + w->nmaps;
@@ -758,12 +777,12 @@ static int write_headers(struct writer *w)
 	eh.e_machine = EM_X86_64;
 #endif
 	eh.e_version = EV_CURRENT;
-	eh.e_phoff = sizeof(eh);
+	eh.e_phoff = w->out_len;
 	eh.e_ehsize = sizeof(eh);
 	eh.e_phentsize = sizeof(*ph);
 	eh.e_phnum = (Elf64_Half)nph;
-	ph[0] = (Elf64_Phdr){ .p_type = PT_NOTE, .p_offset = w->out_len, .p_filesz = notes_len,
-			      .p_align = 4 };
+	ph[0] = (Elf64_Phdr){ .p_type = PT_NOTE, .p_offset = w->out_len + nph * sizeof(*ph),
+			      .p_filesz = notes_len, .p_align = 4 };
 	for (size_t i = 0; i < w->nmaps; i++) {
 		uint64_t size = w->maps[i].end - w->maps[i].start;
 
@@ -773,9 +792,11 @@ static int write_headers(struct writer *w)
 	}
 	rc = write_at(w, &eh, sizeof(eh), 0);
 	if (!rc)
-		rc = write_at(w, ph, nph * sizeof(*ph), sizeof(eh));
+		rc = write_at(w, ph, nph * sizeof(*ph), eh.e_phoff);
 	if (!rc)
 		rc = write_at(w, notes, notes_len, ph[0].p_offset);
+	if (!rc && ftruncate(w->out, (off_t)(ph[0].p_offset + notes_len)))
+		rc = cannot_write(w, errno);
 	free(notes);
 	free(ph);
 	return rc;
@@ -1104,7 +1125,7 @@ static int copy_stopped(struct writer *w)
 static int take_core(struct writer *w)
 {
 	uint64_t before, last_round = 0;
-	double t0;
+	double t0, t1;
 	int rc = open_proc(w);
 
 	if (!rc)
@@ -1123,13 +1144,16 @@ static int take_core(struct writer *w)
 	before = w->pause->bytes;
 	t0 = now();
 	rc = stop_all(w);
+	w->pause->seize_seconds = now() - t0;
 	if (!rc)
 		rc = copy_stopped(w);
 	if (w->o->hold_seconds) /* tests kill heapref, or the process, here */
 		sleep(w->o->hold_seconds);
 	if (!rc && !process_alive(w))
 		rc = ended_meanwhile(w);
+	t1 = now();
 	resume_all(w);
+	w->pause->resume_seconds = now() - t1;
 	w->pause->stopped_seconds = now() - t0;
 	w->pause->stopped_at_ns = w->stopped_at_ns;
 	w->pause->bytes_stopped = w->pause->bytes - before;
@@ -1171,6 +1195,6 @@ int hr_core_write_process(int pid, int out_fd, const struct hr_core_write_option
 	free(w.buf);
 	free(w.pm);
 	if (w.out_map)
-		munmap(w.out_map, (size_t)w.out_len);
+		munmap(w.out_map, (size_t)w.map_len);
 	return rc;
 }
