@@ -103,7 +103,7 @@ static int check_header(const struct core_image *img, const Elf64_Ehdr *eh, stru
 	if (eh->e_phentsize != sizeof(Elf64_Phdr) || eh->e_phoff > img->len ||
 	    (uint64_t)eh->e_phnum * sizeof(Elf64_Phdr) > img->len - eh->e_phoff)
 		return bad(img, err, 32, "program headers (%u at byte %" PRIu64 ") past the end of "
-			   "the file", eh->e_phnum, (uint64_t)eh->e_phoff);
+			   "the file (truncated core?)", eh->e_phnum, (uint64_t)eh->e_phoff);
 	return HR_OK;
 }
 

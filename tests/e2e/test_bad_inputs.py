@@ -619,13 +619,15 @@ class Cases:
                 "whose names may be wrong")
         analyze("a core with a non-Go binary (/bin/true)", "true", "finalizer.core", 1,
                 ["true", "not a Go binary"])
+        phoff = int.from_bytes(head[32:40], "little")  # heapref's: after the memory
         for keep, where, offset in ((40, "inside its ELF header", 40),
-                                    (64 + 56, "inside its program headers", 32),
+                                    (phoff + 56, "inside its program headers", 32),
                                     (size // 2, "in the middle", True)):
             name = "cut.core"
             lab.write(name, head[:keep] if keep <= len(head) else
                       open(core, "rb").read()[:keep])
-            analyze("a core cut %s (%s bytes)" % (where, "half its" if offset is True else keep),
+            analyze("a core cut %s (%s bytes)" % (where, "half its" if offset is True else
+                                                  "N" if where.endswith("headers") else keep),
                     self.bin, name, 1, [name], offset)
             lab.remove(name)
         self.looping_lists(analyze, core, binary)
