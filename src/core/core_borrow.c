@@ -38,6 +38,21 @@
 
 #include "core_internal.h"
 
+bool proc_read_text(const char *path, char *buf, size_t len)
+{
+	ssize_t n;
+	int fd;
+
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return false;
+	n = read(fd, buf, len - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = 0;
+	return true;
+}
+
 #if defined(__x86_64__)
 #include <sys/user.h>
 
@@ -95,17 +110,10 @@ static bool waits_in_runtime(pid_t pid, pid_t tid, const struct text_range *text
 	char path[96], buf[512];
 	unsigned long long a[6], sp, pc;
 	long nr;
-	ssize_t n;
-	int fd;
 
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/syscall", (int)pid, (int)tid);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+	if (!proc_read_text(path, buf, sizeof(buf)))
 		return false;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return false;
-	buf[n] = 0;
 	if (sscanf(buf, "%ld %llx %llx %llx %llx %llx %llx %llx %llx", &nr, &a[0], &a[1], &a[2],
 		   &a[3], &a[4], &a[5], &sp, &pc) != 9)
 		return false;

@@ -290,8 +290,8 @@ void core_image_release(struct core_image *img, bool keep_map)
 	memset(img, 0, sizeof(*img));
 }
 
-/* The segment containing addr, or NULL. */
-static const struct core_seg *seg_at(const struct core_image *img, uint64_t addr)
+/* How many segments start at or below addr (they are sorted by vaddr). */
+static size_t segs_upto(const struct core_image *img, uint64_t addr)
 {
 	size_t lo = 0, hi = img->nsegs;
 
@@ -303,6 +303,14 @@ static const struct core_seg *seg_at(const struct core_image *img, uint64_t addr
 		else
 			hi = mid;
 	}
+	return lo;
+}
+
+/* The segment containing addr, or NULL. */
+static const struct core_seg *seg_at(const struct core_image *img, uint64_t addr)
+{
+	size_t lo = segs_upto(img, addr);
+
 	if (!lo || addr - img->segs[lo - 1].vaddr >= img->segs[lo - 1].memsz)
 		return NULL;
 	return &img->segs[lo - 1];
@@ -320,16 +328,8 @@ const uint8_t *core_ptr(const struct core_image *img, uint64_t addr, uint64_t le
 /* The start of the first segment past addr, or UINT64_MAX. */
 static uint64_t next_seg_start(const struct core_image *img, uint64_t addr)
 {
-	size_t lo = 0, hi = img->nsegs;
+	size_t lo = segs_upto(img, addr);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (img->segs[mid].vaddr <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	return lo < img->nsegs ? img->segs[lo].vaddr : UINT64_MAX;
 }
 

@@ -251,6 +251,9 @@ int core_read_memprof(struct core_reader *r);
 #include <sys/user.h>
 #endif
 
+/* Reads a small text file of /proc into buf (NUL-terminated); false if it cannot. */
+bool proc_read_text(const char *path, char *buf, size_t len);
+
 /* A thread of a live process held to run system calls in (core_borrow.c). */
 struct borrowed_thread {
 	pid_t tid;                      /* 0: none held */

@@ -827,17 +827,10 @@ static bool process_alive(const struct writer *w)
 {
 	char path[64], buf[512];
 	const char *paren;
-	ssize_t n;
-	int fd;
 
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)w->pid);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+	if (!proc_read_text(path, buf, sizeof(buf)))
 		return false;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return false;
-	buf[n] = 0;
 	paren = strrchr(buf, ')'); /* "PID (COMM) STATE ...": COMM may hold anything */
 	return paren && paren[1] == ' ' && paren[2] != 'Z' && paren[2] != 'X' && paren[2] != 'x';
 }
@@ -1074,7 +1067,7 @@ static bool start_tracking(struct writer *w)
  */
 static int precopy(struct writer *w, uint64_t *last_round)
 {
-	uint64_t before = w->pause->bytes, last = UINT64_MAX;
+	uint64_t last = UINT64_MAX;
 	int rc = HR_OK;
 
 	for (size_t i = 0; i < w->nmaps && !rc; i++)
@@ -1085,9 +1078,8 @@ static int precopy(struct writer *w, uint64_t *last_round)
 	if (!rc)
 		rc = stage_begin(w);
 	while (!rc && w->pause->rounds < ROUNDS_MAX) {
-		uint64_t written;
+		uint64_t written, before = w->pause->bytes;
 
-		before = w->pause->bytes;
 		rc = copy_written_all(w);
 		w->pause->rounds++;
 		written = *last_round = w->pause->bytes - before;

@@ -92,14 +92,7 @@ def _write_protected(pid):
 
 
 def _stopped_threads(pid):
-    states = []
-    for tid in os.listdir("/proc/%d/task" % pid):
-        try:
-            with open("/proc/%d/task/%s/stat" % (pid, tid)) as f:
-                states.append(f.read().rsplit(")", 1)[1].split()[0])
-        except OSError:
-            pass
-    return sum(s in "tT" for s in states)
+    return sum(s in "tT" for s in progs._thread_states(pid))
 
 
 def _until(cond, seconds):
