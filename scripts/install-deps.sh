@@ -4,16 +4,22 @@
 # and checks that a Go toolchain is on PATH (Go programs write the dumps it reads).
 # With --tests (scripts/test.sh), also what the test matrix (tests/e2e/toolchains.py)
 # needs: qemu-user-static, and its Go toolchains fetched into the module cache. With
-# --fuzz (scripts/fuzz.sh), also clang and its libFuzzer runtime.
+# --fuzz (scripts/fuzz.sh), also clang and its libFuzzer runtime. With --arm64
+# (scripts/build-static.sh arm64, and the tests of heapref built for arm64), the arm64
+# cross-compiler and Debian's arm64 libraries (multiarch), and qemu-user to run them.
 # Says what it installs. Needs root (or sudo) only when a package is missing.
 set -euo pipefail
-tests=false fuzz=false
-case ${1:-} in
-  --tests) tests=true ;;
-  --fuzz) fuzz=true ;;   # scripts/fuzz.sh: clang and its libFuzzer runtime
-  "") ;;
-  *) echo "usage: install-deps.sh [--tests | --fuzz]" >&2; exit 2 ;;
-esac
+tests=false fuzz=false arm64=false
+for arg in "$@"; do
+  case $arg in
+    --tests) tests=true ;;
+    --fuzz) fuzz=true ;;   # scripts/fuzz.sh: clang and its libFuzzer runtime
+    --arm64) arm64=true ;;
+    *) echo "usage: install-deps.sh [--tests] [--fuzz] [--arm64]" >&2; exit 2 ;;
+  esac
+done
+sudo=()
+[ "$(id -u)" -eq 0 ] || sudo=(sudo)
 
 packages=(cmake make gcc pkg-config libdwarf-dev libelf-dev libprotobuf-c-dev
           protobuf-c-compiler zlib1g-dev libcmocka-dev python3)
@@ -28,9 +34,23 @@ $tests && packages+=(strace)
 $tests && packages+=(openjdk-17-jdk-headless maven)
 # chromium: tests/e2e/test_suspects.py loads the suspects' HTML page in a headless browser
 $tests && packages+=(chromium)
+# lintian: tests/e2e/test_install.py checks the Debian package with it; file: which
+# processor each static file is for
+$tests && packages+=(lintian file)
 $fuzz && packages+=(clang libclang-rt-14-dev)
 # gdb: tools/make_corpus.sh core writes the core seed with gcore (when the seed binary changed)
 $fuzz && packages+=(gdb)
+# the static arm64 file and the arm64 unit suite: Debian's arm64 packages beside the
+# host's (dpkg --add-architecture arm64), linked by the cross-compiler, run under qemu
+if $arm64; then
+  packages+=(gcc-aarch64-linux-gnu qemu-user-static libc6-dev:arm64 libdwarf-dev:arm64
+             libelf-dev:arm64 zlib1g-dev:arm64 libprotobuf-c-dev:arm64 libcmocka-dev:arm64)
+  if ! dpkg --print-foreign-architectures | grep -qx arm64; then
+    echo "heapref: adding arm64 as a foreign architecture of dpkg (for the cross build)"
+    "${sudo[@]}" dpkg --add-architecture arm64
+    "${sudo[@]}" apt-get update -qq
+  fi
+fi
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -38,8 +58,6 @@ done
 
 if ((${#missing[@]})); then
   echo "heapref: installing Debian packages: ${missing[*]}"
-  sudo=()
-  [ "$(id -u)" -eq 0 ] || sudo=(sudo)
   "${sudo[@]}" apt-get update -qq
   DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends \
     "${missing[@]}" >/dev/null

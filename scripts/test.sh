@@ -31,9 +31,20 @@ verdict() {
 }
 trap verdict EXIT
 
-bash scripts/install-deps.sh --tests
+bash scripts/install-deps.sh --tests --arm64
 jobs=$(nproc)
 work="$PWD/build-e2e-work"   # built Go programs and their dumps, shared by both builds
+
+# The static files for amd64 and arm64 (scripts/build-static.sh), for e2e_static: each
+# alone in an empty root.
+stage="static builds"
+echo "=== $stage"
+if bash scripts/build-static.sh amd64 && bash scripts/build-static.sh arm64; then
+  export HEAPREF_STATIC_AMD64="$PWD/build-static-amd64/heapref"
+  export HEAPREF_STATIC_ARM64="$PWD/build-static-arm64/heapref"
+else
+  broken+=("static builds")
+fi
 
 # Adds one ctest run's counts (its log: one line per test, then "... out of N").
 count_tests() { # log
@@ -71,6 +82,13 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:ha
 # fails them (it found one in pass 1's streams that the other builds passed).
 TSAN_OPTIONS=halt_on_error=1 ctest_only='^(test_dump_split|test_work_queue|e2e_parallel)$' \
   run_suite build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHEAPREF_TSAN=ON
+
+# heapref for an arm64 host, cross-compiled (warnings as errors) and run under qemu-user:
+# every unit test and fuzz regression, and the end-to-end analysis of the arm64 matrix
+# entry (its Go programs under qemu too) and the man pages (generated there under qemu).
+ctest_only='^(test_.*|fuzz_.*|e2e_analyze_arm64|e2e_man)$' \
+  run_suite build-arm64 -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DCMAKE_TOOLCHAIN_FILE="$PWD/cmake/aarch64-linux-gnu.cmake"
 
 # Fuzzing for a bounded time: each libFuzzer target for FUZZ_SECONDS (60 by default) on
 # a scratch copy of its seeds (tests/fuzz/README.md). FUZZ_SECONDS=0 skips it.

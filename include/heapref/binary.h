@@ -226,6 +226,8 @@ bool hr_binary_section_range(const struct hr_binary *bin, const char *name, uint
 uint64_t hr_binary_debug_info_size(const struct hr_binary *bin);
 /* Bytes held by heapref's own tables (not libdwarf's or libelf's), for benchmarks. */
 uint64_t hr_binary_table_bytes(const struct hr_binary *bin);
+/* The release of the libdwarf heapref was linked with ("20210528", "0.9.2"), for --version. */
+const char *hr_binary_libdwarf_version(void);
 
 /* --- load bias (PIE) ----------------------------------------------------------------- */
 /* The ELF address of .data, 0 if there is none. */

@@ -680,3 +680,8 @@ void dwc_loc_free(Dwarf_Debug dbg, Dwarf_Loc_Head_c head)
 	dwarf_loc_head_c_dealloc(head);
 #endif
 }
+
+const char *hr_binary_libdwarf_version(void)
+{
+	return dwarf_package_version();
+}

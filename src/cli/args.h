@@ -8,6 +8,7 @@
 #define HEAPREF_CLI_ARGS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "heapref/base.h"
@@ -53,5 +54,7 @@ int cli_usage_error(const char *cmd, const char *fmt, ...) HR_PRINTF(2, 3);
 
 /* The --help text of a command ("analyze"), of heapref itself (NULL); NULL if no such command. */
 const char *cli_usage(const char *cmd);
+/* The name of the i-th command that has a --help text ("analyze"); NULL past the last. */
+const char *cli_command_name(size_t i);
 
 #endif

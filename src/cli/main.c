@@ -20,8 +20,9 @@
 #include "heapref/dump.h"
 #include "heapref/writers.h"
 #include "stats.h"
-
-#define HEAPREF_VERSION "0.1.0"
+#include "heapref/binary.h"
+/* HEAPREF_VERSION, HEAPREF_COMMIT, HEAPREF_BUILD: written at build time (cmake/build_info.cmake). */
+#include "build_info.h"
 
 
 /*
@@ -150,7 +151,9 @@ static int cmd_version(int argc, char **argv)
 		return rc == CLI_HELP ? ST_OK : rc;
 	if (argc)
 		return cli_usage_error("version", "version takes no arguments");
-	puts("heapref " HEAPREF_VERSION);
+	/* What a bug report needs: which source, built how, with which libraries. */
+	printf("heapref %s\ncommit %s\nbuilt %s\nlibraries libdwarf %s, %s\n", HEAPREF_VERSION,
+	       HEAPREF_COMMIT, HEAPREF_BUILD, hr_binary_libdwarf_version(), HEAPREF_LIBRARIES);
 	return ST_OK;
 }
 

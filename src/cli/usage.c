@@ -95,7 +95,7 @@ static const char heapref_usage[] =
 	"                its globals and functions' variables with their locations\n"
 	"  help [COMMAND]\n"
 	"                this text, or a command's options\n"
-	"  version       heapref's version\n"
+	"  version       heapref's version, commit and build\n"
 	"\n"
 	"exit status: 0 success, 1 bad input, 2 usage error, 3 out of memory or output error,\n"
 	"  4 the dump was not written by the binary (--force goes on)\n";
@@ -297,7 +297,11 @@ static const char help_usage[] =
 	"usage: heapref help [COMMAND]\n"
 	"  heapref's commands, or the options of one (as heapref COMMAND --help)\n";
 
-static const char version_usage[] = "usage: heapref version\n";
+static const char version_usage[] =
+	"usage: heapref version\n"
+	"  the version, the commit it was built from, how it was built (static or\n"
+	"  dynamic, for which system and processor, by which compiler) and the releases\n"
+	"  of the libraries in it: what a bug report needs\n";
 
 static const struct {
 	const char *cmd;
@@ -311,6 +315,11 @@ static const struct {
 	{ "object", object_usage },   { "types", types_usage }, { "vars", vars_usage },
 	{ "help", help_usage },	      { "version", version_usage },
 };
+
+const char *cli_command_name(size_t i)
+{
+	return i < sizeof(usages) / sizeof(usages[0]) ? usages[i].cmd : NULL;
+}
 
 const char *cli_usage(const char *cmd)
 {

@@ -51,6 +51,8 @@
 
 #include "core_internal.h"
 
+/* The core's block: headers are padded to it, pages of zeros in it become holes. The
+ * kernel's page (w->page, 16 KiB or 64 KiB on some arm64 kernels) is a multiple. */
 #define PAGE 4096
 #define COPY_CHUNK (1u << 20)
 #define PRSTATUS_REGS_AT 112
@@ -84,6 +86,7 @@ struct writer {
 	int out;
 	int mem;                  /* /proc/PID/mem */
 	int pagemap;              /* /proc/PID/pagemap, -1 if not readable */
+	uint64_t page;            /* the kernel's page size: one pagemap entry each */
 	struct thread_regs *threads;
 	size_t nthreads, threads_cap;
 	struct mapping *maps;
@@ -491,9 +494,9 @@ static int for_each_touched_run(struct writer *w, const struct mapping *m, run_f
 {
 	for (uint64_t a = m->start; a < m->end; a += COPY_CHUNK) {
 		size_t len = m->end - a < COPY_CHUNK ? (size_t)(m->end - a) : COPY_CHUNK;
-		size_t npages = len / PAGE, run = 0;
+		size_t npages = len / w->page, run = 0;
 		bool have_map = !m->all_pages && w->pagemap >= 0 &&
-				pread(w->pagemap, w->pm, npages * 8, (off_t)(a / PAGE * 8)) ==
+				pread(w->pagemap, w->pm, npages * 8, (off_t)(a / w->page * 8)) ==
 					(ssize_t)(npages * 8);
 
 		for (size_t i = 0; i <= npages; i++) {
@@ -508,8 +511,8 @@ static int for_each_touched_run(struct writer *w, const struct mapping *m, run_f
 			}
 			if (!run)
 				continue;
-			from = a + (i - run) * PAGE; /* pages [i - run, i) */
-			if ((rc = fn(w, from, run * PAGE, m->file_off + (from - m->start))))
+			from = a + (i - run) * w->page; /* pages [i - run, i) */
+			if ((rc = fn(w, from, run * w->page, m->file_off + (from - m->start))))
 				return rc;
 			run = 0;
 		}
@@ -1166,7 +1169,9 @@ static int take_core(struct writer *w)
 int hr_core_write_process(int pid, int out_fd, const struct hr_core_write_options *o,
 			  struct hr_core_pause *pause, struct hr_error *err)
 {
+	long page = sysconf(_SC_PAGESIZE);
 	struct writer w = { .pid = (pid_t)pid, .out = out_fd, .mem = -1, .pagemap = -1, .o = o,
+			    .page = page >= PAGE && page <= COPY_CHUNK ? (uint64_t)page : PAGE,
 			    .pause = pause, .err = err, .tracker = { .uffd = -1, .pagemap = -1 } };
 	int rc;
 

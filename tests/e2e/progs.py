@@ -259,19 +259,21 @@ def wait_settled(pid, timeout=10.0):
         time.sleep(0.02)
 
 
-def run_held(binary, dump_path, while_held, args=(), timeout=RUN_TIMEOUT):
+def run_held(binary, dump_path, while_held, args=(), timeout=RUN_TIMEOUT, wrap=()):
     """Runs a test program that holds after writing its dump; returns (facts, result).
 
     The program gets one end of a socket pair as descriptor HOLD_FD; after its dump
     it says "held" there and waits, changing nothing, until it reads a byte. Then
     while_held(pid) runs (to take a core of the state the dump shows) and its result
     is returned with the facts. Programs for another architecture run under an
-    emulator, whose process is not the program's: ProgError.
+    emulator, whose process is not the program's: ProgError. wrap: a command that runs
+    the program (unshare --pid --fork ...); while_held then gets the wrapper's process id.
     """
     cmd = _command(binary)
     if len(cmd) > 1:
         raise ProgError("%s runs under an emulator: its process is not the Go program's" %
                         binary)
+    cmd = list(wrap) + cmd
     ours, theirs = socket.socketpair()
     saved = os.dup(HOLD_FD) if _fd_open(HOLD_FD) else None
     os.dup2(theirs.fileno(), HOLD_FD)
