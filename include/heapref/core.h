@@ -92,6 +92,7 @@ struct hr_core_write_options {
 	enum hr_pause_mode pause_mode;
 	unsigned hold_seconds;  /* tests only: keep it stopped that much longer after the copy */
 	unsigned hold_tracking; /* tests only: wait that long while its writes are tracked */
+	unsigned hold_borrowed; /* tests only: hold a borrowed thread that long */
 };
 
 /*

@@ -867,9 +867,11 @@ static int take_core(struct analyze_args *a, struct process_input *proc, struct 
 {
 	const char *hold = getenv("HEAPREF_TEST_HOLD_STOPPED"); /* docs/cores.md */
 	const char *tracking = getenv("HEAPREF_TEST_HOLD_TRACKING");
+	const char *borrowed = getenv("HEAPREF_TEST_HOLD_BORROWED");
 
 	proc->hold_seconds = hold ? (unsigned)atoi(hold) : 0;
 	proc->hold_tracking = tracking ? (unsigned)atoi(tracking) : 0;
+	proc->hold_borrowed = borrowed ? (unsigned)atoi(borrowed) : 0;
 	if (check_process(proc, err) || take_process_core(proc, err))
 		return err->code;
 	a->dump = proc->path;

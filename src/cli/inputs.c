@@ -264,7 +264,8 @@ int take_process_core(struct process_input *p, struct hr_error *err)
 {
 	struct hr_core_write_options o = { .pause_mode = p->pause_mode,
 					   .hold_seconds = p->hold_seconds,
-					   .hold_tracking = p->hold_tracking };
+					   .hold_tracking = p->hold_tracking,
+					   .hold_borrowed = p->hold_borrowed };
 	struct hr_core_pause pause;
 	int fd;
 

@@ -41,6 +41,7 @@ struct process_input {
 	bool stats;              /* in: --stats: the copy's phases too */
 	unsigned hold_seconds;   /* in: tests only (HEAPREF_TEST_HOLD_STOPPED) */
 	unsigned hold_tracking;  /* in: tests only (HEAPREF_TEST_HOLD_TRACKING) */
+	unsigned hold_borrowed;  /* in: tests only (HEAPREF_TEST_HOLD_BORROWED) */
 	int exe_fd;              /* the process's executable, held open: it may end */
 	char exe_path[64];       /* out: /proc/self/fd/N, to read it by */
 	char exe_name[64];       /* out: /proc/PID/exe, what to call it */

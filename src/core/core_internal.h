@@ -285,8 +285,8 @@ struct write_tracker {
 };
 
 /* Gets the process a userfaultfd; 0, or -1 with why set (the caller stops the process
- * for the whole copy instead). */
-int tracker_start(struct write_tracker *t, pid_t pid, char *why, size_t whylen);
+ * for the whole copy instead). hold: tests only, seconds its thread stays borrowed. */
+int tracker_start(struct write_tracker *t, pid_t pid, unsigned hold, char *why, size_t whylen);
 /*
  * Registers [start, end) (a whole mapping) for tracking: 0, or -1 when it cannot be.
  * Its pages are tracked once protected: tracker_protect() on the pages the process has

@@ -98,8 +98,9 @@ static bool has_pagemap_scan(int pagemap)
 	return ioctl(pagemap, HR_PAGEMAP_SCAN, &a) >= 0;
 }
 
-/* The process's userfaultfd, made in it and copied into heapref; -1 with why set. */
-static int userfaultfd_of(pid_t pid, char *why, size_t whylen)
+/* The process's userfaultfd, made in it and copied into heapref; -1 with why set.
+ * hold: seconds to keep the thread borrowed (tests kill heapref there: docs/cores.md). */
+static int userfaultfd_of(pid_t pid, unsigned hold, char *why, size_t whylen)
 {
 	struct borrowed_thread b;
 	int pidfd, ours = -1;
@@ -121,14 +122,14 @@ static int userfaultfd_of(pid_t pid, char *why, size_t whylen)
 	} else {
 		refuse(why, whylen, "userfaultfd() in it failed", strerror((int)-theirs));
 	}
-	if (getenv("HEAPREF_TEST_HOLD_BORROWED")) /* tests kill heapref here: docs/cores.md */
-		sleep((unsigned)atoi(getenv("HEAPREF_TEST_HOLD_BORROWED")));
+	if (hold)
+		sleep(hold);
 	return_thread(&b);
 	close(pidfd);
 	return ours;
 }
 
-int tracker_start(struct write_tracker *t, pid_t pid, char *why, size_t whylen)
+int tracker_start(struct write_tracker *t, pid_t pid, unsigned hold, char *why, size_t whylen)
 {
 	struct uffdio_api api = { .api = UFFD_API,
 				  .features = UFFD_FEATURE_WP_ASYNC | UFFD_FEATURE_WP_UNPOPULATED };
@@ -149,7 +150,7 @@ int tracker_start(struct write_tracker *t, pid_t pid, char *why, size_t whylen)
 		tracker_stop(t);
 		return refuse(why, whylen, "out of memory", "");
 	}
-	if ((t->uffd = userfaultfd_of(pid, why, whylen)) < 0) {
+	if ((t->uffd = userfaultfd_of(pid, hold, why, whylen)) < 0) {
 		tracker_stop(t);
 		return -1;
 	}

@@ -1044,7 +1044,8 @@ static bool start_tracking(struct writer *w)
 
 	if (w->o->pause_mode == HR_PAUSE_STOP)
 		return false;
-	if (tracker_start(&w->tracker, w->pid, p->fallback, sizeof(p->fallback)))
+	if (tracker_start(&w->tracker, w->pid, w->o->hold_borrowed, p->fallback,
+			  sizeof(p->fallback)))
 		return false;
 	for (size_t i = 0; i < w->nmaps; i++) {
 		struct mapping *m = &w->maps[i];
