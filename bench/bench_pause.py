@@ -54,6 +54,8 @@ BUFFER = 1000  # bytes of each record's buffer: a record and its buffer are abou
 
 STOP = re.compile(r"stopped for ([\d.]+) s \((\d+) threads, ([\d.]+) MB copied")
 CLOCK = re.compile(r"copy while it ran ([\d.]+) s, stopped ([\d.]+) s at CLOCK_MONOTONIC ([\d.]+)")
+PHASES = re.compile(r"stopping its threads ([\d.]+) s, its writes ([\d.]+) s, untracked mappings "
+                    r"([\d.]+) s, letting them go ([\d.]+) s")
 
 
 class Mutator:
@@ -121,9 +123,11 @@ def run_heapref(m, work, mode, save):
     if save:
         os.unlink(core)
     os.unlink(out)
+    ph = PHASES.search(p.stderr)
     return {"stop_ms": float(s.group(1)) * 1e3, "gap_ms": during, "other_ms": other,
             "stopped_mb": float(s.group(3)), "running_s": float(c.group(1)), "wall_s": wall,
-            "core_mb": size}
+            "core_mb": size,
+            "phases_ms": [float(x) * 1e3 for x in ph.groups()] if ph else []}
 
 
 def run_gcore(m, work):
@@ -220,7 +224,16 @@ def main():
                 time.sleep(2)
                 run_heapref(m, work, "auto", False)  # warm-up: the first run pays for memory
                 if a.stops:
-                    runs = [run_heapref(m, work, "auto", False) for _ in range(a.stops)]
+                    runs = []
+                    for _ in range(a.stops):  # each run, with where its stop went
+                        r = run_heapref(m, work, "auto", False)
+                        runs.append(r)
+                        phases = ("stopping threads %.1f, its writes %.1f, untracked %.1f, "
+                                  "resume %.1f ms" % tuple(r["phases_ms"])
+                                  if r["phases_ms"] else "")
+                        print("%-5s %-6s %-10s stop %.1f ms, seen %.1f ms, %.1f MB: %s" % (
+                            "%gG" % gib, rate, "auto", r["stop_ms"], r["gap_ms"],
+                            r["stopped_mb"], phases), flush=True)
                     for key in ("stop_ms", "gap_ms"):
                         v = sorted(r[key] for r in runs)
                         print("%-5s %-6s %-10s %s: median %.1f, p90 %.1f, worst %.1f; under 10 ms: "

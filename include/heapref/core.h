@@ -72,6 +72,8 @@ struct hr_core_pause {
 	double running_seconds; /* copying while it ran, the rounds included */
 	double after_seconds;   /* after it was resumed: the staged copy, headers, holes */
 	double seize_seconds;   /* of the stop: stopping every thread */
+	double written_seconds; /* of the stop: finding and copying what it wrote meanwhile */
+	double untracked_seconds; /* of the stop: the mappings not tracked (data, new ones) */
 	double resume_seconds;  /* of the stop: letting them go */
 	uint64_t stopped_at_ns; /* CLOCK_MONOTONIC when the last thread was stopped */
 	char fallback[256];     /* why it was not (HR_PAUSE_AUTO), "" if it was or not asked */

@@ -288,9 +288,11 @@ int take_process_core(struct process_input *p, struct hr_error *err)
 	if (p->stats) /* the stop's clock: a benchmark matches it with the process's own */
 		fprintf(stderr, "heapref: process %d: tracking %.3f s, copy while it ran "
 			"%.3f s, stopped %.3f s at CLOCK_MONOTONIC %.6f (stopping its threads "
-			"%.3f s, letting them go %.3f s), after %.3f s\n", p->pid,
-			pause.tracking_seconds, pause.running_seconds, pause.stopped_seconds,
-			(double)pause.stopped_at_ns / 1e9, pause.seize_seconds, pause.resume_seconds,
+			"%.4f s, its writes %.4f s, untracked mappings %.4f s, letting them go "
+			"%.4f s), after %.3f s\n", p->pid, pause.tracking_seconds,
+			pause.running_seconds, pause.stopped_seconds,
+			(double)pause.stopped_at_ns / 1e9, pause.seize_seconds,
+			pause.written_seconds, pause.untracked_seconds, pause.resume_seconds,
 			pause.after_seconds);
 	if (!p->save_core) { /* open until the analysis is done: the path below names it */
 		snprintf(p->path, sizeof(p->path), "/proc/self/fd/%d", fd);

@@ -300,11 +300,12 @@ void tracker_unwatch(struct write_tracker *t, uint64_t start, uint64_t end);
 typedef int tracker_run_fn(void *ctx, uint64_t from, uint64_t len, bool present);
 /*
  * Calls fn on the runs of [start, end) written since it was watched or last looked at,
- * and (again) tracks them from now on. 0, fn's error (negative), or 1 when the kernel
- * refused (a range not tracked, or no longer: mapped anew).
+ * and with again, tracks them from now on (protected again: the last look, while the
+ * process is stopped, need not). 0, fn's error (negative), or 1 when the kernel refused
+ * (a range not tracked, or no longer: mapped anew).
  */
-int tracker_written(struct write_tracker *t, uint64_t start, uint64_t end, tracker_run_fn *fn,
-		    void *ctx);
+int tracker_written(struct write_tracker *t, uint64_t start, uint64_t end, bool again,
+		    tracker_run_fn *fn, void *ctx);
 /* Stops tracking: the process's memory is as it was, nothing of heapref's stays in it. */
 void tracker_stop(struct write_tracker *t);
 

@@ -185,14 +185,15 @@ void tracker_unwatch(struct write_tracker *t, uint64_t start, uint64_t end)
 	ioctl(t->uffd, UFFDIO_UNREGISTER, &range);
 }
 
-int tracker_written(struct write_tracker *t, uint64_t start, uint64_t end, tracker_run_fn *fn,
-		    void *ctx)
+int tracker_written(struct write_tracker *t, uint64_t start, uint64_t end, bool again,
+		    tracker_run_fn *fn, void *ctx)
 {
 	struct hr_page_region *v = t->regions;
 
 	while (start < end) {
 		struct hr_pm_scan_arg a = {
-			.size = sizeof(a), .flags = HR_PM_SCAN_WP_MATCHING | HR_PM_SCAN_CHECK_WPASYNC,
+			.size = sizeof(a),
+			.flags = (again ? HR_PM_SCAN_WP_MATCHING : 0) | HR_PM_SCAN_CHECK_WPASYNC,
 			.start = start, .end = end, .vec = (uint64_t)(uintptr_t)v, .vec_len = REGIONS,
 			.category_mask = HR_PAGE_IS_WRITTEN,
 			.return_mask = HR_PAGE_IS_WRITTEN | HR_PAGE_IS_PRESENT | HR_PAGE_IS_SWAPPED

@@ -905,8 +905,8 @@ static int stage_begin(struct writer *w)
 
 /*
  * Before the stop: room for twice what the last round found written and for the
- * mappings not tracked, populated now. What does not fit while stopped goes into the
- * core directly.
+ * mappings not tracked, populated now (the caller then says the process is stopped:
+ * no growing). What does not fit while stopped goes into the core directly.
  */
 static void stage_reserve(struct writer *w, uint64_t last_round)
 {
@@ -921,7 +921,6 @@ static void stage_reserve(struct writer *w, uint64_t last_round)
 	want = 2 * last_round + untracked + STAGE_MIN;
 	if (stage_room(w, want))
 		madvise(st->buf + st->used, (size_t)want, MADV_POPULATE_WRITE); /* a hint */
-	st->stopped = true;
 }
 
 /*
@@ -1011,8 +1010,10 @@ static int copy_written(void *ctx, uint64_t from, uint64_t len, bool present)
 /*
  * Copies what the tracked mappings were written since the last look. A mapping the
  * kernel no longer tracks (mapped anew) becomes untracked: copied whole while stopped.
+ * While stopped (the last look), the pages are not protected again: that would change
+ * page tables and flush TLBs for nothing inside the stop.
  */
-static int copy_written_all(struct writer *w)
+static int copy_written_all(struct writer *w, bool again)
 {
 	for (size_t i = 0; i < w->nmaps; i++) {
 		struct written_run c = { w, &w->maps[i] };
@@ -1020,7 +1021,8 @@ static int copy_written_all(struct writer *w)
 
 		if (!w->maps[i].tracked)
 			continue;
-		rc = tracker_written(&w->tracker, w->maps[i].start, w->maps[i].end, copy_written, &c);
+		rc = tracker_written(&w->tracker, w->maps[i].start, w->maps[i].end, again,
+				     copy_written, &c);
 		if (rc < 0)
 			return rc;
 		if (rc > 0)
@@ -1084,7 +1086,7 @@ static int precopy(struct writer *w, uint64_t *last_round)
 	while (!rc && w->pause->rounds < ROUNDS_MAX) {
 		uint64_t written, before = w->pause->bytes;
 
-		rc = copy_written_all(w);
+		rc = copy_written_all(w, true);
 		w->pause->rounds++;
 		written = *last_round = w->pause->bytes - before;
 		if (written <= ROUNDS_ENOUGH || written > last / 2)
@@ -1100,6 +1102,7 @@ static int precopy(struct writer *w, uint64_t *last_round)
 static int copy_stopped(struct writer *w)
 {
 	struct timespec ts;
+	double t0, t1;
 	int rc;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -1109,11 +1112,15 @@ static int copy_stopped(struct writer *w)
 	read_registers(w);
 	read_auxv(w);
 	read_cpus(w);
-	if (w->tracking && (rc = copy_written_all(w)))
+	t0 = now();
+	if (w->tracking && (rc = copy_written_all(w, false)))
 		return rc;
+	t1 = now();
 	for (size_t i = 0; i < w->nmaps && !rc; i++)
 		if (!w->maps[i].tracked)
 			rc = for_each_touched_run(w, &w->maps[i], copy_run);
+	w->pause->written_seconds = t1 - t0;
+	w->pause->untracked_seconds = now() - t1;
 	return rc;
 }
 
@@ -1134,8 +1141,15 @@ static int take_core(struct writer *w)
 	w->pause->tracking_seconds = now() - t0;
 	if (w->tracking && (rc = precopy(w, &last_round)))
 		return rc;
-	if (w->tracking)
+	if (w->tracking) {
+		/* populating the room takes a few ms; one more round copies what the process
+		 * wrote meanwhile, so that the stop finds only what it writes in that round */
 		stage_reserve(w, last_round);
+		if ((rc = copy_written_all(w, true)))
+			return rc;
+		w->pause->rounds++;
+		w->stage.stopped = true;
+	}
 	w->pause->running_seconds = now() - t0 - w->pause->tracking_seconds;
 	before = w->pause->bytes;
 	t0 = now();
