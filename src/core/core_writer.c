@@ -689,14 +689,6 @@ static void grow_map(struct writer *w, uint64_t len)
  * The mapping of the old layout at exactly [start, end), or NULL. Both layouts are in
  * address order (as /proc/PID/maps lists them): *at walks the old one along.
  */
-static struct mapping *same_mapping(struct mapping *old, size_t n, size_t *at, uint64_t start,
-				    uint64_t end)
-{
-	while (*at < n && old[*at].start < start)
-		(*at)++;
-	return *at < n && old[*at].start == start && old[*at].end == end ? &old[*at] : NULL;
-}
-
 /* Remembers a part of the core no mapping uses any more: punched out after the stop. */
 static int forget_range(struct writer *w, uint64_t off, uint64_t len)
 {
@@ -709,44 +701,106 @@ static int forget_range(struct writer *w, uint64_t off, uint64_t len)
 	return HR_OK;
 }
 
+/* Appends a piece [start, end) of mapping m to the layout, at file_off. */
+static int add_piece(struct writer *w, const struct mapping *m, uint64_t start, uint64_t end,
+		     uint64_t file_off, bool tracked)
+{
+	struct mapping *p = hr_array_push((void **)&w->maps, &w->nmaps, &w->maps_cap, sizeof(*p));
+
+	if (!p)
+		return hr_error_set(w->err, HR_ENOMEM, "out of memory");
+	*p = *m;
+	p->start = start;
+	p->end = end;
+	p->file_off = file_off;
+	p->tracked = tracked;
+	return HR_OK;
+}
+
 /*
- * The mappings again, now that the process is stopped. A mapping still where it was
- * keeps its place in the core (and what was copied there while it ran); one that is new
- * or changed goes at the end of the core, untracked; the place of one gone is forgotten.
+ * The pieces of mapping m: where an old mapping covered it, its place in the core and
+ * tracking; the rest (new memory: a heap grown by an arena) at the core's end (*end),
+ * untracked. Old and m are sorted by address; *at is where to look in old.
+ */
+static int add_pieces(struct writer *w, const struct mapping *m, const struct mapping *old,
+		      size_t n, size_t *at, uint64_t *end)
+{
+	uint64_t from = m->start;
+	int rc = HR_OK;
+
+	while (*at < n && old[*at].end <= from)
+		(*at)++;
+	for (size_t k = *at; k < n && old[k].start < m->end && !rc; k++) {
+		uint64_t a = old[k].start > from ? old[k].start : from;
+		uint64_t b = old[k].end < m->end ? old[k].end : m->end;
+
+		if (from < a) {
+			rc = add_piece(w, m, from, a, *end, false);
+			*end += a - from;
+		}
+		if (!rc)
+			rc = add_piece(w, m, a, b, old[k].file_off + (a - old[k].start),
+				       old[k].tracked);
+		from = b;
+	}
+	if (!rc && from < m->end) {
+		rc = add_piece(w, m, from, m->end, *end, false);
+		*end += m->end - from;
+	}
+	return rc;
+}
+
+/* Forgets the parts of old mapping o that no mapping of now[] (sorted) covers. */
+static int forget_uncovered(struct writer *w, const struct mapping *o, const struct mapping *now,
+			    size_t n, size_t *at)
+{
+	uint64_t from = o->start;
+	int rc = HR_OK;
+
+	while (*at < n && now[*at].end <= from)
+		(*at)++;
+	for (size_t k = *at; k < n && now[k].start < o->end && !rc; k++) {
+		if (from < now[k].start)
+			rc = forget_range(w, o->file_off + (from - o->start), now[k].start - from);
+		from = now[k].end < o->end ? now[k].end : o->end;
+	}
+	if (!rc && from < o->end)
+		rc = forget_range(w, o->file_off + (from - o->start), o->end - from);
+	return rc;
+}
+
+/*
+ * The mappings again: just before the stop (track_new_mappings()), and once it is
+ * stopped. Memory still mapped where it was keeps its place in the core (and what was
+ * copied there while it ran) and its tracking, also where its mapping grew or shrank;
+ * memory new since goes at the end of the core, untracked; the place of memory gone is
+ * forgotten.
  */
 static int relayout(struct writer *w)
 {
-	struct mapping *old = w->maps;
-	size_t n = w->nmaps;
+	struct mapping *old = w->maps, *now;
+	size_t n = w->nmaps, nnow, at = 0, at_now = 0;
 	uint64_t end = w->out_len;
-	size_t at = 0;
 	int rc;
 
 	w->maps = NULL;
 	w->nmaps = w->maps_cap = 0;
-	if ((rc = read_maps(w))) {
-		free(old);
-		return rc;
-	}
-	for (size_t i = 0; i < w->nmaps; i++) {
-		struct mapping *m = &w->maps[i], *was = same_mapping(old, n, &at, m->start, m->end);
-
-		if (was) {
-			m->file_off = was->file_off;
-			m->tracked = was->tracked;
-			was->end = was->start; /* taken: not forgotten below */
-			continue;
-		}
-		m->file_off = end;
-		end += m->end - m->start;
-	}
+	rc = read_maps(w);
+	now = w->maps;
+	nnow = w->nmaps;
+	w->maps = NULL;
+	w->nmaps = w->maps_cap = 0;
+	for (size_t i = 0; i < nnow && !rc; i++)
+		rc = add_pieces(w, &now[i], old, n, &at, &end);
 	for (size_t i = 0; i < n && !rc; i++)
-		if (old[i].end > old[i].start)
-			rc = forget_range(w, old[i].file_off, old[i].end - old[i].start);
+		rc = forget_uncovered(w, &old[i], now, nnow, &at_now);
 	free(old);
-	w->out_len = end;
-	if (rc || end <= w->map_len)
+	free(now);
+	if (rc)
 		return rc;
+	w->out_len = end;
+	if (end <= w->map_len)
+		return HR_OK;
 	if (ftruncate(w->out, (off_t)(end + room_after(end))))
 		return cannot_write(w, errno);
 	grow_map(w, end + room_after(end));
@@ -1067,6 +1121,31 @@ static bool start_tracking(struct writer *w)
 }
 
 /*
+ * Before the stop, while it runs: the mappings again (relayout()), and those new or
+ * changed since the first layout (a heap grown by an arena) tracked and copied now, not
+ * whole while it is stopped: a 16 MB mapping made meanwhile doubled a stop at 4 GiB.
+ */
+static int track_new_mappings(struct writer *w)
+{
+	int rc = relayout(w);
+
+	for (size_t i = 0; i < w->nmaps && !rc; i++) {
+		struct mapping *m = &w->maps[i];
+
+		if (m->tracked || !m->anonymous || tracker_watch(&w->tracker, m->start, m->end))
+			continue;
+		/* protected before it is copied: a write after its copy is found at the stop */
+		if (for_each_touched_run(w, m, protect_run)) {
+			tracker_unwatch(&w->tracker, m->start, m->end);
+			continue;
+		}
+		m->tracked = true;
+		rc = for_each_touched_run(w, m, copy_run);
+	}
+	return rc;
+}
+
+/*
  * While it runs: the tracked mappings copied, then again what the process wrote to them
  * meanwhile, round after round, until a round finds little written, or no less than the
  * one before (a process writing as fast as heapref copies).
@@ -1140,6 +1219,8 @@ static int take_core(struct writer *w)
 	w->tracking = start_tracking(w);
 	w->pause->tracking_seconds = now() - t0;
 	if (w->tracking && (rc = precopy(w, &last_round)))
+		return rc;
+	if (w->tracking && (rc = track_new_mappings(w)))
 		return rc;
 	if (w->tracking) {
 		/* populating the room takes a few ms; one more round copies what the process
