@@ -685,10 +685,6 @@ static void grow_map(struct writer *w, uint64_t len)
 	w->map_len = len;
 }
 
-/*
- * The mapping of the old layout at exactly [start, end), or NULL. Both layouts are in
- * address order (as /proc/PID/maps lists them): *at walks the old one along.
- */
 /* Remembers a part of the core no mapping uses any more: punched out after the stop. */
 static int forget_range(struct writer *w, uint64_t off, uint64_t len)
 {
@@ -1175,6 +1171,25 @@ static int precopy(struct writer *w, uint64_t *last_round)
 	return rc;
 }
 
+/*
+ * The last steps while it runs: memory mapped meanwhile tracked and copied, the stop's
+ * room made (a few ms of page faults), then one more round for what the process wrote
+ * meanwhile, so that the stop finds only what it writes during that round.
+ */
+static int ready_to_stop(struct writer *w, uint64_t last_round)
+{
+	int rc = track_new_mappings(w);
+
+	if (rc)
+		return rc;
+	stage_reserve(w, last_round);
+	if ((rc = copy_written_all(w, true)))
+		return rc;
+	w->pause->rounds++;
+	w->stage.stopped = true;
+	return HR_OK;
+}
+
 /* --- the pause ------------------------------------------------------------------------------- */
 
 /* Stopped: what the core still needs, the registers and memory as they are now. */
@@ -1220,17 +1235,8 @@ static int take_core(struct writer *w)
 	w->pause->tracking_seconds = now() - t0;
 	if (w->tracking && (rc = precopy(w, &last_round)))
 		return rc;
-	if (w->tracking && (rc = track_new_mappings(w)))
+	if (w->tracking && (rc = ready_to_stop(w, last_round)))
 		return rc;
-	if (w->tracking) {
-		/* populating the room takes a few ms; one more round copies what the process
-		 * wrote meanwhile, so that the stop finds only what it writes in that round */
-		stage_reserve(w, last_round);
-		if ((rc = copy_written_all(w, true)))
-			return rc;
-		w->pause->rounds++;
-		w->stage.stopped = true;
-	}
 	w->pause->running_seconds = now() - t0 - w->pause->tracking_seconds;
 	before = w->pause->bytes;
 	t0 = now();
