@@ -28,6 +28,7 @@
 #include <gelf.h>
 
 #include "dwarf_compat.h"
+#include "heapref/binary.h" /* hr_binary_libdwarf_version() */
 
 #ifdef DW_LIBDWARF_VERSION_MAJOR
 #define DWC_NEW_API 1

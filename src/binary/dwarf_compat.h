@@ -30,7 +30,6 @@
 #include <libdwarf.h>
 
 #include "heapref/base.h"
-#include "heapref/binary.h" /* hr_binary_libdwarf_version() */
 
 struct dwc_obj;  /* the object-access state: sections of one Elf */
 
