@@ -75,6 +75,13 @@ def heapref(*args, timeout=600, cwd=None):
     return p.returncode, p.stdout.decode(errors="replace"), p.stderr.decode(errors="replace")
 
 
+def is_asan_build(path):
+    """Whether the binary at path was built with AddressSanitizer (tests that run once, or
+    that cannot run under it, skip there)."""
+    with open(path, "rb") as f:
+        return b"__asan_init" in f.read()
+
+
 class ProgError(Exception):
     """A test program failed to build or run."""
 

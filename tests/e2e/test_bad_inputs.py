@@ -91,12 +91,7 @@ PRLIMIT = shutil.which("prlimit")   # util-linux
 SANITIZER = re.compile(r"Sanitizer|runtime error:|==\d+==")
 
 
-def is_asan_build(path):
-    with open(path, "rb") as f:
-        return b"__asan_init" in f.read()
-
-
-ASAN = is_asan_build(HEAPREF) if os.path.exists(HEAPREF) else False
+ASAN = progs.is_asan_build(HEAPREF) if os.path.exists(HEAPREF) else False
 
 
 # -- the dump format, from its description (not from heapref's reader): dumpfmt.py ------

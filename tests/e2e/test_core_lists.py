@@ -52,12 +52,7 @@ LOOP_LINE = re.compile(r"^heapref: (?P<core>.+): (?P<list>.+) loops back to (?P<
                        r"\(a corrupt core\?\)$")
 
 
-def is_asan_build(path):
-    with open(path, "rb") as f:
-        return b"__asan_init" in f.read()
-
-
-ASAN = is_asan_build(progs.HEAPREF) if os.path.exists(progs.HEAPREF) else False
+ASAN = progs.is_asan_build(progs.HEAPREF) if os.path.exists(progs.HEAPREF) else False
 BOUNDED_SECONDS = 20 if ASAN else 5
 
 

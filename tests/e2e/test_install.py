@@ -37,6 +37,7 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import progs  # noqa: E402
+from test_cli import top_level_entries  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 HEAPREF = os.environ.get("HEAPREF", os.path.join(progs.TESTPROGS, "..", "build", "heapref"))
@@ -48,11 +49,6 @@ README = os.path.join(ROOT, "README.md")
 def run(cmd, timeout=900, **kw):
     p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout, **kw)
     return p.returncode, p.stdout.decode(errors="replace"), p.stderr.decode(errors="replace")
-
-
-def is_asan_build(path):
-    with open(path, "rb") as f:
-        return b"__asan_init" in f.read()
 
 
 def package_installed():
@@ -75,9 +71,8 @@ def install_blocks():
 
 
 def commands_listed():
-    """The commands `heapref --help` lists (two spaces, then a lower-case word)."""
-    out = run([HEAPREF, "--help"])[1].split("commands:\n", 1)[1]
-    return sorted(set(re.findall(r"^  ([a-z]+)\b", out, re.M)))
+    """The commands `heapref --help` lists."""
+    return list(top_level_entries(run([HEAPREF, "--help"])[1]))
 
 
 def copy_tree(dst):
@@ -98,7 +93,7 @@ class Install(unittest.TestCase):
     def setUpClass(cls):
         if os.geteuid() != 0:
             raise unittest.SkipTest("unshare, chroot and dpkg need root")
-        if is_asan_build(HEAPREF):
+        if progs.is_asan_build(HEAPREF):
             raise unittest.SkipTest("runs once, in the plain build")
         cls.blocks = install_blocks()
         cls.tmp = tempfile.mkdtemp(prefix="heapref-install-", dir=WORK)

@@ -43,17 +43,12 @@ ROOT = os.path.normpath(os.path.join(progs.TESTPROGS, ".."))
 PROCESSOR = {"amd64": "x86_64", "arm64": "aarch64"}
 
 
-def is_asan_build(path):
-    with open(path, "rb") as f:
-        return b"__asan_init" in f.read()
-
-
 def skip_reason(arch):
     if not STATIC[arch]:
         return "HEAPREF_STATIC_%s not set (scripts/test.sh builds the static files)" % arch.upper()
     if os.geteuid() != 0:
         return "chroot and mount need root"
-    if is_asan_build(HEAPREF):
+    if progs.is_asan_build(HEAPREF):
         return "runs once, in the plain build"
     if arch == "arm64" and not QEMU:
         return "no qemu-aarch64-static"

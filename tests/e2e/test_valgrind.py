@@ -37,17 +37,12 @@ ERROR_EXIT = 97   # valgrind's exit status when it found errors; heapref never u
 TIMEOUT = 600
 
 
-def is_asan_build(path):
-    with open(path, "rb") as f:
-        return b"__asan_init" in f.read()
-
-
 def skip_reason():
     if not VALGRIND:
         return "valgrind is not installed (scripts/install-deps.sh installs it)"
     if not os.path.exists(HEAPREF):
         return "no heapref binary at %s" % HEAPREF
-    if is_asan_build(HEAPREF):
+    if progs.is_asan_build(HEAPREF):
         return "%s is built with AddressSanitizer, which memcheck cannot run" % HEAPREF
     if not shutil.which(GO):
         return "no go command"
