@@ -36,12 +36,16 @@
 
 /* --- any graph ------------------------------------------------------------------------ */
 
-/* Receives one successor v of the node being expanded. */
-typedef void hr_dom_emit_fn(void *emit_ctx, uint32_t v);
+/*
+ * Receives one successor v of the node being expanded. sink: v has no successors (the
+ * same answer every time v is emitted); the computation then leaves it unnumbered.
+ */
+typedef void hr_dom_emit_fn(void *emit_ctx, uint32_t v, bool sink);
 
 /*
- * A graph on nodes 0 .. nnodes-1, node 0 the root. successors() calls emit once per
- * edge (u, v), duplicates allowed, and returns 0 or a negative HR_E*.
+ * A graph on nodes 0 .. nnodes-1 (at most HR_DOM_NODES_MAX), node 0 the root.
+ * successors() calls emit once per edge (u, v), duplicates allowed, and returns 0 or a
+ * negative HR_E*.
  */
 struct hr_dom_graph {
 	uint32_t nnodes;
@@ -49,25 +53,39 @@ struct hr_dom_graph {
 	void *ctx;
 };
 
-/* The dominator tree of a graph: what hr_dominators_compute() returns. */
+#define HR_DOM_SINK (UINT32_C(1) << 31) /* in hr_dom_tree.number: a sink, its idom's number */
+#define HR_DOM_NODES_MAX (HR_DOM_SINK - 1)
+
+/*
+ * The dominator tree of a graph: what hr_dominators_compute() returns. The reached
+ * nodes other than sinks are numbered 1..nreached in depth-first preorder (the root 1):
+ * a node's dominators are numbered lower. Sinks are not numbered; their slot holds their
+ * immediate dominator instead. 4 bytes a node and 4 a numbered node.
+ */
 struct hr_dom_tree {
-	uint32_t nreached;   /* nodes reachable from the root, the root included */
-	uint32_t *order;     /* [nreached]: the reachable nodes in depth-first preorder, root first */
-	uint32_t *idom;      /* [nnodes]: immediate dominator, HR_DOM_NONE for the root and
-			      * for nodes the root does not reach */
+	uint32_t nnodes;
+	uint32_t nreached;   /* numbered nodes: reached from the root, not sinks; the root included */
+	uint32_t nsinks;     /* sinks reached */
+	uint32_t *number;    /* [nnodes]: the node's number; HR_DOM_SINK | its idom (a node) for
+			      * a reached sink; 0 for a node the root does not reach */
+	uint32_t *idom;      /* [nreached + 1]: by number, the immediate dominator (a node);
+			      * HR_DOM_NONE for the root */
 };
 
 /*
  * Computes the dominator tree of g into *tree (whose arrays the caller frees with
- * hr_dom_tree_release()). Memory: besides the result (8 bytes a node), at most about 20
- * bytes per node and 8 per edge between reachable nodes at once (4 per edge from a
- * node's parent in the search; 4 a node for the search's numbers, given back before the
- * predecessors are made; a path compression's stack, usually small, as deep as the
- * nodes at worst), freed before returning. 0, or
- * HR_ENOMEM / the successor callback's error with err set.
+ * hr_dom_tree_release()). Memory: besides the result (4 bytes a node, 8 a numbered
+ * node), 8 bytes per numbered node and 8 per edge that is not a tree edge at once (16
+ * while they are sorted), and the search's stack (8 bytes per edge to a node not yet
+ * numbered when it is emitted), freed before returning. 0, or HR_ENOMEM / HR_EUSAGE
+ * (too many nodes) / the successor callback's error with err set.
  */
 int hr_dominators_compute(const struct hr_dom_graph *g, struct hr_dom_tree *tree,
 			  struct hr_error *err);
+/* Node v's immediate dominator (a node), HR_DOM_NONE for the root and unreached nodes. */
+uint32_t hr_dom_tree_idom(const struct hr_dom_tree *tree, uint32_t v);
+/* The numbered nodes by number - 1 (the caller frees it; NULL when out of memory). */
+uint32_t *hr_dom_tree_order(const struct hr_dom_tree *tree);
 void hr_dom_tree_release(struct hr_dom_tree *tree);
 
 /* --- the heap graph --------------------------------------------------------------------- */
@@ -148,8 +166,35 @@ uint32_t hr_heap_dom_object_node(const struct hr_heap_dominators *hd, uint32_t o
 struct hr_dom_node hr_heap_dom_node(const struct hr_heap_dominators *hd, uint32_t id);
 /* Nodes reached from the virtual root, it included. */
 uint32_t hr_heap_dom_reached(const struct hr_heap_dominators *hd);
-/* The k-th reached node in depth-first preorder (k < reached): a node after its dominator. */
-uint32_t hr_heap_dom_preorder(const struct hr_heap_dominators *hd, uint32_t k);
+/*
+ * The reached nodes that may dominate others (all but the objects without pointers),
+ * for arrays over them: their count, and node id's index among them (0 .. count - 1;
+ * HR_DOM_NONE for any other node).
+ */
+uint32_t hr_heap_dom_inner_count(const struct hr_heap_dominators *hd);
+uint32_t hr_heap_dom_inner_index(const struct hr_heap_dominators *hd, uint32_t id);
+/*
+ * The index of the dominator of the node of inner index k (0 .. count - 1), lower than
+ * k: a loop over k from 1 up sees each node after its dominator. HR_DOM_NONE for k = 0,
+ * the virtual root.
+ */
+uint32_t hr_heap_dom_inner_parent(const struct hr_heap_dominators *hd, uint32_t k);
+
+/*
+ * A walk over the reached nodes, each after its immediate dominator: the virtual root
+ * first, the nodes that may have successors in depth-first preorder, then the objects
+ * without pointers. It costs 4 bytes an inner node until hr_heap_dom_walk_end().
+ */
+struct hr_dom_walk {
+	const struct hr_heap_dominators *hd;
+	uint32_t *order;
+	uint64_t cursor;
+};
+/* HR_OK, or HR_ENOMEM (nothing to end then). */
+int hr_heap_dom_walk_start(const struct hr_heap_dominators *hd, struct hr_dom_walk *w);
+/* The next node; HR_DOM_NONE at the end. */
+uint32_t hr_heap_dom_walk_next(struct hr_dom_walk *w);
+void hr_heap_dom_walk_end(struct hr_dom_walk *w);
 /* The size and address of heap object obj. */
 uint64_t hr_heap_dom_object_size(const struct hr_heap_dominators *hd, uint32_t obj);
 uint64_t hr_heap_dom_object_addr(const struct hr_heap_dominators *hd, uint32_t obj);

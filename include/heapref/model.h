@@ -221,6 +221,9 @@ size_t hr_dump_object_count(const struct hr_dump *dump);
 struct hr_object hr_dump_object(const struct hr_dump *dump, size_t index);
 /* Index of the object whose [addr, addr+size) contains addr, or -1. O(1) in heap size. */
 int64_t hr_dump_object_at(const struct hr_dump *dump, uint64_t addr);
+/* hr_dump_object_at(), also saying whether the object found surely holds no pointer word
+ * (hr_dump_span_pointer_free()). */
+int64_t hr_dump_object_leaf_at(const struct hr_dump *dump, uint64_t addr, bool *pointer_free);
 /* The offset of the first pointer word of object holder that points into object target. */
 bool hr_dump_word_into(const struct hr_dump *dump, uint32_t holder, uint32_t target,
 		       uint64_t *offset);

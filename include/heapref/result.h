@@ -60,6 +60,7 @@ struct hr_scan_summary {
 
 #define HR_SCAN_BY_ROOT UINT32_MAX           /* holder: a root's word reached the object */
 #define HR_SCAN_NOT_REACHED (UINT32_MAX - 1) /* holder: no root reaches the object */
+#define HR_SCAN_HOLDER_UNKNOWN (UINT32_MAX - 2) /* holder: reached, holders not kept */
 
 struct hr_reached_by {
 	uint32_t node;   /* the chain node it is charged to; HR_CHAINS_NONE if not reached */

@@ -104,11 +104,11 @@ void hr_scan_free(struct hr_scan *scan);
 
 /*
  * Asks the scan to remember, for every object it charges, the chain node it charges it
- * to and the object holding the pointer that reached it, for hr_result_reached_by(): the
- * path by which each object is kept alive. Costs 8 bytes per heap object. Call before
- * pass 1. 0, or HR_ENOMEM with err set.
+ * to and, with holders, the object holding the pointer that reached it, for
+ * hr_result_reached_by(): the path by which each object is kept alive. Costs 4 bytes
+ * per heap object, 8 with holders. Call before pass 1. 0, or HR_ENOMEM with err set.
  */
-int hr_scan_keep_paths(struct hr_scan *scan, struct hr_error *err);
+int hr_scan_keep_paths(struct hr_scan *scan, bool holders, struct hr_error *err);
 
 /*
  * Asks the scan to record every root word it follows, typed or not, as an edge from the

@@ -127,7 +127,8 @@ static void told(const struct hr_analysis_request *rq, const char *phase,
 /* Asks the scan to keep what the request needs of its result. */
 static int keep(struct hr_scan *scan, const struct hr_analysis_request *rq, struct hr_error *err)
 {
-	if (wants_paths(rq) && hr_scan_keep_paths(scan, err))
+	/* holders for why's paths and the retained view's descriptions, not for the others */
+	if (wants_paths(rq) && hr_scan_keep_paths(scan, rq->paths, err))
 		return err->code;
 	if ((rq->graph || wants_dominators(rq)) && hr_scan_keep_root_edges(scan, err))
 		return err->code;

@@ -2,42 +2,64 @@
 /*
  * dominators.c - the dominator tree of any graph given by a successor callback (see
  * dominators.h): the semi-NCA algorithm of Georgiadis and Tarjan, on flat arrays indexed
- * by depth-first preorder, without recursion.
+ * by depth-first preorder, without recursion, on the graph without its sinks.
  *
- *   1. A depth-first search from the root numbers the reachable nodes 1..n in preorder
- *      and records each one's tree parent. (An explicit stack holding every successor
- *      pushed, popped last in first out, skipping nodes already numbered: its tree is
- *      a depth-first tree, which is all the algorithm needs.)
- *   2. The predecessors of each reachable node other than its tree parent, as preorder
- *      numbers, in one flat array, from the successors the search saw (kept meanwhile:
- *      the callback is asked once per node, which for the heap graph means reading the
- *      dump's bitmaps once).
+ * A sink (a node the callback says has no successors: in the heap, an object without
+ * pointers) changes no other node's dominators, since no path goes on from it; its own
+ * immediate dominator is the nearest common dominator of its predecessors. So sinks are
+ * not numbered, and most of them (one predecessor) cost no more than their number slot:
+ *
+ *   1. A depth-first search from the root numbers the reachable nodes that are not sinks
+ *      1..n in preorder and records each one's tree parent. (An explicit stack holding
+ *      every successor pushed, popped last in first out, skipping nodes already
+ *      numbered: its tree is a depth-first tree, which is all the algorithm needs.) An
+ *      edge that is not a tree edge is kept as a pair of numbers (to, from), when it is
+ *      emitted (its target is numbered already) or when its stack entry is popped (its
+ *      target was numbered meanwhile): no successor list is kept. A sink's first
+ *      predecessor goes into its number slot, the others into a list of pairs.
+ *   2. The pairs sorted by target (a radix sort).
  *   3. Semidominators, from the highest number down, with the link-eval forest of
- *      Lengauer and Tarjan's simple version (path compression, iterative: its stack
- *      grows only as deep as a compression goes; in the worst case, a ring of all the
- *      nodes, that is 4 bytes a node again).
+ *      Lengauer and Tarjan's simple version (path compression, iterative). The forest
+ *      keeps, per node, the least semidominator on its compressed path (not the node
+ *      that has it: only that value is ever read). A node without pairs has its tree
+ *      parent as semidominator; the others' are written over their first pair.
  *   4. Immediate dominators, from the lowest number up: the nearest common ancestor, on
- *      the dominator tree built so far, of a node's tree parent and its semidominator.
+ *      the dominator tree built so far, of a node's tree parent and its semidominator,
+ *      written over the tree parent.
+ *   5. Each sink with several predecessors: their nearest common ancestor on the tree,
+ *      folded from the highest number down (a sink that every node of a long chain
+ *      points at climbs one step per predecessor, not the chain's depth each time).
+ *   6. Numbers turned back into nodes, in the idoms and the sinks' slots, with a map
+ *      from numbers to nodes made for that alone (a caller that walks the tree in
+ *      preorder makes its own: hr_dom_tree_order()).
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "heapref/dominators.h"
 
+/* An edge by numbers; for a sink's other predecessors, `to` is the sink's node. */
+struct dom_pair {
+	uint32_t to, from;
+};
+
+struct dom_pairs {
+	struct dom_pair *items;
+	size_t n, cap;
+};
+
 struct dom_run {
 	const struct hr_dom_graph *g;
 	struct hr_dom_tree *t;
 	uint32_t n;              /* nodes numbered so far */
-	uint32_t *pre;           /* [nnodes]: node -> preorder number (1-based), 0 unvisited */
-	uint32_t *parent;        /* [nnodes + 1]: by number, the tree parent's number */
-	uint32_t *semi, *label, *ancestor; /* [n + 1], steps 3 and 4 */
+	uint32_t *parent;        /* [n + 1]: by number, the tree parent's; then the idom's */
+	size_t parent_cap;
+	struct dom_pairs edges;  /* edges between numbered nodes that are not tree edges */
+	struct dom_pairs shared; /* sinks' predecessors after the first */
+	uint32_t *ancestor;      /* [n + 1], step 3: the link-eval forest, 0 a forest root */
+	uint32_t *best;          /* [n + 1], step 3: least semidominator on the path */
 	uint32_t *path;          /* compress()'s stack, grown as deep as a compression goes */
 	size_t path_cap;
-	uint32_t *succ;          /* step 1's successors (node ids), node by node in preorder */
-	size_t nsucc, succ_cap;
-	uint32_t *succ_end;      /* [nnodes + 1]: number w's successors end at succ[succ_end[w]] */
-	uint32_t *pred_off;      /* [n + 2]: w's predecessors are preds[pred_off[w] ..) */
-	uint32_t *preds;
 	struct dfs_entry {
 		uint32_t node, from;
 	} *stack;
@@ -46,26 +68,41 @@ struct dom_run {
 	int status;
 };
 
+static int add_pair(struct dom_pairs *p, uint32_t to, uint32_t from)
+{
+	struct dom_pair *e = hr_array_push((void **)&p->items, &p->n, &p->cap, sizeof(*e));
+
+	if (!e)
+		return HR_ENOMEM;
+	*e = (struct dom_pair){ to, from };
+	return HR_OK;
+}
+
 /* --- 1. depth-first numbering ------------------------------------------------------- */
 
-static void emit_push(void *ctx, uint32_t v)
+static void emit_push(void *ctx, uint32_t v, bool sink)
 {
 	struct dom_run *r = ctx;
+	uint32_t *number = r->t->number, x;
 	struct dfs_entry *e;
-	uint32_t *s;
 
 	if (v >= r->g->nnodes || r->status)
 		return;
-	if (r->expanding) { /* an edge from a numbered node, for step 2 */
-		if (r->nsucc >= UINT32_MAX || !(s = hr_array_push((void **)&r->succ, &r->nsucc,
-								  &r->succ_cap, sizeof(*s)))) {
-			r->status = HR_ENOMEM;
-			return;
+	x = number[v];
+	if (sink && (!x || (x & HR_DOM_SINK))) {
+		if (!x) {
+			number[v] = HR_DOM_SINK | r->expanding;
+			r->t->nsinks++;
+		} else if ((x & ~HR_DOM_SINK) != r->expanding) {
+			r->status = add_pair(&r->shared, v, r->expanding);
 		}
-		*s = v;
-	}
-	if (r->pre[v])
 		return;
+	}
+	if (x) { /* numbered before the node being expanded: not its tree child */
+		if (x != r->expanding)
+			r->status = add_pair(&r->edges, x, r->expanding);
+		return;
+	}
 	e = hr_array_push((void **)&r->stack, &r->nstack, &r->stack_cap, sizeof(*e));
 	if (!e) {
 		r->status = HR_ENOMEM;
@@ -76,70 +113,77 @@ static void emit_push(void *ctx, uint32_t v)
 
 static int number_nodes(struct dom_run *r)
 {
-	emit_push(r, 0);
+	uint32_t *number = r->t->number;
+
+	emit_push(r, 0, false);
 	while (r->nstack && !r->status) {
 		struct dfs_entry e = r->stack[--r->nstack];
+		uint32_t x = number[e.node];
 		int rc;
 
-		if (r->pre[e.node])
+		if (x) { /* numbered since it was pushed: this edge is not its tree edge */
+			if (!(x & HR_DOM_SINK) && x != e.from && r->parent[x] != e.from)
+				r->status = add_pair(&r->edges, x, e.from);
 			continue;
-		r->pre[e.node] = ++r->n;
-		r->t->order[r->n - 1] = e.node;
+		}
+		if (hr_array_reserve((void **)&r->parent, &r->parent_cap, (size_t)r->n + 2,
+				     sizeof(*r->parent)))
+			return HR_ENOMEM;
+		number[e.node] = ++r->n;
 		r->parent[r->n] = e.from;
 		r->expanding = r->n;
 		if ((rc = r->g->successors(r->g->ctx, e.node, emit_push, r)))
 			return rc;
-		r->succ_end[r->n] = (uint32_t)r->nsucc;
 	}
 	return r->status;
 }
 
-/* --- 2. predecessors ---------------------------------------------------------------- */
+/* --- 2. sorting pairs ----------------------------------------------------------------- */
+
+#define RADIX_BITS 11
+
+/* One stable counting pass on bits [shift, shift + RADIX_BITS) of `to` or of `from`. */
+static void radix_pass(const struct dom_pair *src, struct dom_pair *dst, size_t n, bool by_to,
+		       unsigned shift, bool descending)
+{
+	size_t count[(1u << RADIX_BITS) + 1] = { 0 };
+	uint32_t mask = (1u << RADIX_BITS) - 1;
+
+	for (size_t i = 0; i < n; i++) {
+		uint32_t d = ((by_to ? src[i].to : src[i].from) >> shift) & mask;
+
+		count[(descending ? mask - d : d) + 1]++;
+	}
+	for (uint32_t d = 1; d <= mask; d++)
+		count[d] += count[d - 1];
+	for (size_t i = 0; i < n; i++) {
+		uint32_t d = ((by_to ? src[i].to : src[i].from) >> shift) & mask;
+
+		dst[count[descending ? mask - d : d]++] = src[i];
+	}
+}
 
 /*
- * Predecessors by number, from the successors step 1 kept (then freed). The edges from
- * a node's tree parent are left out: step 3 starts each node's semidominator at its
- * parent, which is what they would give (most heap objects have no other predecessor,
- * so this keeps most of the edges out of memory).
+ * Sorts p by `to` ascending; with from_descending, pairs of one `to` by `from`
+ * descending. Needs a second buffer as large while it runs.
  */
-static int collect_preds(struct dom_run *r)
+static int sort_pairs(struct dom_pairs *p, bool from_descending)
 {
-	uint32_t total;
+	struct dom_pair *tmp = malloc(p->n * sizeof(*tmp) + 1), *a = p->items, *b = tmp;
 
-	/* the successors as numbers, in place: the node -> number map is not needed after */
-	for (size_t k = 0; k < r->nsucc; k++)
-		r->succ[k] = r->pre[r->succ[k]];
-	free(r->pre);
-	r->pre = NULL;
-	r->pred_off = calloc((size_t)r->n + 2, sizeof(*r->pred_off));
-	if (!r->pred_off)
+	if (!tmp)
 		return HR_ENOMEM;
-	for (uint32_t w = 1, k = 0; w <= r->n; w++)
-		for (; k < r->succ_end[w]; k++) {
-			uint32_t to = r->succ[k];
+	for (int field = from_descending ? 0 : 1; field < 2; field++)
+		for (unsigned shift = 0; shift < 32; shift += RADIX_BITS) {
+			struct dom_pair *swap = a;
 
-			if (r->parent[to] != w)
-				r->pred_off[to + 1]++;
+			radix_pass(a, b, p->n, field == 1, shift, field == 0);
+			a = b;
+			b = swap;
 		}
-	for (uint32_t w = 1; w <= r->n + 1; w++)
-		r->pred_off[w] += r->pred_off[w - 1];
-	total = r->pred_off[r->n + 1];
-	if (!(r->preds = malloc(((size_t)total + 1) * sizeof(*r->preds))))
-		return HR_ENOMEM;
-	for (uint32_t w = 1, k = 0; w <= r->n; w++)
-		for (; k < r->succ_end[w]; k++) {
-			uint32_t to = r->succ[k];
-
-			if (r->parent[to] != w)
-				r->preds[r->pred_off[to]++] = w;
-		}
-	/* each start moved to the next one's: shift back */
-	for (uint32_t w = r->n; w >= 2; w--)
-		r->pred_off[w] = r->pred_off[w - 1];
-	r->pred_off[1] = 0;
-	free(r->succ);
-	free(r->succ_end);
-	r->succ = r->succ_end = NULL;
+	p->items = a;
+	p->cap = p->n;
+	free(b);
 	return HR_OK;
 }
 
@@ -147,12 +191,12 @@ static int collect_preds(struct dom_run *r)
 
 /*
  * Path compression of v's path in the link-eval forest: each node on it ends up pointing
- * at the last node below the forest root, its label the one of least semidominator on
- * the way. Lengauer and Tarjan's recursive compress(), unrolled with r->path as stack.
+ * at the last node below the forest root, its best the least on the way. Lengauer and
+ * Tarjan's recursive compress(), unrolled with r->path as stack.
  */
 static int compress(struct dom_run *r, uint32_t v)
 {
-	uint32_t *anc = r->ancestor, *label = r->label, *semi = r->semi;
+	uint32_t *anc = r->ancestor, *best = r->best;
 	size_t npath = 0;
 
 	for (uint32_t x = v; anc[anc[x]] != 0; x = anc[x]) {
@@ -164,41 +208,48 @@ static int compress(struct dom_run *r, uint32_t v)
 	while (npath > 0) {
 		uint32_t y = r->path[--npath], a = anc[y];
 
-		if (semi[label[a]] < semi[label[y]])
-			label[y] = label[a];
+		if (best[a] < best[y])
+			best[y] = best[a];
 		anc[y] = anc[a];
 	}
 	return HR_OK;
 }
 
-/* The label of v after compressing its path; HR_DOM_NONE when out of memory. */
+/*
+ * The least semidominator on v's path, or v itself when it is not linked yet (numbered
+ * lower than the node being processed, it is its own semidominator's bound);
+ * HR_DOM_NONE when out of memory.
+ */
 static uint32_t eval(struct dom_run *r, uint32_t v)
 {
 	if (r->ancestor[v] == 0)
 		return v;
 	if (compress(r, v))
 		return HR_DOM_NONE;
-	return r->label[v];
+	return r->best[v];
 }
 
 static int compute_semi(struct dom_run *r)
 {
-	for (uint32_t w = 1; w <= r->n; w++) {
-		r->semi[w] = w;
-		r->label[w] = w;
-		r->ancestor[w] = 0;
-	}
+	struct dom_pair *e = r->edges.items;
+	size_t k = r->edges.n;
+
 	for (uint32_t w = r->n; w >= 2; w--) {
 		/* the tree parent, not linked yet (it is numbered lower), evaluates to itself */
-		r->semi[w] = r->parent[w];
-		for (uint32_t k = r->pred_off[w]; k < r->pred_off[w + 1]; k++) {
-			uint32_t u = eval(r, r->preds[k]);
+		uint32_t s = r->parent[w];
+		size_t end = k;
+
+		for (; k > 0 && e[k - 1].to == w; k--) {
+			uint32_t u = eval(r, e[k - 1].from);
 
 			if (u == HR_DOM_NONE)
 				return HR_ENOMEM;
-			if (r->semi[u] < r->semi[w])
-				r->semi[w] = r->semi[u];
+			if (u < s)
+				s = u;
 		}
+		if (k < end)
+			e[k].from = s; /* for step 4 */
+		r->best[w] = s;
 		r->ancestor[w] = r->parent[w]; /* link */
 	}
 	return HR_OK;
@@ -206,91 +257,151 @@ static int compute_semi(struct dom_run *r)
 
 /* --- 4. immediate dominators ---------------------------------------------------------- */
 
-/*
- * The tree's idom array is made only now, after step 3's memory that step 4 does not
- * need is freed: the peak is step 3's arrays, without it.
- */
-static int compute_idom(struct dom_run *r)
+static void compute_idom(struct dom_run *r)
 {
-	uint32_t *idom = r->ancestor; /* by number; the forest is no longer needed */
-	size_t nnodes = r->g->nnodes;
+	uint32_t *idom = r->parent; /* a node's parent is read before its idom replaces it */
+	const struct dom_pair *e = r->edges.items;
+	size_t k = 0;
 
-	free(r->label);
-	free(r->pred_off);
-	free(r->preds);
-	r->label = r->pred_off = r->preds = NULL;
-	if (!(r->t->idom = malloc(nnodes * sizeof(*r->t->idom) + 1)))
-		return HR_ENOMEM;
-	for (size_t i = 0; i < nnodes; i++)
-		r->t->idom[i] = HR_DOM_NONE;
 	idom[1] = 0;
 	for (uint32_t w = 2; w <= r->n; w++) {
-		uint32_t d = r->parent[w];
+		uint32_t d = r->parent[w], semi = d;
 
-		while (d > r->semi[w])
+		while (k < r->edges.n && e[k].to < w)
+			k++;
+		if (k < r->edges.n && e[k].to == w)
+			semi = e[k].from;
+		while (d > semi)
 			d = idom[d];
 		idom[w] = d;
 	}
-	for (uint32_t w = 2; w <= r->n; w++)
-		r->t->idom[r->t->order[w - 1]] = r->t->order[idom[w] - 1];
+}
+
+/* --- 5. sinks with several predecessors ------------------------------------------------ */
+
+static uint32_t nearest_common(const uint32_t *idom, uint32_t a, uint32_t b)
+{
+	while (a != b) {
+		if (a > b)
+			a = idom[a];
+		else
+			b = idom[b];
+	}
+	return a;
+}
+
+static int place_shared_sinks(struct dom_run *r)
+{
+	const struct dom_pair *e;
+	uint32_t *number = r->t->number;
+
+	if (sort_pairs(&r->shared, true))
+		return HR_ENOMEM;
+	e = r->shared.items;
+	for (size_t i = 0, j; i < r->shared.n; i = j) {
+		uint32_t sink = e[i].to, d = e[i].from;
+
+		for (j = i + 1; j < r->shared.n && e[j].to == sink; j++)
+			d = nearest_common(r->parent, d, e[j].from);
+		d = nearest_common(r->parent, d, number[sink] & ~HR_DOM_SINK);
+		number[sink] = HR_DOM_SINK | d;
+	}
+	return HR_OK;
+}
+
+/* --- 6. numbers to nodes ------------------------------------------------------------- */
+
+uint32_t *hr_dom_tree_order(const struct hr_dom_tree *t)
+{
+	uint32_t *order = malloc((size_t)t->nreached * sizeof(*order) + 1);
+
+	if (!order)
+		return NULL;
+	for (uint32_t v = 0; v < t->nnodes; v++) {
+		uint32_t x = t->number[v];
+
+		if (x && !(x & HR_DOM_SINK))
+			order[x - 1] = v;
+	}
+	return order;
+}
+
+static int map_numbers(struct dom_run *r)
+{
+	struct hr_dom_tree *t = r->t;
+	uint32_t *idom = realloc(r->parent, ((size_t)r->n + 1) * sizeof(*idom)), *order;
+
+	if (idom)
+		r->parent = idom; /* given back what the doubling left over */
+	t->idom = r->parent;
+	r->parent = NULL;
+	t->nreached = r->n;
+	if (!(order = hr_dom_tree_order(t)))
+		return HR_ENOMEM;
+	t->idom[0] = HR_DOM_NONE;
+	t->idom[1] = HR_DOM_NONE;
+	for (uint32_t x = 2; x <= r->n; x++)
+		t->idom[x] = order[t->idom[x] - 1];
+	for (uint32_t v = 0; v < t->nnodes; v++)
+		if (t->number[v] & HR_DOM_SINK)
+			t->number[v] = HR_DOM_SINK | order[(t->number[v] & ~HR_DOM_SINK) - 1];
+	free(order);
 	return HR_OK;
 }
 
 /* --- the whole ------------------------------------------------------------------------ */
 
-static int alloc_tree(struct dom_run *r)
-{
-	size_t n = r->g->nnodes;
-
-	r->t->order = malloc(n * sizeof(*r->t->order) + 1);
-	r->pre = calloc(n + 1, sizeof(*r->pre));
-	r->parent = malloc((n + 1) * sizeof(*r->parent));
-	r->succ_end = malloc((n + 1) * sizeof(*r->succ_end));
-	if (!r->t->order || !r->pre || !r->parent || !r->succ_end)
-		return HR_ENOMEM;
-	return HR_OK;
-}
-
-static int alloc_forest(struct dom_run *r)
+static int link_and_place(struct dom_run *r)
 {
 	size_t n = (size_t)r->n + 1;
+	int rc;
 
-	r->semi = malloc(n * sizeof(*r->semi));
-	r->label = malloc(n * sizeof(*r->label));
-	r->ancestor = malloc(n * sizeof(*r->ancestor));
-	if (!r->semi || !r->label || !r->ancestor)
+	free(r->stack);
+	r->stack = NULL;
+	if (sort_pairs(&r->edges, false))
 		return HR_ENOMEM;
-	r->ancestor[0] = 0;
-	return HR_OK;
+	r->ancestor = calloc(n, sizeof(*r->ancestor));
+	r->best = malloc(n * sizeof(*r->best));
+	if (!r->ancestor || !r->best)
+		return HR_ENOMEM;
+	if ((rc = compute_semi(r)))
+		return rc;
+	free(r->ancestor);
+	free(r->best);
+	free(r->path);
+	r->ancestor = r->best = r->path = NULL;
+	compute_idom(r);
+	free(r->edges.items);
+	r->edges.items = NULL;
+	if ((rc = place_shared_sinks(r)))
+		return rc;
+	return map_numbers(r);
 }
 
 int hr_dominators_compute(const struct hr_dom_graph *g, struct hr_dom_tree *tree,
 			  struct hr_error *err)
 {
 	struct dom_run r = { .g = g, .t = tree };
-	int rc;
+	int rc = HR_OK;
 
-	*tree = (struct hr_dom_tree){ 0 };
+	*tree = (struct hr_dom_tree){ .nnodes = g->nnodes };
 	if (!g->nnodes)
 		return HR_OK;
-	if (!(rc = alloc_tree(&r)) && !(rc = number_nodes(&r))) {
-		free(r.stack);
-		r.stack = NULL;
-		if (!(rc = collect_preds(&r)) && !(rc = alloc_forest(&r)) &&
-		    !(rc = compute_semi(&r)) && !(rc = compute_idom(&r)))
-			tree->nreached = r.n;
+	if (g->nnodes > HR_DOM_NODES_MAX) {
+		hr_error_set(err, HR_EUSAGE, "%u nodes: too many for the dominator tree", g->nnodes);
+		return HR_EUSAGE;
 	}
+	if (!(tree->number = calloc(g->nnodes, sizeof(*tree->number))))
+		rc = HR_ENOMEM;
+	if (!rc && !(rc = number_nodes(&r)))
+		rc = link_and_place(&r);
 	free(r.stack);
-	free(r.pre);
 	free(r.path);
 	free(r.parent);
-	free(r.semi);
-	free(r.label);
 	free(r.ancestor);
-	free(r.pred_off);
-	free(r.succ);
-	free(r.succ_end);
-	free(r.preds);
+	free(r.best);
+	free(r.edges.items);
+	free(r.shared.items);
 	if (rc) {
 		hr_dom_tree_release(tree);
 		if (rc == HR_ENOMEM)
@@ -300,9 +411,18 @@ int hr_dominators_compute(const struct hr_dom_graph *g, struct hr_dom_tree *tree
 	return rc;
 }
 
+uint32_t hr_dom_tree_idom(const struct hr_dom_tree *t, uint32_t v)
+{
+	uint32_t x = v < t->nnodes ? t->number[v] : 0;
+
+	if (x & HR_DOM_SINK)
+		return x & ~HR_DOM_SINK;
+	return x ? t->idom[x] : HR_DOM_NONE;
+}
+
 void hr_dom_tree_release(struct hr_dom_tree *tree)
 {
-	free(tree->order);
+	free(tree->number);
 	free(tree->idom);
 	*tree = (struct hr_dom_tree){ 0 };
 }

@@ -17,10 +17,11 @@ struct bfs {
 	uint32_t expanding;
 };
 
-static void emit_reach(void *ctx, uint32_t v)
+static void emit_reach(void *ctx, uint32_t v, bool sink)
 {
 	struct bfs *b = ctx;
 
+	(void)sink; /* a sink is a node like another here */
 	if (b->from[v] != HR_DOM_NONE)
 		return;
 	if (b->avoid && hr_bit_get(b->avoid, v))
@@ -143,11 +144,12 @@ static bool visit_once(struct local_bfs *b, uint32_t v)
 	return true;
 }
 
-static void emit_local(void *ctx, uint32_t v)
+static void emit_local(void *ctx, uint32_t v, bool sink)
 {
 	struct local_bfs *b = ctx;
 	struct visit *q;
 
+	(void)sink; /* a sink is a node like another here */
 	if (b->found || b->status || (b->allow && v != b->goal && !b->allow(b->allow_ctx, v)) ||
 	    !visit_once(b, v))
 		return;
@@ -170,7 +172,7 @@ int hr_heap_graph_path_from(struct hr_heap_graph *g, uint32_t from, uint32_t to,
 	*n = 0;
 	if (from >= hr_heap_graph_count(g) || to >= hr_heap_graph_count(g))
 		return 1;
-	emit_local(&b, from);
+	emit_local(&b, from, false);
 	for (size_t head = 0; head < b.n && !b.found && !b.status; head++) {
 		b.expanding = (uint32_t)head;
 		if (hr_heap_graph_successors(g, b.queue[head].node, emit_local, &b))

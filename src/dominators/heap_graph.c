@@ -26,8 +26,9 @@ struct hr_heap_dominators {
 	uint32_t nroots, nnodes;  /* the graph's */
 	uint32_t *root_chain;
 	struct hr_dom_tree tree;
-	uint64_t *retained_bytes; /* [nnodes] */
-	uint32_t *retained_objects; /* fewer than 2^32 objects: 4 bytes a node, not 8 */
+	/* by number (hr_dom_tree): a sink retains itself alone */
+	uint64_t *retained_bytes;   /* [tree.nreached + 1] */
+	uint32_t *retained_objects; /* fewer than 2^31 objects: 4 bytes a node, not 8 */
 };
 
 uint32_t hr_heap_dom_count(const struct hr_heap_dominators *hd)
@@ -52,12 +53,54 @@ struct hr_heap_graph *hr_heap_dom_graph(const struct hr_heap_dominators *hd)
 
 uint32_t hr_heap_dom_reached(const struct hr_heap_dominators *hd)
 {
+	return hd->tree.nreached + hd->tree.nsinks;
+}
+
+uint32_t hr_heap_dom_inner_count(const struct hr_heap_dominators *hd)
+{
 	return hd->tree.nreached;
 }
 
-uint32_t hr_heap_dom_preorder(const struct hr_heap_dominators *hd, uint32_t k)
+uint32_t hr_heap_dom_inner_index(const struct hr_heap_dominators *hd, uint32_t id)
 {
-	return k < hd->tree.nreached ? hd->tree.order[k] : HR_DOM_NONE;
+	uint32_t x = id < hd->nnodes ? hd->tree.number[id] : 0;
+
+	return x && !(x & HR_DOM_SINK) ? x - 1 : HR_DOM_NONE;
+}
+
+uint32_t hr_heap_dom_inner_parent(const struct hr_heap_dominators *hd, uint32_t k)
+{
+	uint32_t d = k + 1 < hd->tree.nreached + 1 ? hd->tree.idom[k + 1] : HR_DOM_NONE;
+
+	return d == HR_DOM_NONE ? HR_DOM_NONE : hd->tree.number[d] - 1;
+}
+
+int hr_heap_dom_walk_start(const struct hr_heap_dominators *hd, struct hr_dom_walk *w)
+{
+	*w = (struct hr_dom_walk){ .hd = hd, .order = hr_dom_tree_order(&hd->tree) };
+	return w->order ? HR_OK : HR_ENOMEM;
+}
+
+uint32_t hr_heap_dom_walk_next(struct hr_dom_walk *w)
+{
+	const struct hr_dom_tree *t = &w->hd->tree;
+
+	if (w->cursor < t->nreached)
+		return w->order[w->cursor++];
+	/* then the sinks, by node: each after its dominator, which is numbered */
+	for (uint64_t v = w->cursor - t->nreached; v < t->nnodes; v++)
+		if (t->number[v] & HR_DOM_SINK) {
+			w->cursor = t->nreached + v + 1;
+			return (uint32_t)v;
+		}
+	w->cursor = t->nreached + (uint64_t)t->nnodes;
+	return HR_DOM_NONE;
+}
+
+void hr_heap_dom_walk_end(struct hr_dom_walk *w)
+{
+	free(w->order);
+	w->order = NULL;
 }
 
 uint64_t hr_heap_dom_object_size(const struct hr_heap_dominators *hd, uint32_t obj)
@@ -74,6 +117,7 @@ struct hr_dom_node hr_heap_dom_node(const struct hr_heap_dominators *hd, uint32_
 {
 	struct hr_dom_node n = { .root = HR_CHAINS_NONE, .object = UINT32_MAX,
 				 .idom = HR_DOM_NONE };
+	uint32_t x;
 
 	if (id >= hd->nnodes)
 		return n;
@@ -81,9 +125,15 @@ struct hr_dom_node hr_heap_dom_node(const struct hr_heap_dominators *hd, uint32_
 		n.root = hd->root_chain[id];
 	else if (id > hd->nroots)
 		n.object = id - hd->nroots - 1;
-	n.idom = hd->tree.idom[id];
-	n.retained_bytes = hd->retained_bytes[id];
-	n.retained_objects = hd->retained_objects[id];
+	n.idom = hr_dom_tree_idom(&hd->tree, id);
+	x = hd->tree.number[id];
+	if (x & HR_DOM_SINK) {
+		n.retained_bytes = hr_dump_object(hd->dump, n.object).size;
+		n.retained_objects = 1;
+	} else if (x) {
+		n.retained_bytes = hd->retained_bytes[x];
+		n.retained_objects = hd->retained_objects[x];
+	}
 	return n;
 }
 
@@ -147,10 +197,12 @@ static int object_successors(struct hr_heap_graph *hd, uint32_t obj, hr_dom_emit
 	hr_dump_object_ptr_bits(hd->dump, obj, hd->words);
 	for (uint64_t w = hr_bit_next(hd->words, 0, nwords); w < nwords;
 	     w = hr_bit_next(hd->words, w + 1, nwords)) {
-		int64_t j = hr_dump_object_at(hd->dump, hr_dump_word(hd->dump, o.data + w * ps));
+		bool leaf;
+		int64_t j = hr_dump_object_leaf_at(hd->dump, hr_dump_word(hd->dump, o.data + w * ps),
+						   &leaf);
 
 		if (j >= 0)
-			emit(emit_ctx, hd->nroots + 1 + (uint32_t)j);
+			emit(emit_ctx, hd->nroots + 1 + (uint32_t)j, leaf);
 	}
 	return HR_OK;
 }
@@ -161,38 +213,50 @@ int hr_heap_graph_successors(void *ctx, uint32_t u, hr_dom_emit_fn *emit, void *
 
 	if (u == 0) {
 		for (uint32_t k = 1; k <= hd->nroots; k++)
-			emit(emit_ctx, k);
+			emit(emit_ctx, k, false);
 	} else if (u <= hd->nroots) {
-		for (uint64_t i = hd->edge_off[u]; i < hd->edge_off[u + 1]; i++)
-			emit(emit_ctx, hd->nroots + 1 + hd->edge_obj[i]);
+		for (uint64_t i = hd->edge_off[u]; i < hd->edge_off[u + 1]; i++) {
+			struct hr_object o = hr_dump_object(hd->dump, hd->edge_obj[i]);
+
+			emit(emit_ctx, hd->nroots + 1 + hd->edge_obj[i],
+			     hr_dump_span_pointer_free(hd->dump, o.addr, o.size));
+		}
 	} else {
 		return object_successors(hd, u - hd->nroots - 1, emit, emit_ctx);
 	}
 	return HR_OK;
 }
 
-/* Each node's size plus everything it dominates: children come after their idom in preorder. */
+/*
+ * Each node's size plus everything it dominates, by number: each object's size goes to
+ * its own number, or a sink's to its dominator's; then, from the highest number down
+ * (dominators are numbered lower), each number's total to its dominator's.
+ */
 static int sum_retained(struct hr_heap_dominators *hd)
 {
 	const struct hr_dom_tree *t = &hd->tree;
+	uint64_t *bytes = calloc((size_t)t->nreached + 1, sizeof(*bytes));
+	uint32_t *objects = calloc((size_t)t->nreached + 1, sizeof(*objects));
 
-	hd->retained_bytes = calloc(hd->nnodes, sizeof(*hd->retained_bytes));
-	hd->retained_objects = calloc(hd->nnodes, sizeof(*hd->retained_objects));
-	if (!hd->retained_bytes || !hd->retained_objects)
+	hd->retained_bytes = bytes;
+	hd->retained_objects = objects;
+	if (!bytes || !objects)
 		return HR_ENOMEM;
-	for (uint32_t k = 0; k < t->nreached; k++) {
-		uint32_t v = t->order[k];
+	for (uint32_t v = hd->nroots + 1; v < hd->nnodes; v++) {
+		uint32_t x = t->number[v];
 
-		if (v > hd->nroots) {
-			hd->retained_bytes[v] = hr_dump_object(hd->dump, v - hd->nroots - 1).size;
-			hd->retained_objects[v] = 1;
+		if (x & HR_DOM_SINK)
+			x = t->number[x & ~HR_DOM_SINK];
+		if (x) {
+			bytes[x] += hr_dump_object(hd->dump, v - hd->nroots - 1).size;
+			objects[x]++;
 		}
 	}
-	for (uint32_t k = t->nreached; k-- > 1;) {
-		uint32_t v = t->order[k], d = t->idom[v];
+	for (uint32_t x = t->nreached; x >= 2; x--) {
+		uint32_t d = t->number[t->idom[x]];
 
-		hd->retained_bytes[d] += hd->retained_bytes[v];
-		hd->retained_objects[d] += hd->retained_objects[v];
+		bytes[d] += bytes[x];
+		objects[d] += objects[x];
 	}
 	return HR_OK;
 }
@@ -213,7 +277,7 @@ struct hr_heap_graph *hr_heap_graph_new(const struct hr_dump *dump, const struct
 		goto nomem;
 	free(root_of_chain);
 	nnodes = 1 + (uint64_t)g->nroots + hr_dump_object_count(dump);
-	if (nnodes >= HR_DOM_NONE) {
+	if (nnodes > HR_DOM_NODES_MAX) {
 		hr_error_set(err, HR_EUSAGE, "%" PRIu64 " nodes: too many for the object graph",
 			     nnodes);
 		hr_heap_graph_free(g);

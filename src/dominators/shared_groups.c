@@ -32,12 +32,14 @@ struct rootset {
 
 struct grouping {
 	const struct hr_heap_dominators *hd;
-	uint32_t *top;        /* [nodes]: the child of the virtual root dominating the node */
+	uint32_t *top;        /* by hr_heap_dom_inner_index(): the child of the virtual root
+			       * dominating the node */
 	uint32_t *tops;       /* the shared tops, ascending */
 	uint32_t ntops;
 	struct top_edge *edges;
 	size_t nedges, edges_cap;
 	uint32_t expanding;   /* the node whose successors are being emitted */
+	uint32_t expanding_index; /* its hr_heap_dom_inner_index() */
 	int status;
 	struct rootset *sets; /* [ntops] */
 };
@@ -58,20 +60,13 @@ static uint32_t top_index(const struct grouping *gr, uint32_t v)
 	return lo < gr->ntops && gr->tops[lo] == v ? lo : UINT32_MAX;
 }
 
-/* top[] in preorder (a node after its dominator), and the list of shared tops. */
+/* The shared tops: the objects whose immediate dominator is the virtual root. */
 static int find_tops(struct grouping *gr)
 {
 	const struct hr_heap_dominators *hd = gr->hd;
 	uint32_t nnodes = hr_heap_dom_count(hd), nroots = hr_heap_dom_root_count(hd);
 	size_t ntops = 0, cap = 0;
 
-	if (!(gr->top = malloc((size_t)nnodes * sizeof(*gr->top))))
-		return HR_ENOMEM;
-	for (uint32_t k = 1; k < hr_heap_dom_reached(hd); k++) {
-		uint32_t v = hr_heap_dom_preorder(hd, k), d = hr_heap_dom_node(hd, v).idom;
-
-		gr->top[v] = d == 0 ? v : gr->top[d];
-	}
 	for (uint32_t v = nroots + 1; v < nnodes; v++) {
 		if (hr_heap_dom_node(hd, v).idom != 0)
 			continue;
@@ -83,12 +78,42 @@ static int find_tops(struct grouping *gr)
 	return HR_OK;
 }
 
-static void emit_edge(void *ctx, uint32_t v)
+/*
+ * top[] for the nodes that may have successors (by hr_heap_dom_inner_index()): the
+ * children of the virtual root are their own, the others take their dominator's, in
+ * inner index order (a node after its dominator). The objects without pointers are
+ * left out: no edge starts at them.
+ */
+static int find_top_of_each(struct grouping *gr)
+{
+	const struct hr_heap_dominators *hd = gr->hd;
+	uint32_t n = hr_heap_dom_inner_count(hd), nroots = hr_heap_dom_root_count(hd);
+
+	if (!(gr->top = malloc(((size_t)n + 1) * sizeof(*gr->top))))
+		return HR_ENOMEM;
+	for (uint32_t k = 0; k < n; k++)
+		gr->top[k] = HR_DOM_NONE;
+	for (uint32_t r = 1; r <= nroots; r++)
+		gr->top[hr_heap_dom_inner_index(hd, r)] = r;
+	for (uint32_t t = 0; t < gr->ntops; t++) {
+		uint32_t k = hr_heap_dom_inner_index(hd, gr->tops[t]);
+
+		if (k != HR_DOM_NONE)
+			gr->top[k] = gr->tops[t];
+	}
+	for (uint32_t k = 1; k < n; k++)
+		if (gr->top[k] == HR_DOM_NONE)
+			gr->top[k] = gr->top[hr_heap_dom_inner_parent(hd, k)];
+	return HR_OK;
+}
+
+static void emit_edge(void *ctx, uint32_t v, bool sink)
 {
 	struct grouping *gr = ctx;
-	uint32_t to = top_index(gr, v), from = gr->top[gr->expanding];
+	uint32_t to = top_index(gr, v), from = gr->top[gr->expanding_index];
 	struct top_edge *e;
 
+	(void)sink; /* a sink is a node like another here */
 	if (to == UINT32_MAX || from == v || gr->status)
 		return;
 	if (gr->nedges && gr->edges[gr->nedges - 1].from == from && gr->edges[gr->nedges - 1].to == to)
@@ -115,8 +140,10 @@ static int find_edges(struct grouping *gr, struct hr_heap_graph *g)
 {
 	size_t n = 0;
 
-	for (uint32_t k = 1; k < hr_heap_dom_reached(gr->hd) && !gr->status; k++) {
-		gr->expanding = hr_heap_dom_preorder(gr->hd, k);
+	for (uint32_t v = 1; v < hr_heap_dom_count(gr->hd) && !gr->status; v++) {
+		if ((gr->expanding_index = hr_heap_dom_inner_index(gr->hd, v)) == HR_DOM_NONE)
+			continue; /* not reached, or no pointers */
+		gr->expanding = v;
 		if (hr_heap_graph_successors(g, gr->expanding, emit_edge, gr))
 			return HR_ENOMEM;
 	}
@@ -339,9 +366,9 @@ int hr_heap_dom_shared_groups(const struct hr_heap_dominators *hd, uint64_t min_
 		total += hr_heap_dom_node(hd, gr.tops[t]).retained_bytes;
 	if (!gr.ntops || total < min_total)
 		goto out;
-	if ((rc = find_edges(&gr, hr_heap_dom_graph(hd))))
+	if ((rc = find_top_of_each(&gr)) || (rc = find_edges(&gr, hr_heap_dom_graph(hd))))
 		goto out;
-	free(gr.top); /* 4 bytes a node: given back before the sets are made */
+	free(gr.top); /* 4 bytes an inner node: given back before the sets are made */
 	gr.top = NULL;
 	if ((rc = propagate(&gr)))
 		goto out;

@@ -139,6 +139,15 @@ int64_t hr_dump_object_at(const struct hr_dump *d, uint64_t addr)
 	return heap_index_find(&d->heap, addr);
 }
 
+int64_t hr_dump_object_leaf_at(const struct hr_dump *d, uint64_t addr, bool *pointer_free)
+{
+	struct heap_span span;
+	int64_t i = heap_index_locate(&d->heap, addr, &span);
+
+	*pointer_free = i >= 0 && heap_index_span_pointer_free(&d->heap, span.addr, span.size);
+	return i;
+}
+
 bool hr_dump_word_into(const struct hr_dump *d, uint32_t holder, uint32_t target,
 		       uint64_t *offset)
 {

@@ -41,7 +41,7 @@ struct mark_pool {
 struct marker {
 	const struct scan_tables *tb; /* the context's: another thread writes the walker */
 	uint64_t *visited;       /* the results' */
-	struct hr_reached_by *paths; /* the results', if kept: each claimer writes its own */
+	struct scan_paths paths; /* the results', if kept: each claimer writes its own */
 	struct mark_pool *pool;  /* NULL while marking alone */
 	uint32_t *stack;
 	size_t n, cap;
@@ -88,8 +88,7 @@ static void reach(struct marker *m, uint64_t value)
 
 	if (i < 0 || !claim(m, (uint32_t)i))
 		return;
-	if (m->paths) /* only the claimer writes this object's entry */
-		m->paths[i] = (struct hr_reached_by){ m->node, m->holder };
+	scan_paths_set(&m->paths, (uint32_t)i, m->node, m->holder);
 	if (m->goroutine && share_map_add(m->shares, m->node, m->goroutine, 1, size))
 		m->status = HR_ENOMEM;
 	m->objects++;

@@ -11,7 +11,7 @@
 struct hr_scan_result {
 	struct hr_scan_summary sum;
 	size_t nobj;
-	struct hr_reached_by *paths;        /* per object, or NULL */
+	uint32_t *path_node, *path_holder;  /* per object, or NULL (struct scan_paths) */
 	uint32_t *obj_type;                 /* per object: OBJ_TYPE_* or a type id, or NULL */
 	struct hr_root_edge *root_edges;
 	size_t nroot_edges;
@@ -57,11 +57,12 @@ struct hr_scan_result *hr_scan_take_result(struct hr_scan *s, struct hr_error *e
 	}
 	r->sum = res->sum;
 	r->nobj = s->ctx.nobj;
-	r->paths = res->paths;
+	r->path_node = res->paths.node;
+	r->path_holder = res->paths.holder;
 	r->obj_type = res->obj_type;
 	r->root_edges = res->root_edges;
 	r->nroot_edges = res->nroot_edges;
-	res->paths = NULL; /* the result's now: the scan frees what it still has */
+	res->paths = (struct scan_paths){ 0 }; /* the result's now: the scan frees the rest */
 	res->obj_type = NULL;
 	res->root_edges = NULL;
 	res->nroot_edges = res->root_edges_cap = 0;
@@ -72,7 +73,8 @@ void hr_result_free(struct hr_scan_result *r)
 {
 	if (!r)
 		return;
-	free(r->paths);
+	free(r->path_node);
+	free(r->path_holder);
 	free(r->obj_type);
 	free(r->root_edges);
 	free(r->shares);
@@ -91,14 +93,21 @@ size_t hr_result_object_count(const struct hr_scan_result *r)
 
 bool hr_result_has_paths(const struct hr_scan_result *r)
 {
-	return r->paths != NULL;
+	return r->path_node != NULL;
 }
 
 struct hr_reached_by hr_result_reached_by(const struct hr_scan_result *r, uint32_t obj)
 {
-	if (!r->paths || obj >= r->nobj)
-		return (struct hr_reached_by){ HR_CHAINS_NONE, HR_SCAN_NOT_REACHED };
-	return r->paths[obj];
+	struct hr_reached_by by = { HR_CHAINS_NONE, HR_SCAN_NOT_REACHED };
+
+	if (!r->path_node || obj >= r->nobj)
+		return by;
+	by.node = r->path_node[obj];
+	if (r->path_holder)
+		by.holder = r->path_holder[obj];
+	else if (by.node != HR_CHAINS_NONE)
+		by.holder = HR_SCAN_HOLDER_UNKNOWN;
+	return by;
 }
 
 uint32_t hr_result_type_of(const struct hr_scan_result *r, uint32_t obj, bool *array)

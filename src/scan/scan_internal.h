@@ -318,6 +318,22 @@ struct scan_ctx {
 	unsigned cpus;             /* usable processors, asked once: pass 2 drains millions of times */
 };
 
+/* How each heap object was reached (hr_scan_keep_paths()); NULL arrays: not kept. */
+struct scan_paths {
+	uint32_t *node;   /* the chain node it is charged to */
+	uint32_t *holder; /* the object whose word reached it, or HR_SCAN_BY_ROOT */
+};
+
+/* Records object obj's entry (only the object's claimer writes it). */
+static inline void scan_paths_set(const struct scan_paths *p, uint32_t obj, uint32_t node,
+				  uint32_t holder)
+{
+	if (p->node)
+		p->node[obj] = node;
+	if (p->holder)
+		p->holder[obj] = holder;
+}
+
 /*
  * What a scan makes, owned by the thread that runs the passes and applies pass 1's logs.
  * The first part is what pass 1's workers read while they run (set before they start);
@@ -332,7 +348,7 @@ struct scan_results {
 				      * there: workers read where they are); NULL outside pass 1 */
 
 	_Alignas(64) struct hr_scan_summary sum;
-	struct hr_reached_by *paths; /* per heap object, when asked for (hr_scan_keep_paths) */
+	struct scan_paths paths;     /* per heap object, when asked for (hr_scan_keep_paths) */
 	uint32_t *obj_type;          /* hr_scan_keep_types(): per object, OBJ_TYPE_* or a type id */
 	struct share_map shares;     /* with keep_goroutines: what each goroutine reached first */
 	struct hr_root_edge *root_edges;

@@ -46,15 +46,17 @@ bool scan_visited(const struct walker *wk, uint32_t obj)
 	return __atomic_load_n(&wk->visited[obj >> 6], __ATOMIC_RELAXED) >> (obj & 63) & 1;
 }
 
-int hr_scan_keep_paths(struct hr_scan *s, struct hr_error *err)
+int hr_scan_keep_paths(struct hr_scan *s, bool holders, struct hr_error *err)
 {
-	struct scan_results *res = &s->res;
+	struct scan_paths *p = &s->res.paths;
+	size_t n = s->ctx.nobj + 1;
 
-	if (!res->paths && !(res->paths = malloc((s->ctx.nobj + 1) * sizeof(*res->paths))))
+	if ((!p->node && !(p->node = malloc(n * sizeof(*p->node)))) ||
+	    (holders && !p->holder && !(p->holder = malloc(n * sizeof(*p->holder)))))
 		return hr_error_set(err, HR_ENOMEM, "out of memory for the paths of %zu objects",
 				    s->ctx.nobj);
 	for (size_t i = 0; i < s->ctx.nobj; i++)
-		res->paths[i] = (struct hr_reached_by){ HR_CHAINS_NONE, HR_SCAN_NOT_REACHED };
+		scan_paths_set(p, (uint32_t)i, HR_CHAINS_NONE, HR_SCAN_NOT_REACHED);
 	return HR_OK;
 }
 
@@ -113,8 +115,7 @@ inline bool scan_mark(struct walker *wk, uint32_t obj, uint32_t node)
 	if (bits >> (obj & 63) & 1)
 		return false;
 	__atomic_store_n(word, bits | UINT64_C(1) << (obj & 63), __ATOMIC_RELAXED);
-	if (wk->res->paths)
-		wk->res->paths[obj] = (struct hr_reached_by){ node, wk->holder };
+	scan_paths_set(&wk->res->paths, obj, node, wk->holder);
 	return true;
 }
 
@@ -417,7 +418,8 @@ static int results_init(struct scan_results *res, const struct scan_ctx *ctx,
 static void results_release(struct scan_results *res)
 {
 	free(res->visited);
-	free(res->paths);
+	free(res->paths.node);
+	free(res->paths.holder);
 	free(res->obj_type);
 	share_map_release(&res->shares);
 	free(res->root_edges);

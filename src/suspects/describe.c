@@ -93,12 +93,30 @@ const char *root_name(const struct suspect_ctx *c, uint32_t chain)
 }
 
 /*
- * The static type of the pointer word that reached object obj: T of its chain's name
+ * The object whose word reached object obj, or HR_SCAN_BY_ROOT: the scan's, when it
+ * kept holders; else prev, obj's predecessor on the path being described (a graph
+ * node: a root variable or an object), when there is one (HR_SCAN_NOT_REACHED if not).
+ */
+static uint32_t holder_of(const struct suspect_ctx *c, uint32_t obj, uint32_t prev)
+{
+	uint32_t h = hr_result_reached_by(c->src->result, obj).holder;
+
+	if (h != HR_SCAN_HOLDER_UNKNOWN)
+		return h;
+	if (prev == HR_DOM_NONE || prev == 0)
+		return HR_SCAN_NOT_REACHED;
+	return prev <= graph_roots(c) ? HR_SCAN_BY_ROOT : prev - graph_roots(c) - 1;
+}
+
+/*
+ * The static type of the pointer word that reached object obj (from prev: see
+ * holder_of()): T of its chain's name
  * `x. (T)`, or the type of the global whose word it was; only when that word was
  * outside obj's chain node (what the same node reached next, a map's tables, a list's
  * next nodes, was not reached by a word of that type). NULL when nothing says.
  */
-static const char *static_type(const struct suspect_ctx *c, uint32_t obj, char *buf, size_t cap)
+static const char *static_type(const struct suspect_ctx *c, uint32_t obj, uint32_t prev,
+			       char *buf, size_t cap)
 {
 	struct hr_reached_by by = hr_result_reached_by(c->src->result, obj);
 	const struct hr_chains *tree = c->src->tree;
@@ -108,6 +126,7 @@ static const char *static_type(const struct suspect_ctx *c, uint32_t obj, char *
 
 	if (by.node == HR_CHAINS_NONE || by.node >= hr_chains_count(tree))
 		return NULL;
+	by.holder = holder_of(c, obj, prev);
 	if (by.holder != HR_SCAN_BY_ROOT &&
 	    (by.holder >= hr_dump_object_count(c->src->model) ||
 	     hr_result_reached_by(c->src->result, by.holder).node == by.node))
@@ -200,9 +219,10 @@ static bool frame_word(const struct suspect_ctx *c, const char *root, const stru
 }
 
 /* The run-time address of the word that reached obj (its holder's, or a global's). */
-static bool holder_word(const struct suspect_ctx *c, uint32_t obj, uint64_t *addr)
+static bool holder_word(const struct suspect_ctx *c, uint32_t obj, uint32_t prev, uint64_t *addr)
 {
-	struct hr_reached_by by = hr_result_reached_by(c->src->result, obj);
+	struct hr_reached_by by = { hr_result_reached_by(c->src->result, obj).node,
+				    holder_of(c, obj, prev) };
 	const struct hr_binary *bin = binary_of(c);
 	struct hr_object o = hr_dump_object(c->src->model, obj);
 	uint64_t off;
@@ -267,14 +287,14 @@ static void array_counts(const struct suspect_ctx *c, uint32_t obj, uint32_t ele
  * The length and capacity of the slice whose header holds the word that reached obj:
  * the header's pointer at the array's first element, length <= capacity <= the room.
  */
-static bool slice_header(const struct suspect_ctx *c, uint32_t obj, uint64_t room, uint64_t *len,
-			 uint64_t *cap)
+static bool slice_header(const struct suspect_ctx *c, uint32_t obj, uint32_t prev, uint64_t room,
+			 uint64_t *len, uint64_t *cap)
 {
 	unsigned ps = hr_dump_params(c->src->model)->ptr_size;
 	uint64_t at, ptr, first = hr_dump_object(c->src->model, obj).addr +
 				  hr_result_value_offset(c->src->result, c->src->model, obj);
 
-	return holder_word(c, obj, &at) && read_word(c, at, &ptr) && ptr == first &&
+	return holder_word(c, obj, prev, &at) && read_word(c, at, &ptr) && ptr == first &&
 	       read_word(c, at + ps, len) && read_word(c, at + 2 * ps, cap) && *len <= *cap &&
 	       *cap <= room && *cap;
 }
@@ -293,7 +313,7 @@ static bool pointer_shaped(const struct suspect_ctx *c, uint32_t id)
 	       t->kind == HR_KIND_UNSAFE_POINTER;
 }
 
-static int describe_slice(const struct suspect_ctx *c, uint32_t obj, uint32_t elem,
+static int describe_slice(const struct suspect_ctx *c, uint32_t obj, uint32_t prev, uint32_t elem,
 			  const char *st, struct hr_object_description *d)
 {
 	uint64_t room, nonnil, len, cap;
@@ -301,7 +321,7 @@ static int describe_slice(const struct suspect_ctx *c, uint32_t obj, uint32_t el
 	array_counts(c, obj, elem, &room, &nonnil);
 	d->kind = HR_PILE_SLICE;
 	d->type = starts_with(st, "[]") ? strdup(st) : str_printf("[]%s", type_name(c, elem));
-	if (slice_header(c, obj, room, &len, &cap)) {
+	if (slice_header(c, obj, prev, room, &len, &cap)) {
 		d->count = len;
 		d->what = str_printf("%s of length %" PRIu64 " (capacity %" PRIu64 ")",
 				     d->type ? d->type : "?", len, cap);
@@ -325,7 +345,8 @@ static uint64_t list_length(const struct suspect_ctx *c, uint32_t node)
 
 	if (!c->big)
 		return 1;
-	for (uint32_t v = c->big[node]; v != HR_DOM_NONE && v > graph_roots(c); v = c->big[v]) {
+	for (uint32_t v = biggest_child(c, node); v != HR_DOM_NONE && v > graph_roots(c);
+	     v = biggest_child(c, v)) {
 		if (object_type_key(c, v - graph_roots(c) - 1) != key)
 			break;
 		n++;
@@ -336,7 +357,7 @@ static uint64_t list_length(const struct suspect_ctx *c, uint32_t node)
 static int describe_list(const struct suspect_ctx *c, uint32_t node, const char *walk,
 			 uint64_t n, struct hr_object_description *d)
 {
-	uint32_t obj = node - graph_roots(c) - 1, next = c->big[node] - graph_roots(c) - 1;
+	uint32_t obj = node - graph_roots(c) - 1, next = biggest_child(c, node) - graph_roots(c) - 1;
 	const struct hr_binary *bin = binary_of(c);
 	char field[128] = "";
 	uint64_t off;
@@ -377,18 +398,20 @@ static int describe_container(const struct suspect_ctx *c, uint32_t obj, uint32_
 	return d->type && d->what ? HR_OK : HR_ENOMEM;
 }
 
-static int describe_object(const struct suspect_ctx *c, uint32_t node, struct hr_object_description *d)
+/* Object node's description; prev: its predecessor on the path described, or HR_DOM_NONE. */
+static int describe_object(const struct suspect_ctx *c, uint32_t node, uint32_t prev,
+			   struct hr_object_description *d)
 {
 	uint32_t obj = node - graph_roots(c) - 1, key = object_type_key(c, obj);
 	char stbuf[512], *walk = type_key_name(c, key);
-	const char *st = static_type(c, obj, stbuf, sizeof(stbuf));
+	const char *st = static_type(c, obj, prev, stbuf, sizeof(stbuf));
 	uint64_t n;
 	int rc;
 
 	if (!walk)
 		return HR_ENOMEM;
 	if (key & KEY_ARRAY)
-		rc = describe_slice(c, obj, key & ~KEY_ARRAY, st, d);
+		rc = describe_slice(c, obj, prev, key & ~KEY_ARRAY, st, d);
 	else if (!(key & KEY_CLOSURE) && key < KEY_UNKNOWN &&
 		 (is_map_header(walk) || starts_with(st, "map[") ||
 		  !strcmp(walk, "runtime.hchan") || starts_with(st, "chan")))
@@ -402,7 +425,8 @@ static int describe_object(const struct suspect_ctx *c, uint32_t node, struct hr
 	return rc;
 }
 
-int describe_point(const struct suspect_ctx *c, uint32_t point, struct hr_suspect *s)
+int describe_point(const struct suspect_ctx *c, uint32_t point, uint32_t prev,
+		   struct hr_suspect *s)
 {
 	struct hr_dom_node n = hr_heap_dom_node(c->src->dominators, point);
 	struct hr_object_description d = { 0 };
@@ -423,7 +447,7 @@ int describe_point(const struct suspect_ctx *c, uint32_t point, struct hr_suspec
 	s->point.size = hr_dump_object(c->src->model, n.object).size;
 	if (!(s->point.chain = hr_chains_text(c->src->tree, hr_result_reached_by(c->src->result, n.object).node)))
 		return HR_ENOMEM;
-	rc = describe_object(c, point, &d);
+	rc = describe_object(c, point, prev, &d);
 	s->point.kind = d.kind;
 	s->point.type = d.type;
 	s->point.what = d.what;
@@ -439,7 +463,7 @@ int hr_describe_object(const struct hr_suspect_sources *src, uint32_t obj,
 	*d = (struct hr_object_description){ 0 };
 	if (obj >= hr_dump_object_count(src->model))
 		return HR_EUSAGE;
-	return describe_object(&c, hr_heap_dom_object_node(src->dominators, obj), d);
+	return describe_object(&c, hr_heap_dom_object_node(src->dominators, obj), HR_DOM_NONE, d);
 }
 
 void hr_object_description_release(struct hr_object_description *d)
@@ -477,7 +501,7 @@ int describe_hop(const struct suspect_ctx *c, uint32_t prev, uint32_t node,
 				snprintf(field, sizeof(field), "+%" PRIu64, off);
 		}
 	}
-	st = static_type(c, obj, stbuf, sizeof(stbuf));
+	st = static_type(c, obj, prev, stbuf, sizeof(stbuf));
 	hop->field = strdup(field);
 	if (st && (starts_with(st, "map[") || starts_with(st, "chan") || starts_with(st, "[]")))
 		hop->type = strdup(st);

@@ -85,25 +85,37 @@ nomem:
 	return hr_error_set(err, HR_ENOMEM, "out of memory for the suspects");
 }
 
-/* For every node, its child in the dominator tree that retains most (HR_DOM_NONE: none). */
+/*
+ * For every node that may have children in the dominator tree, the one that retains
+ * most (HR_DOM_NONE: none), by hr_heap_dom_inner_index().
+ */
 static uint32_t *biggest_children(const struct hr_heap_dominators *hd)
 {
-	uint32_t nnodes = hr_heap_dom_count(hd);
-	uint32_t *big = malloc(((size_t)nnodes + 1) * sizeof(*big));
+	uint32_t n = hr_heap_dom_inner_count(hd), v;
+	uint32_t *big = malloc(((size_t)n + 1) * sizeof(*big));
 
 	if (!big)
 		return NULL;
-	for (uint32_t v = 0; v < nnodes; v++)
+	for (v = 0; v < n; v++)
 		big[v] = HR_DOM_NONE;
-	for (uint32_t k = 1; k < hr_heap_dom_reached(hd); k++) {
-		uint32_t v = hr_heap_dom_preorder(hd, k);
-		struct hr_dom_node n = hr_heap_dom_node(hd, v);
+	for (v = 1; v < hr_heap_dom_count(hd); v++) { /* ties: the lowest node */
+		struct hr_dom_node node = hr_heap_dom_node(hd, v);
+		uint32_t *b;
 
-		if (big[n.idom] == HR_DOM_NONE ||
-		    n.retained_bytes > hr_heap_dom_node(hd, big[n.idom]).retained_bytes)
-			big[n.idom] = v;
+		if (node.idom == HR_DOM_NONE)
+			continue;
+		b = &big[hr_heap_dom_inner_index(hd, node.idom)];
+		if (*b == HR_DOM_NONE || node.retained_bytes > hr_heap_dom_node(hd, *b).retained_bytes)
+			*b = v;
 	}
 	return big;
+}
+
+uint32_t biggest_child(const struct suspect_ctx *c, uint32_t v)
+{
+	uint32_t k = hr_heap_dom_inner_index(c->src->dominators, v);
+
+	return k == HR_DOM_NONE || !c->big ? HR_DOM_NONE : c->big[k];
 }
 
 /* Whether graph node v is a heap object (not the virtual root or a root variable). */
@@ -148,7 +160,7 @@ static uint32_t accumulation_point(const struct suspect_ctx *c, uint32_t start)
 	uint32_t v = start;
 
 	for (;;) {
-		uint32_t b = c->big[v];
+		uint32_t b = biggest_child(c, v);
 
 		if (b == HR_DOM_NONE || (double)hr_heap_dom_node(hd, b).retained_bytes <
 					       HR_SUSPECT_KEEP_RATIO *
@@ -210,29 +222,66 @@ static struct tally_entry *tally_slot(struct tally *t, uint64_t key)
 	return &t->v[i];
 }
 
-/* Labels every node with the suspect whose point dominates it, and counts by type. */
+/*
+ * Labels, by inner index (hr_heap_dom_inner_index()), from the nodes given theirs in
+ * *label down the dominator tree to the nodes without one; 1 byte an inner node.
+ */
+static uint8_t *inherit_labels(const struct hr_heap_dominators *hd, const uint32_t *nodes,
+			       size_t n)
+{
+	uint32_t count = hr_heap_dom_inner_count(hd);
+	uint8_t *label = malloc((size_t)count + 1);
+
+	if (!label)
+		return NULL;
+	memset(label, NO_LABEL, (size_t)count + 1);
+	for (size_t i = 0; i < n; i++) {
+		uint32_t k = hr_heap_dom_inner_index(hd, nodes[i]);
+
+		if (k != HR_DOM_NONE)
+			label[k] = (uint8_t)i;
+	}
+	for (uint32_t k = 1; k < count; k++) /* a node after its dominator */
+		if (label[k] == NO_LABEL)
+			label[k] = label[hr_heap_dom_inner_parent(hd, k)];
+	return label;
+}
+
+/*
+ * Node v's label from inherit_labels(): its own for an inner node; else (an object
+ * without pointers) its own if it is one of nodes, or its dominator's.
+ */
+static uint8_t label_of(const struct hr_heap_dominators *hd, const uint8_t *label,
+			const uint32_t *nodes, size_t n, uint32_t v)
+{
+	uint32_t k = hr_heap_dom_inner_index(hd, v), d;
+
+	if (k != HR_DOM_NONE)
+		return label[k];
+	for (size_t i = 0; i < n; i++)
+		if (nodes[i] == v)
+			return (uint8_t)i;
+	d = hr_heap_dom_node(hd, v).idom;
+	return d == HR_DOM_NONE ? NO_LABEL : label[hr_heap_dom_inner_index(hd, d)];
+}
+
+/* Labels every object with the suspect whose point dominates it, and counts by type. */
 static int tally_types(const struct suspect_ctx *c, const uint32_t *points, size_t npoints,
 		       struct tally *t)
 {
 	const struct hr_heap_dominators *hd = c->src->dominators;
-	uint32_t nnodes = hr_heap_dom_count(hd);
-	uint8_t *label = malloc((size_t)nnodes + 1);
+	uint8_t *label = inherit_labels(hd, points, npoints);
 
 	if (!label)
 		return HR_ENOMEM;
-	memset(label, NO_LABEL, (size_t)nnodes + 1);
-	for (size_t i = 0; i < npoints; i++)
-		label[points[i]] = (uint8_t)i;
-	for (uint32_t k = 1; k < hr_heap_dom_reached(hd); k++) {
-		uint32_t v = hr_heap_dom_preorder(hd, k), d = hr_heap_dom_node(hd, v).idom;
+	for (uint32_t v = hr_heap_dom_root_count(hd) + 1; v < hr_heap_dom_count(hd); v++) {
+		uint8_t l = label_of(hd, label, points, npoints, v);
 		struct tally_entry *e;
 		struct hr_object o;
 
-		if (label[v] == NO_LABEL)
-			label[v] = label[d];
-		if (label[v] == NO_LABEL || !is_object(c, v))
+		if (l == NO_LABEL)
 			continue;
-		if (!(e = tally_slot(t, (uint64_t)label[v] << 32 | object_type_key(c, object_of(c, v))))) {
+		if (!(e = tally_slot(t, (uint64_t)l << 32 | object_type_key(c, object_of(c, v))))) {
 			free(label);
 			return HR_ENOMEM;
 		}
@@ -324,7 +373,8 @@ static bool in_region(void *ctx, uint32_t v)
 {
 	const struct suspect_ctx *c = ctx;
 
-	return c->region[v] == c->searching;
+	return label_of(c->src->dominators, c->region, c->region_starts, c->nregion_starts, v) ==
+	       c->searching;
 }
 
 /*
@@ -335,33 +385,28 @@ static bool in_region(void *ctx, uint32_t v)
  */
 static int mark_regions(struct suspect_ctx *c, const struct candidate *cand, size_t ncand)
 {
-	const struct hr_heap_dominators *hd = c->src->dominators;
-
-	if (!(c->region = malloc((size_t)hr_heap_dom_count(hd) + 1)))
-		return HR_ENOMEM;
-	memset(c->region, NO_LABEL, (size_t)hr_heap_dom_count(hd) + 1);
 	for (size_t i = 0; i < ncand; i++)
-		if (cand[i].kind == HR_SUSPECT_ROOT)
-			c->region[cand[i].start] = (uint8_t)i;
-	for (uint32_t k = 1; k < hr_heap_dom_reached(hd); k++) {
-		uint32_t v = hr_heap_dom_preorder(hd, k), d = hr_heap_dom_node(hd, v).idom;
-
-		if (d != 0)
-			c->region[v] = c->region[d];
-	}
-	return HR_OK;
+		c->region_starts[i] = cand[i].kind == HR_SUSPECT_ROOT ? cand[i].start : HR_DOM_NONE;
+	c->nregion_starts = ncand;
+	c->region = inherit_labels(c->src->dominators, c->region_starts, ncand);
+	return c->region ? HR_OK : HR_ENOMEM;
 }
 
-/* The path from the (first) root to the point, each hop named. */
+/*
+ * The path from the (first) root to the point, each hop named; *prev: the point's
+ * predecessor on it (HR_DOM_NONE: none).
+ */
 static int find_path(struct suspect_ctx *c, const struct candidate *k, uint32_t point,
-		     struct hr_suspect *s, struct hr_error *err)
+		     struct hr_suspect *s, uint32_t *prev, struct hr_error *err)
 {
 	uint32_t *nodes;
 	size_t n;
 	bool mine = k->kind == HR_SUSPECT_ROOT && c->region;
 	int rc;
 
-	c->searching = mine ? c->region[k->start] : NO_LABEL;
+	c->searching = mine ? label_of(c->src->dominators, c->region, c->region_starts,
+				       c->nregion_starts, k->start)
+			    : NO_LABEL;
 	rc = hr_heap_graph_path_from(hr_heap_dom_graph(c->src->dominators), k->roots[0], point,
 				     mine ? in_region : NULL, c, &nodes, &n, err);
 
@@ -381,6 +426,7 @@ static int find_path(struct suspect_ctx *c, const struct candidate *k, uint32_t 
 			return hr_error_set(err, HR_ENOMEM, "out of memory for a suspect's path");
 		}
 	}
+	*prev = n >= 2 ? nodes[n - 2] : HR_DOM_NONE;
 	free(nodes);
 	return HR_OK;
 }
@@ -422,11 +468,13 @@ static int find_goroutine(const struct suspect_ctx *c, struct hr_suspect *s)
 static int make_suspect(struct suspect_ctx *c, const struct candidate *k, uint32_t point,
 			struct hr_suspect *s, struct hr_error *err)
 {
+	uint32_t prev = HR_DOM_NONE;
+
 	*s = (struct hr_suspect){ .kind = k->kind, .bytes = k->bytes, .objects = k->objects };
-	if (name_holders(c, k, s) || describe_point(c, point, s))
-		return hr_error_set(err, HR_ENOMEM, "out of memory for the suspects");
-	if (find_path(c, k, point, s, err))
+	if (find_path(c, k, point, s, &prev, err))
 		return err->code;
+	if (name_holders(c, k, s) || describe_point(c, point, prev, s))
+		return hr_error_set(err, HR_ENOMEM, "out of memory for the suspects");
 	if (find_goroutine(c, s))
 		return hr_error_set(err, HR_ENOMEM, "out of memory for the suspects");
 	return HR_OK;
@@ -471,7 +519,7 @@ static struct hr_suspects *find_all(struct suspect_ctx *c, struct hr_suspects *o
 		if (make_suspect(c, &cand[i], points[i], &out->v[i], err))
 			goto fail;
 	}
-	free(c->region); /* 1 byte a node, back before the tally makes its own */
+	free(c->region); /* 1 byte an inner node, back before the tally makes its own */
 	c->region = NULL;
 	if (tally_types(c, points, ncand, &t))
 		goto nomem;

@@ -11,12 +11,18 @@
 
 struct suspect_ctx {
 	const struct hr_suspect_sources *src;
-	uint32_t *big; /* [nodes]: each node's child in the dominator tree retaining most */
-	uint8_t *region; /* [nodes]: the root candidate dominating the node, or 0xff */
+	uint32_t *big; /* by hr_heap_dom_inner_index(): the child in the dominator tree
+			* retaining most (biggest_child()) */
+	uint8_t *region; /* by hr_heap_dom_inner_index(): the root candidate dominating the
+			  * node, or 0xff (see label_of()) */
+	uint32_t region_starts[HR_SUSPECTS_MAX]; /* candidate i's root variable, or HR_DOM_NONE */
+	size_t nregion_starts;
 	uint8_t searching; /* the candidate whose path is being searched */
 };
 
 /* A non-zero key for the type object obj was read as (see type_key_name()). */
+/* Node v's child in the dominator tree that retains most; HR_DOM_NONE: none, or c->big not made. */
+uint32_t biggest_child(const struct suspect_ctx *c, uint32_t v);
 uint32_t object_type_key(const struct suspect_ctx *c, uint32_t obj);
 /* "main.Node", "[]uint8" (a backing array), "closure main.f.func1", "string bytes",
  * "? (by bitmap)"; NULL when out of memory. */
@@ -27,7 +33,9 @@ const char *root_name(const struct suspect_ctx *c, uint32_t chain);
 int describe_hop(const struct suspect_ctx *c, uint32_t prev, uint32_t node,
 		 struct hr_suspect_hop *hop);
 /* Fills s->point for graph node point. */
-int describe_point(const struct suspect_ctx *c, uint32_t point, struct hr_suspect *s);
+/* prev: the point's predecessor on the suspect's path (HR_DOM_NONE: none) */
+int describe_point(const struct suspect_ctx *c, uint32_t point, uint32_t prev,
+		   struct hr_suspect *s);
 /* printf into a new string; NULL when out of memory. */
 char *str_printf(const char *fmt, ...) HR_PRINTF(1, 2);
 /*

@@ -66,7 +66,8 @@ struct hr_chains *view_by_dominator(const struct hr_chains *from,
 	const struct hr_heap_dominators *hd = src->dominators;
 	struct builder b = { .hd = hd, .from = from, .result = src->result,
 			     .shared = HR_CHAINS_NONE };
-	uint32_t n;
+	struct hr_dom_walk walk = { 0 };
+	uint32_t n, id;
 
 	if (!hd) {
 		hr_error_set(err, HR_EUSAGE, "the view by dominator needs the dominator tree");
@@ -75,13 +76,12 @@ struct hr_chains *view_by_dominator(const struct hr_chains *from,
 	n = hr_heap_dom_count(hd);
 	b.to = hr_chains_new(max_depth);
 	b.chain_of = malloc(((size_t)n + 1) * sizeof(*b.chain_of));
-	if (!b.to || !b.chain_of)
+	if (!b.to || !b.chain_of || hr_heap_dom_walk_start(hd, &walk))
 		goto nomem;
 	if (fold_recursion)
 		hr_chains_fold_recursion(b.to);
 	hr_chains_keep_examples(b.to, hr_chains_examples_kept(from));
-	for (uint32_t k = 0; k < hr_heap_dom_reached(hd); k++) {
-		uint32_t id = hr_heap_dom_preorder(hd, k); /* after its dominator */
+	while ((id = hr_heap_dom_walk_next(&walk)) != HR_DOM_NONE) { /* after its dominator */
 		struct hr_dom_node node = hr_heap_dom_node(hd, id);
 		uint32_t c = HR_CHAINS_TOP;
 
@@ -101,10 +101,12 @@ struct hr_chains *view_by_dominator(const struct hr_chains *from,
 				goto nomem;
 		}
 	}
+	hr_heap_dom_walk_end(&walk);
 	free(b.chain_of);
 	return b.to;
 nomem:
 	hr_error_set(err, HR_ENOMEM, "out of memory for the chains by dominator");
+	hr_heap_dom_walk_end(&walk);
 	free(b.chain_of);
 	hr_chains_free(b.to);
 	return NULL;

@@ -19,6 +19,7 @@ struct edge_list {
 	uint32_t n;
 	uint32_t *off; /* [n + 1] */
 	uint32_t *to;
+	const uint8_t *sink; /* [n] or NULL: the nodes emitted as sinks (they have no edges) */
 };
 
 static int list_successors(void *ctx, uint32_t u, hr_dom_emit_fn *emit, void *emit_ctx)
@@ -26,14 +27,15 @@ static int list_successors(void *ctx, uint32_t u, hr_dom_emit_fn *emit, void *em
 	const struct edge_list *g = ctx;
 
 	for (uint32_t k = g->off[u]; k < g->off[u + 1]; k++)
-		emit(emit_ctx, g->to[k]);
+		emit(emit_ctx, g->to[k], g->sink && g->sink[g->to[k]]);
 	return HR_OK;
 }
 
 /* A graph of n nodes from pairs {u, v}. */
 static struct edge_list make_graph(uint32_t n, const uint32_t (*edges)[2], size_t nedges)
 {
-	struct edge_list g = { n, calloc(n + 2, sizeof(uint32_t)), malloc((nedges + 1) * sizeof(uint32_t)) };
+	struct edge_list g = { n, calloc(n + 2, sizeof(uint32_t)), malloc((nedges + 1) * sizeof(uint32_t)),
+			       NULL };
 	uint32_t *fill = calloc(n + 1, sizeof(uint32_t));
 
 	assert_non_null(g.off);
@@ -144,12 +146,14 @@ static void check_against_brute_force(const struct edge_list *g)
 	uint32_t reached = 0;
 
 	for (uint32_t v = 0; v < g->n; v++) {
-		if (want[v] != t.idom[v])
-			fail_msg("node %u: idom %u, brute force says %u", v, t.idom[v], want[v]);
+		uint32_t got = hr_dom_tree_idom(&t, v);
+
+		if (want[v] != got)
+			fail_msg("node %u: idom %u, brute force says %u", v, got, want[v]);
 		reached += v == 0 || want[v] != HR_DOM_NONE;
 	}
-	assert_int_equal(t.nreached, reached);
-	assert_int_equal(t.order[0], 0);
+	assert_int_equal(t.nreached + t.nsinks, reached);
+	assert_int_equal(t.number[0], 1); /* the root is numbered first */
 	hr_dom_tree_release(&t);
 	free(want);
 }
@@ -162,10 +166,10 @@ static void test_diamond(void **state)
 	struct hr_dom_tree t = compute(&g);
 
 	(void)state;
-	assert_int_equal(t.idom[0], HR_DOM_NONE);
-	assert_int_equal(t.idom[4], 1);
-	assert_int_equal(t.idom[5], 4);
-	assert_int_equal(t.idom[2], 1);
+	assert_int_equal(hr_dom_tree_idom(&t, 0), HR_DOM_NONE);
+	assert_int_equal(hr_dom_tree_idom(&t, 4), 1);
+	assert_int_equal(hr_dom_tree_idom(&t, 5), 4);
+	assert_int_equal(hr_dom_tree_idom(&t, 2), 1);
 	hr_dom_tree_release(&t);
 	check_against_brute_force(&g);
 	free_graph(&g);
@@ -180,9 +184,9 @@ static void test_shared_by_two_roots(void **state)
 	struct hr_dom_tree t = compute(&g);
 
 	(void)state;
-	assert_int_equal(t.idom[3], 0);
-	assert_int_equal(t.idom[4], 3);
-	assert_int_equal(t.idom[5], 1);
+	assert_int_equal(hr_dom_tree_idom(&t, 3), 0);
+	assert_int_equal(hr_dom_tree_idom(&t, 4), 3);
+	assert_int_equal(hr_dom_tree_idom(&t, 5), 1);
 	hr_dom_tree_release(&t);
 	free_graph(&g);
 }
@@ -214,42 +218,119 @@ static void test_lengauer_tarjan_example(void **state)
 
 	(void)state;
 	/* the paper's answer: I, K, E, H, A, B, C, D (and L's D) */
-	assert_int_equal(t.idom[I], R);
-	assert_int_equal(t.idom[K], R);
-	assert_int_equal(t.idom[E], R);
-	assert_int_equal(t.idom[H], R);
-	assert_int_equal(t.idom[F], C);
-	assert_int_equal(t.idom[G], C);
-	assert_int_equal(t.idom[J], G);
-	assert_int_equal(t.idom[L], D);
-	assert_int_equal(t.idom[D], R);
+	assert_int_equal(hr_dom_tree_idom(&t, I), R);
+	assert_int_equal(hr_dom_tree_idom(&t, K), R);
+	assert_int_equal(hr_dom_tree_idom(&t, E), R);
+	assert_int_equal(hr_dom_tree_idom(&t, H), R);
+	assert_int_equal(hr_dom_tree_idom(&t, F), C);
+	assert_int_equal(hr_dom_tree_idom(&t, G), C);
+	assert_int_equal(hr_dom_tree_idom(&t, J), G);
+	assert_int_equal(hr_dom_tree_idom(&t, L), D);
+	assert_int_equal(hr_dom_tree_idom(&t, D), R);
 	hr_dom_tree_release(&t);
 	check_against_brute_force(&g);
 	free_graph(&g);
 }
 
+static uint64_t xorshift(uint64_t *x)
+{
+	*x ^= *x << 13, *x ^= *x >> 7, *x ^= *x << 17;
+	return *x;
+}
+
+/*
+ * Random graphs, each twice with sinks: once none flagged, once a third of the nodes
+ * (the root never) made sinks: their edges left out, and flagged to the computation.
+ */
 static void test_random_graphs(void **state)
 {
 	uint64_t x = 0x9e3779b97f4a7c15u;
 
 	(void)state;
-	for (int round = 0; round < 300; round++) {
+	for (int round = 0; round < 600; round++) {
 		uint32_t n = 2 + (uint32_t)(round % 40);
-		size_t nedges = (size_t)n * (1 + round % 4);
+		size_t nedges = (size_t)n * (1 + round % 4), k = 0;
 		uint32_t (*e)[2] = malloc(nedges * sizeof(*e));
+		uint8_t *sink = calloc(n, 1);
 		struct edge_list g;
 
 		assert_non_null(e);
+		assert_non_null(sink);
+		for (uint32_t v = 1; round % 2 && v < n; v++)
+			sink[v] = xorshift(&x) % 3 == 0;
 		for (size_t i = 0; i < nedges; i++) {
-			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-			e[i][0] = (uint32_t)(x % n);
-			e[i][1] = (uint32_t)((x >> 32) % n);
+			xorshift(&x);
+			e[k][0] = (uint32_t)(x % n);
+			e[k][1] = (uint32_t)((x >> 32) % n);
+			k += !sink[e[k][0]];
 		}
-		g = make_graph(n, (const uint32_t(*)[2])e, nedges);
+		g = make_graph(n, (const uint32_t(*)[2])e, k);
+		g.sink = sink;
 		check_against_brute_force(&g);
 		free_graph(&g);
+		free(sink);
 		free(e);
 	}
+}
+
+static void test_sinks(void **state)
+{
+	/* 0 -> 1 -> {2, 3}; 2 -> 4 (sink), 3 -> 4, 1 -> 5 (sink), 5 twice from 1; 6 (sink)
+	 * from 2 only. 4's idom is 1 (neither 2 nor 3), 5's is 1, 6's is 2. */
+	static const uint32_t e[][2] = { { 0, 1 }, { 1, 2 }, { 1, 3 }, { 2, 4 }, { 3, 4 },
+					 { 1, 5 }, { 1, 5 }, { 2, 6 } };
+	static const uint8_t sink[7] = { [4] = 1, [5] = 1, [6] = 1 };
+	struct edge_list g = make_graph(7, e, sizeof(e) / sizeof(e[0]));
+	struct hr_dom_tree t;
+
+	(void)state;
+	g.sink = sink;
+	t = compute(&g);
+	assert_int_equal(t.nreached, 4);
+	assert_int_equal(t.nsinks, 3);
+	assert_int_equal(hr_dom_tree_idom(&t, 4), 1);
+	assert_int_equal(hr_dom_tree_idom(&t, 5), 1);
+	assert_int_equal(hr_dom_tree_idom(&t, 6), 2);
+	assert_int_equal(t.number[4] & HR_DOM_SINK, HR_DOM_SINK);
+	hr_dom_tree_release(&t);
+	check_against_brute_force(&g);
+	free_graph(&g);
+}
+
+/*
+ * A sink every node of a million-long chain points at: its idom is the chain's first
+ * node. Folding its predecessors from the deepest up climbs one step for each; from
+ * the first down it would climb the chain's depth for each (10^12 steps: the test
+ * would not end).
+ */
+static void test_sink_shared_by_long_chain(void **state)
+{
+	const uint32_t n = 1000000, s = n - 1;
+	uint32_t (*e)[2] = malloc(2 * (size_t)n * sizeof(*e));
+	uint8_t *sink = calloc(n, 1);
+	struct hr_dom_tree t;
+	struct edge_list g;
+	size_t k = 0;
+
+	(void)state;
+	assert_non_null(e);
+	assert_non_null(sink);
+	sink[s] = 1;
+	for (uint32_t v = 0; v + 1 < s; v++) {
+		e[k][0] = v, e[k++][1] = v + 1;
+		e[k][0] = v + 1, e[k++][1] = s;
+	}
+	g = make_graph(n, (const uint32_t(*)[2])e, k);
+	g.sink = sink;
+	t = compute(&g);
+	assert_int_equal(t.nreached, n - 1);
+	assert_int_equal(t.nsinks, 1);
+	assert_int_equal(hr_dom_tree_idom(&t, s), 1);
+	assert_int_equal(hr_dom_tree_idom(&t, s - 1), s - 2);
+	hr_dom_tree_release(&t);
+	free_graph(&g);
+	free(sink);
+	free(e);
 }
 
 static void test_long_chain_does_not_recurse(void **state)
@@ -271,8 +352,8 @@ static void test_long_chain_does_not_recurse(void **state)
 	t = compute(&g);
 	assert_int_equal(t.nreached, n);
 	for (uint32_t v = 1; v < n; v++)
-		if (t.idom[v] != v - 1)
-			fail_msg("node %u: idom %u", v, t.idom[v]);
+		if (hr_dom_tree_idom(&t, v) != v - 1)
+			fail_msg("node %u: idom %u", v, hr_dom_tree_idom(&t, v));
 	hr_dom_tree_release(&t);
 	free_graph(&g);
 	free(e);
@@ -287,6 +368,8 @@ int main(void)
 		cmocka_unit_test(test_lengauer_tarjan_example),
 		cmocka_unit_test(test_random_graphs),
 		cmocka_unit_test(test_long_chain_does_not_recurse),
+		cmocka_unit_test(test_sinks),
+		cmocka_unit_test(test_sink_shared_by_long_chain),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
