@@ -163,6 +163,38 @@ static void test_paths(void **state)
 	scene_end(&sc);
 }
 
+/*
+ * Chains without holders (what suspects and the views ask for): the same chain nodes,
+ * each reached object's holder HR_SCAN_HOLDER_UNKNOWN, an unreached one's not reached.
+ */
+static void test_paths_without_holders(void **state)
+{
+	struct scene with, without;
+	uint64_t addrs[] = { B_ADDR, B_DATA };
+
+	(void)state;
+	scene_run(&with, &(struct hr_analysis_request){ .paths = true });
+	scene_run(&without, &(struct hr_analysis_request){ .view_wanted = true,
+							   .view = HR_VIEW_BY_ALLOC });
+	assert_true(hr_result_has_paths(without.run.an.result));
+	for (size_t i = 0; i < sizeof(addrs) / sizeof(addrs[0]); i++) {
+		struct hr_reached_by a = hr_result_reached_by(with.run.an.result,
+							      object(&with, addrs[i]));
+		struct hr_reached_by b = hr_result_reached_by(without.run.an.result,
+							      object(&without, addrs[i]));
+
+		assert_int_not_equal(a.node, HR_CHAINS_NONE);
+		assert_string_equal(hr_chains_name(with.run.tree, hr_chains_node(with.run.tree, a.node)->name),
+				    hr_chains_name(without.run.tree,
+						   hr_chains_node(without.run.tree, b.node)->name));
+		assert_int_equal(b.holder, HR_SCAN_HOLDER_UNKNOWN);
+	}
+	assert_int_equal(hr_result_reached_by(without.run.an.result, object(&without, H + 0x2000)).holder,
+			 HR_SCAN_NOT_REACHED);
+	scene_end(&with);
+	scene_end(&without);
+}
+
 /* The object graph (why -n): every root word followed is an edge, main.b's too. */
 static void test_graph_keeps_every_root_word(void **state)
 {
@@ -436,6 +468,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_keeps_nothing_unasked),
 		cmocka_unit_test(test_paths),
+		cmocka_unit_test(test_paths_without_holders),
 		cmocka_unit_test(test_graph_keeps_every_root_word),
 		cmocka_unit_test(test_dominators_kept_when_asked),
 		cmocka_unit_test(test_view_by_dominator),
