@@ -13,9 +13,10 @@
 #                                   the sets asked for (else the defaults) into $sets,
 #                                   each checked; the Release build made, $heapref set,
 #                                   and the machine, commit and load printed
-#   bench_best_of TAG CMD...        runs "$heapref CMD... $gen $dump" twice; keeps the
-#                                   fastest run's stdout and stderr in $work/TAG.best.out
-#                                   and $work/TAG.best.err, its wall seconds in $best
+#   bench_best_of TAG CMD...        runs "$heapref CMD... $gen $dump" $BENCH_RUNS times
+#                                   (default 2); keeps the fastest run's stdout and stderr
+#                                   in $work/TAG.best.out and $work/TAG.best.err, its wall
+#                                   seconds in $best, every run's in $walls
 #   bench_phases TAG                the --stats phases of that run as table rows
 #   bench_phase_wall TAG PHASE      one phase's wall seconds
 #   bench_peak_anon TAG             its peak anonymous memory (MiB: without the mapped dump)
@@ -94,7 +95,8 @@ bench_best_of() {
   local tag=$1 i t0 t1 wall
   shift
   best=
-  for i in 1 2; do
+  walls=
+  for ((i = 0; i < ${BENCH_RUNS:-2}; i++)); do
     t0=$(date +%s%N)
     if ! "$heapref" "$@" "$gen" "$dump" > "$work/$tag.out" 2> "$work/$tag.err"; then
       echo "heapref $* failed on $dump:" >&2
@@ -103,6 +105,7 @@ bench_best_of() {
     fi
     t1=$(date +%s%N)
     wall=$(awk -v ns=$((t1 - t0)) 'BEGIN {printf "%.3f", ns / 1e9}')
+    walls+="${walls:+ }$wall"
     if [ -z "$best" ] || awk -v a="$wall" -v b="$best" 'BEGIN {exit !(a < b)}'; then
       best=$wall
       cp "$work/$tag.err" "$work/$tag.best.err"

@@ -5,7 +5,8 @@
 #
 #   bash bench/bench_suspects.sh [SET...]      (default: mixed-1g mixed-4g)
 #
-# SET as in bench_scale.sh (mixed-1g, mixed-4g, list-10m, ...). For each dump, best of 2:
+# SET as in bench_scale.sh (mixed-1g, mixed-4g, list-10m, ...). For each dump, best of
+# $BENCH_RUNS (default 2; single runs on a shared machine vary by a third, so 5 is better):
 # `analyze --stats` and `suspects --stats --format json` (both from the same Release
 # build, build-bench/). Prints each phase's wall, CPU and peak anonymous memory (heapref's
 # own memory, without the mapped dump) from --stats, the suspects found, then per set:
@@ -28,14 +29,14 @@ for s in "${sets[@]}"; do
   bench_best_of sus analyze --stats -o "$work/sus.pb.gz" || { status=1; continue; }
   analyze_wall=$best
   analyze_peak=$(bench_peak_anon sus)
-  echo "analyze: best wall $analyze_wall s"
+  echo "analyze: best wall $analyze_wall s (runs: $walls)"
   echo "| phase        | wall (s) | CPU (s)  | peak anon (MiB) |"
   echo "|---|---|---|---|"
   bench_phases sus
   bench_best_of sus suspects --stats --format json || { status=1; continue; }
   suspects_wall=$best
   peak=$(bench_peak_anon sus)
-  echo "suspects: best wall $suspects_wall s"
+  echo "suspects: best wall $suspects_wall s (runs: $walls)"
   echo "| phase        | wall (s) | CPU (s)  | peak anon (MiB) |"
   echo "|---|---|---|---|"
   bench_phases sus

@@ -164,6 +164,8 @@ uint32_t hr_heap_dom_root_count(const struct hr_heap_dominators *hd);
 /* The node of heap object index obj. */
 uint32_t hr_heap_dom_object_node(const struct hr_heap_dominators *hd, uint32_t obj);
 struct hr_dom_node hr_heap_dom_node(const struct hr_heap_dominators *hd, uint32_t id);
+/* hr_heap_dom_node(hd, id).idom alone, without reading the object's size. */
+uint32_t hr_heap_dom_idom(const struct hr_heap_dominators *hd, uint32_t id);
 /* Nodes reached from the virtual root, it included. */
 uint32_t hr_heap_dom_reached(const struct hr_heap_dominators *hd);
 /*

@@ -113,6 +113,11 @@ uint64_t hr_heap_dom_object_addr(const struct hr_heap_dominators *hd, uint32_t o
 	return hr_dump_object(hd->dump, obj).addr;
 }
 
+uint32_t hr_heap_dom_idom(const struct hr_heap_dominators *hd, uint32_t id)
+{
+	return hr_dom_tree_idom(&hd->tree, id);
+}
+
 struct hr_dom_node hr_heap_dom_node(const struct hr_heap_dominators *hd, uint32_t id)
 {
 	struct hr_dom_node n = { .root = HR_CHAINS_NONE, .object = UINT32_MAX,
@@ -194,7 +199,7 @@ static int object_successors(struct hr_heap_graph *hd, uint32_t obj, hr_dom_emit
 	if (hr_array_reserve((void **)&hd->words, &hd->words_cap, hr_bit_words(nwords) + 1,
 			     sizeof(*hd->words)))
 		return HR_ENOMEM;
-	hr_dump_object_ptr_bits(hd->dump, obj, hd->words);
+	hr_dump_ptr_bits_at(hd->dump, o.addr, nwords, hd->words);
 	for (uint64_t w = hr_bit_next(hd->words, 0, nwords); w < nwords;
 	     w = hr_bit_next(hd->words, w + 1, nwords)) {
 		bool leaf;

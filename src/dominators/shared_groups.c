@@ -68,7 +68,7 @@ static int find_tops(struct grouping *gr)
 	size_t ntops = 0, cap = 0;
 
 	for (uint32_t v = nroots + 1; v < nnodes; v++) {
-		if (hr_heap_dom_node(hd, v).idom != 0)
+		if (hr_heap_dom_idom(hd, v) != 0)
 			continue;
 		if (!hr_array_push((void **)&gr->tops, &ntops, &cap, sizeof(*gr->tops)))
 			return HR_ENOMEM;

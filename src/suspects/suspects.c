@@ -169,8 +169,8 @@ static uint32_t accumulation_point(const struct suspect_ctx *c, uint32_t start)
 		v = b;
 	}
 	/* up, never above start: a root variable is no object, start's dominator neither */
-	while (v != start && same_pile(c, hr_heap_dom_node(hd, v).idom, v))
-		v = hr_heap_dom_node(hd, v).idom;
+	while (v != start && same_pile(c, hr_heap_dom_idom(hd, v), v))
+		v = hr_heap_dom_idom(hd, v);
 	return v;
 }
 
@@ -261,7 +261,7 @@ static uint8_t label_of(const struct hr_heap_dominators *hd, const uint8_t *labe
 	for (size_t i = 0; i < n; i++)
 		if (nodes[i] == v)
 			return (uint8_t)i;
-	d = hr_heap_dom_node(hd, v).idom;
+	d = hr_heap_dom_idom(hd, v);
 	return d == HR_DOM_NONE ? NO_LABEL : label[hr_heap_dom_inner_index(hd, d)];
 }
 
