@@ -5,7 +5,7 @@
 #
 #   bash bench/bench_retained.sh [SET...]      (default: mixed-1g mixed-4g)
 #
-# SET as in bench_scale.sh (mixed-1g, mixed-4g, list-1m, ...). For each dump, best of 2:
+# SET as in bench_scale.sh (mixed-1g, mixed-4g, list-1m, ...). For each dump, best of $BENCH_RUNS (default 2):
 # `analyze --stats` and `retained --stats -n 20` (both from the same Release build,
 # build-bench/). Prints each phase's wall, CPU and peak anonymous memory (heapref's own
 # memory, without the mapped dump) from --stats, then per set: the time of the
