@@ -74,6 +74,7 @@ set_args() {
     list-10m|map-10m|slice-10m) echo "${1%-10m} 10000000 0" ;;
     small-1m) echo "small 1000000 0" ;;
     small-1g) echo "small 16000000 0" ;;
+    records-1g) echo "records 14000000 0" ;;
     goroutines-100k) echo "goroutines 100000 0" ;;
     mixedleak-1g) echo "mixedleak 10000000 1073741824" ;;
     mixedleak-4g) echo "mixedleak 40000000 4294967296" ;;

@@ -13,6 +13,9 @@
 #   slice-1m  slice-10m   []*Item of 1M / 10M pointers to as many Items
 #   small-1m  small-1g    1M / 16M objects of 8 to 32 bytes (~1 GB dump): maps of
 #                         pointers to 2- and 3-word structs, strings, small slices
+#   records-1g            14M objects of 16 to 64 bytes (~1 GB dump): a map[int64]*Record
+#                         and a []*Record of the same 3.5M records, each with a []byte,
+#                         a list of 3.5M nodes, a []any of 3.5M boxed structs
 # (testprogs/gen documents the shapes.) Each dump is generated once into bench/work/
 # (git-ignored) with a copy of the gen binary that wrote it, and reused by later runs:
 # 8.8 GB of disk for all sets; generating mixed-4g needs ~5 GB of memory.
@@ -42,7 +45,9 @@
 # objects and, for maps, their storage). Then a summary table, a table per phase (ns
 # per object in the dump and the phase's wall against the floor), the 10M/1M ratios of
 # the shapes (linear time => the ratio of their objects: ~10, ~16 for small) and the
-# issue's goals for mixed-4g. The process line adds
+# issue's goals for mixed-4g, and for each 1 GiB-class set (mixed-1g, small-1g,
+# records-1g, list-10m, map-10m, slice-10m) whether its total is within 10x its floor
+# (issue 33). The process line adds
 # its system CPU time, and one more run under `strace -f -c` counts heapref's system calls
 # (fails above 100,000: a system call per object or per drain shows as millions).
 # Exit status: 0, or 1 if heapref failed or a check failed.
@@ -70,7 +75,7 @@ while [ $# -gt 0 ]; do
     *) sets+=("$1"); shift ;;
   esac
 done
-[ ${#sets[@]} -gt 0 ] || sets=(mixed-1g mixed-4g list-1m list-10m map-1m map-10m slice-1m slice-10m small-1m small-1g)
+[ ${#sets[@]} -gt 0 ] || sets=(mixed-1g mixed-4g list-1m list-10m map-1m map-10m slice-1m slice-10m small-1m small-1g records-1g)
 
 
 for s in "${sets[@]}"; do set_args "$s" > /dev/null || exit 2; done
@@ -289,6 +294,15 @@ for pair in list-1m:list-10m map-1m:map-10m slice-1m:slice-10m small-1m:small-1g
   fi
 done
 
+for s in mixed-1g small-1g records-1g list-10m map-10m slice-10m; do
+  line=$(grep "^| $s " <<<"$summary" || true)
+  [ -n "$line" ] || continue
+  awk -v s="$s" -v line="$line" 'BEGIN {
+    split(line, f, "|"); x = f[8] + 0
+    if (x > 0)
+      printf "goal (issue 33), %s: total %.1fx its cat floor <= 10x: %s\n", s, x, (x <= 10 ? "met" : "NOT met")
+  }'
+done
 if [ -n "${total_of[mixed-4g]:-}" ]; then
   read -r shape n b <<<"$(set_args mixed-4g)"
   bench_dump "$shape" "$n" "$b"

@@ -25,6 +25,12 @@
 // it allocates, rounded down to whole units of 3.25; the maps' own storage
 // is reported apart, as for -shape map.
 //
+// -shape records holds N objects of 16 to 64 bytes in four quarters: a
+// map[int64]*Record, a []*Record of the same records, each Record (48 bytes)
+// with its own 16 to 64 byte Data []byte, a linked list of 16-byte RecNodes and
+// a []any of boxed 16-byte Pts (see buildRecords in shapes.go); the map's
+// storage is reported apart.
+//
 // -shape goroutines starts N goroutines, each holding a 64-byte buffer of its
 // own while it waits in "chan receive": the even ones on a channel of their
 // own (leaked: nothing else can reach it), the odd ones on the global
@@ -71,7 +77,7 @@
 // 40M-object, 4 GiB mixed heap peaked at 1.10x its live bytes). Peak RSS is
 // reported as "peak_rss_bytes" (from /proc/self/status, 0 elsewhere).
 //
-// Usage: gen [-shape mixed|mixedleak|list|map|slice|small|goroutines] [-objects N] [-bytes N] DUMPFILE
+// Usage: gen [-shape mixed|mixedleak|list|map|slice|small|records|goroutines] [-objects N] [-bytes N] DUMPFILE
 package main
 
 import (
@@ -329,10 +335,11 @@ var builders = map[string]func(n int64, facts dump.Facts) (int64, int64){
 	"slice":      buildItemSlice,
 	"small":      buildSmall,
 	"goroutines": buildGoroutines,
+	"records":    buildRecords,
 }
 
 func main() {
-	shape := flag.String("shape", "mixed", "heap shape: mixed, mixedleak, list, map, slice, small or goroutines")
+	shape := flag.String("shape", "mixed", "heap shape: mixed, mixedleak, list, map, slice, small, records or goroutines")
 	targetObjects := flag.Int64("objects", 10000000, "approximate number of heap objects (list, map, slice: exactly N Items)")
 	targetBytes := flag.Int64("bytes", 1<<30, "approximate heap bytes (mixed only)")
 	flag.Parse()
@@ -344,7 +351,7 @@ func main() {
 			return buildMixed(n, *targetBytes, facts)
 		}
 	} else if build == nil {
-		dump.Fail(fmt.Errorf("-shape %q: want mixed, mixedleak, list, map, slice, small or goroutines", *shape))
+		dump.Fail(fmt.Errorf("-shape %q: want mixed, mixedleak, list, map, slice, small, records or goroutines", *shape))
 	}
 	if *targetObjects < 1 {
 		dump.Fail(fmt.Errorf("-objects must be at least 1"))
@@ -381,6 +388,10 @@ func main() {
 	runtime.KeepAlive(smallByID)
 	runtime.KeepAlive(smallByName)
 	runtime.KeepAlive(smallRuns)
+	runtime.KeepAlive(recordMap)
+	runtime.KeepAlive(recordSlice)
+	runtime.KeepAlive(recordList)
+	runtime.KeepAlive(recordAny)
 
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)

@@ -174,6 +174,86 @@ func smallName(i int64) string {
 	return string(b)
 }
 
+// Record is the record of the records shape: 48 bytes (an exact size class),
+// two pointer words (Data's array, Peer).
+type Record struct {
+	ID   int64
+	Seq  int64
+	Data []byte
+	Peer *Record
+}
+
+// RecNode is a node of the records shape's list: 16 bytes, one pointer word.
+type RecNode struct {
+	Next *RecNode
+	Val  int64
+}
+
+// Pt is what the records shape boxes in its []any: 16 bytes, no pointer.
+type Pt struct {
+	X, Y int64
+}
+
+var (
+	recordMap   map[int64]*Record
+	recordSlice []*Record
+	recordList  *RecNode
+	recordAny   []any
+)
+
+// recordDataSize is record i's Data length: 16, 32, 48 or 64 bytes (exact size
+// classes), by i % 4.
+func recordDataSize(i int64) int64 {
+	return 16 * (1 + i%4)
+}
+
+// buildRecords makes the records shape: n objects (rounded down to a multiple of
+// 4) of 16 to 64 bytes in four quarters of q = n/4, as a service's tables
+// of small records have. main.recordMap is a map[int64]*Record of q entries (keys
+// 0..q-1), each Record with its own Data []byte (16 to 64 bytes): 2q objects;
+// main.recordSlice a []*Record of the same q records (so every record has two
+// holders: the map's group and the slice's array); main.recordList one linked
+// list of q RecNodes; main.recordAny a []any of q boxed Pts. kept counts those
+// objects and the two slices' backing arrays, not the map's own storage
+// (reported as map_storage_objects / _bytes, as for -shape map).
+func buildRecords(n int64, facts dump.Facts) (keptObjects, keptBytes int64) {
+	q := n / 4
+	if q < 1 {
+		q = 1
+	}
+	objects0, bytes0 := liveHeap()
+	recordMap = make(map[int64]*Record, q)
+	objects1, bytes1 := liveHeap()
+	recordSlice = make([]*Record, q)
+	recordAny = make([]any, q)
+	var dataBytes int64
+	for i := int64(0); i < q; i++ {
+		r := &Record{ID: i, Seq: 3 * i, Data: make([]byte, recordDataSize(i))}
+		r.Data[0] = byte(i)
+		dataBytes += recordDataSize(i)
+		recordMap[i] = r
+		recordSlice[i] = r
+		recordList = &RecNode{Next: recordList, Val: i}
+		recordAny[i] = Pt{X: i, Y: -i}
+	}
+	recordSize := int64(unsafe.Sizeof(Record{}))
+	nodeSize := int64(unsafe.Sizeof(RecNode{}))
+	ptSize := int64(unsafe.Sizeof(Pt{}))
+	backing := roundUpToClass(q*int64(unsafe.Sizeof(recordSlice[0]))) +
+		roundUpToClass(q*int64(unsafe.Sizeof(recordAny[0])))
+	facts["map_storage_objects"] = int64(objects1 - objects0)
+	facts["map_storage_bytes"] = int64(bytes1 - bytes0)
+	facts["records"] = q
+	facts["record_data_bytes"] = dataBytes
+	facts["sizeof_main.Record"] = recordSize
+	facts["sizeof_main.RecNode"] = nodeSize
+	facts["sizeof_main.Pt"] = ptSize
+	facts["slices_backing_bytes"] = backing
+	keptObjects = 4*q + 2
+	keptBytes = q*(recordSize+nodeSize+ptSize) + dataBytes + backing
+	return keptObjects, keptBytes
+}
+
 // workQueue is what the idle half of -shape goroutines waits on: a global, so
 // those goroutines are not leaked.
 var workQueue = make(chan []byte)
