@@ -220,15 +220,17 @@ struct hr_shared_group {
 	uint64_t bytes, objects;
 	uint32_t tops;        /* objects dominated by no root */
 	uint32_t biggest;     /* the node of the top that retains most */
+	uint32_t *top_nodes;  /* [tops]: the tops' nodes, ascending */
 };
 
 /*
- * The groups of shared memory, biggest first, into *groups (the caller frees it; *n of
- * them). With min_total > 0, none when all the shared memory together is less (the
- * grouping reads every edge of the graph once: a caller that only wants groups over a
- * size saves that). 0, or HR_ENOMEM with err set.
+ * The groups of shared memory, biggest first, into *groups (the caller frees them with
+ * hr_shared_groups_free(); *n of them). With min_total > 0, none when all the shared
+ * memory together is less (the grouping reads every edge of the graph once: a caller
+ * that only wants groups over a size saves that). 0, or HR_ENOMEM with err set.
  */
 int hr_heap_dom_shared_groups(const struct hr_heap_dominators *hd, uint64_t min_total,
 			      struct hr_shared_group **groups, size_t *n, struct hr_error *err);
+void hr_shared_groups_free(struct hr_shared_group *groups, size_t n);
 
 #endif

@@ -17,10 +17,12 @@
  * spreads over several children, so the parent is where it piles up). Then up again
  * while the point's dominator is charged to the same chain (the same variable or field
  * of the same structure): a map's header rather than its table of groups, a list's
- * first node rather than its last. The point is described as a user would say it (a map
- * and its entries, a slice's backing array and its length, a list and its nodes, a
- * channel and its buffer); the objects it retains are counted by type; a shortest path
- * leads from the root to it.
+ * first node rather than its last. A group of shared memory starts from its tops (the
+ * objects no one root dominates): when the biggest keeps less than the ratio of the
+ * group, the tops are the point themselves (HR_PILE_SHARED). The point is described as
+ * a user would say it (a map and its entries, a slice's backing array and its length, a
+ * list and its nodes, a channel and its buffer); the objects it retains are counted by
+ * type; a shortest path leads from the root to it.
  *
  * With a baseline (the chain tree of an earlier dump of the program), also the roots
  * whose chains grew most since, each with the chain down to where the growth piles up
@@ -65,6 +67,8 @@ enum hr_pile_kind {
 	HR_PILE_LIST,   /* a chain of objects of one type (a list): count is its nodes */
 	HR_PILE_CHAN,   /* a channel: count is the elements in its buffer */
 	HR_PILE_GOROUTINES, /* a leaked goroutine group: count is its goroutines */
+	HR_PILE_SHARED, /* the objects several roots share, none keeping most of them (a
+			 * shared group's tops): count is those objects */
 };
 
 /* One hop of the path from the root to the accumulation point. */

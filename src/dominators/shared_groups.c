@@ -326,29 +326,43 @@ static int make_groups(struct grouping *gr, struct hr_shared_group **out, size_t
 		free(ts);
 		return HR_ENOMEM;
 	}
-	for (uint32_t t = 0; t < gr->ntops; t++) {
-		struct hr_dom_node node = hr_heap_dom_node(gr->hd, ts[t].node);
-		struct hr_shared_group *g;
+	for (uint32_t t = 0, end; t < gr->ntops; t = end) {
+		struct hr_shared_group *g = &v[n++];
 
-		if (!n || cmp_sets(&ts[t - 1].set, &ts[t].set)) {
-			g = &v[n++];
-			g->nroots = ts[t].set.n;
-			g->more_roots = ts[t].set.more;
-			memcpy(g->roots, ts[t].set.id, sizeof(g->roots));
-			g->biggest = ts[t].node;
+		for (end = t + 1; end < gr->ntops && !cmp_sets(&ts[end - 1].set, &ts[end].set); end++)
+			;
+		g->nroots = ts[t].set.n;
+		g->more_roots = ts[t].set.more;
+		memcpy(g->roots, ts[t].set.id, sizeof(g->roots));
+		g->biggest = ts[t].node;
+		g->tops = end - t;
+		if (!(g->top_nodes = malloc((size_t)g->tops * sizeof(*g->top_nodes)))) {
+			free(ts);
+			hr_shared_groups_free(v, n);
+			return HR_ENOMEM;
 		}
-		g = &v[n - 1];
-		g->bytes += node.retained_bytes;
-		g->objects += node.retained_objects;
-		g->tops++;
-		if (node.retained_bytes > hr_heap_dom_node(gr->hd, g->biggest).retained_bytes)
-			g->biggest = ts[t].node;
+		for (uint32_t k = t; k < end; k++) { /* in node order: the sort's tie-break */
+			struct hr_dom_node node = hr_heap_dom_node(gr->hd, ts[k].node);
+
+			g->top_nodes[k - t] = ts[k].node;
+			g->bytes += node.retained_bytes;
+			g->objects += node.retained_objects;
+			if (node.retained_bytes > hr_heap_dom_node(gr->hd, g->biggest).retained_bytes)
+				g->biggest = ts[k].node;
+		}
 	}
 	free(ts);
 	qsort(v, n, sizeof(*v), cmp_groups);
 	*out = v;
 	*nout = n;
 	return HR_OK;
+}
+
+void hr_shared_groups_free(struct hr_shared_group *groups, size_t n)
+{
+	for (size_t i = 0; groups && i < n; i++)
+		free(groups[i].top_nodes);
+	free(groups);
 }
 
 int hr_heap_dom_shared_groups(const struct hr_heap_dominators *hd, uint64_t min_total,

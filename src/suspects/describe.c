@@ -425,6 +425,38 @@ static int describe_object(const struct suspect_ctx *c, uint32_t node, uint32_t 
 	return rc;
 }
 
+int describe_shared_tops(const struct suspect_ctx *c, const uint32_t *tops, uint32_t ntops,
+			 uint32_t biggest, struct hr_suspect *s)
+{
+	uint32_t obj = biggest - graph_roots(c) - 1, key = object_type_key(c, obj);
+	struct hr_object o = hr_dump_object(c->src->model, obj);
+	uint64_t same = 0;
+
+	for (uint32_t i = 0; i < ntops; i++)
+		same += object_type_key(c, tops[i] - graph_roots(c) - 1) == key;
+	s->point.kind = HR_PILE_SHARED;
+	s->point.count = ntops;
+	s->point.addr = o.addr;
+	s->point.size = o.size;
+	s->point.bytes = s->bytes;
+	s->point.objects = s->objects;
+	if (!(s->point.type = type_key_name(c, key)))
+		return HR_ENOMEM;
+	/* the writers add " at" the address: the biggest's */
+	if (same == ntops)
+		s->point.what = str_printf("%" PRIu32 " %s that these roots share, none keeping "
+					   "%.0f%% of the memory; the biggest", ntops,
+					   s->point.type, 100.0 * HR_SUSPECT_KEEP_RATIO);
+	else
+		s->point.what = str_printf("%" PRIu32 " objects that these roots share (%" PRIu64
+					   " of them %s), none keeping %.0f%% of the memory; "
+					   "the biggest", ntops, same, s->point.type,
+					   100.0 * HR_SUSPECT_KEEP_RATIO);
+	s->point.chain = hr_chains_text(c->src->tree,
+					hr_result_reached_by(c->src->result, obj).node);
+	return s->point.what && s->point.chain ? HR_OK : HR_ENOMEM;
+}
+
 int describe_point(const struct suspect_ctx *c, uint32_t point, uint32_t prev,
 		   struct hr_suspect *s)
 {

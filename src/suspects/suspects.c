@@ -17,7 +17,7 @@
 const char *hr_pile_kind_name(unsigned kind)
 {
 	static const char *const names[] = { "object", "map", "slice", "list", "channel",
-					     "goroutines" };
+					     "goroutines", "shared" };
 
 	return kind < sizeof(names) / sizeof(names[0]) ? names[kind] : "object";
 }
@@ -30,7 +30,18 @@ struct candidate {
 	uint32_t roots[HR_GROUP_ROOTS_MAX]; /* root variable nodes */
 	uint8_t nroots;
 	bool more_roots;
+	uint32_t *tops;                     /* a group's: its tops, ascending (owned) */
+	uint32_t ntops;
+	bool spread;                        /* a group whose biggest top keeps less than
+					     * HR_SUSPECT_KEEP_RATIO of it: the pile is its tops */
 };
+
+static void free_candidates(struct candidate *v, size_t n)
+{
+	for (size_t i = 0; v && i < n; i++)
+		free(v[i].tops);
+	free(v);
+}
 
 static int cmp_candidates(const void *pa, const void *pb)
 {
@@ -59,29 +70,34 @@ static int find_candidates(const struct suspect_ctx *c, uint64_t threshold,
 		if (!(k = hr_array_push((void **)&v, n, &cap, sizeof(*v))))
 			goto nomem;
 		*k = (struct candidate){ HR_SUSPECT_ROOT, node.retained_bytes, node.retained_objects,
-					 r, { r }, 1, false };
+					 r, { r }, 1, false, NULL, 0, false };
 	}
 	if (hr_heap_dom_shared_groups(hd, threshold ? threshold : 1, &groups, &ngroups, err)) {
 		free(v);
 		return err->code;
 	}
 	for (size_t i = 0; i < ngroups && groups[i].bytes >= threshold && groups[i].bytes; i++) {
+		struct hr_shared_group *g = &groups[i];
+
 		if (!(k = hr_array_push((void **)&v, n, &cap, sizeof(*v)))) {
-			free(groups);
+			hr_shared_groups_free(groups, ngroups);
 			goto nomem;
 		}
-		*k = (struct candidate){ HR_SUSPECT_SHARED, groups[i].bytes, groups[i].objects,
-					 groups[i].biggest, { 0 }, groups[i].nroots,
-					 groups[i].more_roots };
-		memcpy(k->roots, groups[i].roots, sizeof(k->roots));
+		bool spread = (double)hr_heap_dom_node(hd, g->biggest).retained_bytes <
+			      HR_SUSPECT_KEEP_RATIO * (double)g->bytes;
+
+		*k = (struct candidate){ HR_SUSPECT_SHARED, g->bytes, g->objects, g->biggest, { 0 },
+					 g->nroots, g->more_roots, g->top_nodes, g->tops, spread };
+		g->top_nodes = NULL; /* the candidate's now */
+		memcpy(k->roots, g->roots, sizeof(k->roots));
 	}
-	free(groups);
+	hr_shared_groups_free(groups, ngroups);
 	if (*n)
 		qsort(v, *n, sizeof(*v), cmp_candidates);
 	*out = v;
 	return HR_OK;
 nomem:
-	free(v);
+	free_candidates(v, *n);
 	return hr_error_set(err, HR_ENOMEM, "out of memory for the suspects");
 }
 
@@ -222,24 +238,60 @@ static struct tally_entry *tally_slot(struct tally *t, uint64_t key)
 	return &t->v[i];
 }
 
+static int seed(struct seeds *s, uint32_t node, uint8_t label)
+{
+	uint64_t *e;
+
+	if (node == HR_DOM_NONE)
+		return HR_OK;
+	if (!(e = hr_array_push((void **)&s->v, &s->n, &s->cap, sizeof(*e))))
+		return HR_ENOMEM;
+	*e = (uint64_t)node << 8 | label;
+	return HR_OK;
+}
+
+static int cmp_u64(const void *pa, const void *pb)
+{
+	uint64_t a = *(const uint64_t *)pa, b = *(const uint64_t *)pb;
+
+	return (a > b) - (a < b);
+}
+
+/* Seed node's label, NO_LABEL when it is none. */
+static uint8_t seed_label(const struct seeds *s, uint32_t node)
+{
+	size_t lo = 0, hi = s->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (s->v[mid] >> 8 < node)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < s->n && s->v[lo] >> 8 == node ? (uint8_t)s->v[lo] : NO_LABEL;
+}
+
 /*
- * Labels, by inner index (hr_heap_dom_inner_index()), from the nodes given theirs in
- * *label down the dominator tree to the nodes without one; 1 byte an inner node.
+ * Labels, by inner index (hr_heap_dom_inner_index()), from the seeds (sorted here) down
+ * the dominator tree to the nodes without one; 1 byte an inner node.
  */
-static uint8_t *inherit_labels(const struct hr_heap_dominators *hd, const uint32_t *nodes,
-			       size_t n)
+static uint8_t *inherit_labels(const struct hr_heap_dominators *hd, struct seeds *s)
 {
 	uint32_t count = hr_heap_dom_inner_count(hd);
 	uint8_t *label = malloc((size_t)count + 1);
 
 	if (!label)
 		return NULL;
+	if (s->n) /* qsort() wants a non-null array even for none */
+		qsort(s->v, s->n, sizeof(*s->v), cmp_u64);
 	memset(label, NO_LABEL, (size_t)count + 1);
-	for (size_t i = 0; i < n; i++) {
-		uint32_t k = hr_heap_dom_inner_index(hd, nodes[i]);
+	for (size_t i = 0; i < s->n; i++) {
+		uint32_t k = hr_heap_dom_inner_index(hd, (uint32_t)(s->v[i] >> 8));
 
 		if (k != HR_DOM_NONE)
-			label[k] = (uint8_t)i;
+			label[k] = (uint8_t)s->v[i];
 	}
 	for (uint32_t k = 1; k < count; k++) /* a node after its dominator */
 		if (label[k] == NO_LABEL)
@@ -249,42 +301,48 @@ static uint8_t *inherit_labels(const struct hr_heap_dominators *hd, const uint32
 
 /*
  * Node v's label from inherit_labels(): its own for an inner node; else (an object
- * without pointers) its own if it is one of nodes, or its dominator's.
+ * without pointers) its own if it is a seed, or its dominator's.
  */
 static uint8_t label_of(const struct hr_heap_dominators *hd, const uint8_t *label,
-			const uint32_t *nodes, size_t n, uint32_t v)
+			const struct seeds *s, uint32_t v)
 {
 	uint32_t k = hr_heap_dom_inner_index(hd, v), d;
+	uint8_t l;
 
 	if (k != HR_DOM_NONE)
 		return label[k];
-	for (size_t i = 0; i < n; i++)
-		if (nodes[i] == v)
-			return (uint8_t)i;
+	if ((l = seed_label(s, v)) != NO_LABEL)
+		return l;
 	d = hr_heap_dom_idom(hd, v);
 	return d == HR_DOM_NONE ? NO_LABEL : label[hr_heap_dom_inner_index(hd, d)];
 }
 
-/* Labels every object with the suspect whose point dominates it, and counts by type. */
-static int tally_types(const struct suspect_ctx *c, const uint32_t *points, size_t npoints,
-		       struct tally *t)
+/*
+ * Labels every object with the suspect whose point dominates it (a spread group's: one
+ * of its tops), and counts by type.
+ */
+static int tally_types(const struct suspect_ctx *c, const struct candidate *cand,
+		       const uint32_t *points, size_t npoints, struct tally *t)
 {
 	const struct hr_heap_dominators *hd = c->src->dominators;
-	uint8_t *label = inherit_labels(hd, points, npoints);
+	struct seeds s = { 0 };
+	uint8_t *label = NULL;
 
-	if (!label)
-		return HR_ENOMEM;
+	for (size_t i = 0; i < npoints; i++)
+		for (uint32_t k = 0; k < (cand[i].spread ? cand[i].ntops : 1); k++)
+			if (seed(&s, cand[i].spread ? cand[i].tops[k] : points[i], (uint8_t)i))
+				goto nomem;
+	if (!(label = inherit_labels(hd, &s)))
+		goto nomem;
 	for (uint32_t v = hr_heap_dom_root_count(hd) + 1; v < hr_heap_dom_count(hd); v++) {
-		uint8_t l = label_of(hd, label, points, npoints, v);
+		uint8_t l = label_of(hd, label, &s, v);
 		struct tally_entry *e;
 		struct hr_object o;
 
 		if (l == NO_LABEL)
 			continue;
-		if (!(e = tally_slot(t, (uint64_t)l << 32 | object_type_key(c, object_of(c, v))))) {
-			free(label);
-			return HR_ENOMEM;
-		}
+		if (!(e = tally_slot(t, (uint64_t)l << 32 | object_type_key(c, object_of(c, v)))))
+			goto nomem;
 		o = hr_dump_object(c->src->model, object_of(c, v));
 		e->objects++;
 		e->bytes += o.size;
@@ -292,7 +350,12 @@ static int tally_types(const struct suspect_ctx *c, const uint32_t *points, size
 			e->examples[e->nexamples++] = o.addr;
 	}
 	free(label);
+	free(s.v);
 	return HR_OK;
+nomem:
+	free(label);
+	free(s.v);
+	return HR_ENOMEM;
 }
 
 static int cmp_entries(const void *pa, const void *pb)
@@ -373,8 +436,7 @@ static bool in_region(void *ctx, uint32_t v)
 {
 	const struct suspect_ctx *c = ctx;
 
-	return label_of(c->src->dominators, c->region, c->region_starts, c->nregion_starts, v) ==
-	       c->searching;
+	return label_of(c->src->dominators, c->region, &c->region_starts, v) == c->searching;
 }
 
 /*
@@ -386,9 +448,9 @@ static bool in_region(void *ctx, uint32_t v)
 static int mark_regions(struct suspect_ctx *c, const struct candidate *cand, size_t ncand)
 {
 	for (size_t i = 0; i < ncand; i++)
-		c->region_starts[i] = cand[i].kind == HR_SUSPECT_ROOT ? cand[i].start : HR_DOM_NONE;
-	c->nregion_starts = ncand;
-	c->region = inherit_labels(c->src->dominators, c->region_starts, ncand);
+		if (cand[i].kind == HR_SUSPECT_ROOT && seed(&c->region_starts, cand[i].start, (uint8_t)i))
+			return HR_ENOMEM;
+	c->region = inherit_labels(c->src->dominators, &c->region_starts);
 	return c->region ? HR_OK : HR_ENOMEM;
 }
 
@@ -404,8 +466,7 @@ static int find_path(struct suspect_ctx *c, const struct candidate *k, uint32_t 
 	bool mine = k->kind == HR_SUSPECT_ROOT && c->region;
 	int rc;
 
-	c->searching = mine ? label_of(c->src->dominators, c->region, c->region_starts,
-				       c->nregion_starts, k->start)
+	c->searching = mine ? label_of(c->src->dominators, c->region, &c->region_starts, k->start)
 			    : NO_LABEL;
 	rc = hr_heap_graph_path_from(hr_heap_dom_graph(c->src->dominators), k->roots[0], point,
 				     mine ? in_region : NULL, c, &nodes, &n, err);
@@ -473,7 +534,9 @@ static int make_suspect(struct suspect_ctx *c, const struct candidate *k, uint32
 	*s = (struct hr_suspect){ .kind = k->kind, .bytes = k->bytes, .objects = k->objects };
 	if (find_path(c, k, point, s, &prev, err))
 		return err->code;
-	if (name_holders(c, k, s) || describe_point(c, point, prev, s))
+	if (name_holders(c, k, s) ||
+	    (k->spread ? describe_shared_tops(c, k->tops, k->ntops, point, s)
+		       : describe_point(c, point, prev, s)))
 		return hr_error_set(err, HR_ENOMEM, "out of memory for the suspects");
 	if (find_goroutine(c, s))
 		return hr_error_set(err, HR_ENOMEM, "out of memory for the suspects");
@@ -500,18 +563,19 @@ static struct hr_suspects *find_all(struct suspect_ctx *c, struct hr_suspects *o
 	struct candidate *cand = NULL;
 	uint32_t points[HR_SUSPECTS_MAX];
 	struct tally t = { 0 };
-	size_t ncand = 0;
+	size_t ncand = 0, ncand_all = 0;
 
 	if (find_candidates(c, out->threshold_bytes, &cand, &ncand, err))
 		goto fail;
+	ncand_all = ncand;
 	if (ncand > HR_SUSPECTS_MAX) {
 		out->below_threshold = ncand - HR_SUSPECTS_MAX;
 		ncand = HR_SUSPECTS_MAX;
 	}
 	if (ncand && !(c->big = biggest_children(c->src->dominators)))
 		goto nomem;
-	for (size_t i = 0; i < ncand; i++)
-		points[i] = accumulation_point(c, cand[i].start);
+	for (size_t i = 0; i < ncand; i++) /* a spread group's path goes to its biggest top */
+		points[i] = cand[i].spread ? cand[i].start : accumulation_point(c, cand[i].start);
 	if (!(out->v = calloc(ncand + 1, sizeof(*out->v))) || (ncand && mark_regions(c, cand, ncand)))
 		goto nomem;
 	for (size_t i = 0; i < ncand; i++) {
@@ -521,7 +585,7 @@ static struct hr_suspects *find_all(struct suspect_ctx *c, struct hr_suspects *o
 	}
 	free(c->region); /* 1 byte an inner node, back before the tally makes its own */
 	c->region = NULL;
-	if (tally_types(c, points, ncand, &t))
+	if (tally_types(c, cand, points, ncand, &t))
 		goto nomem;
 	for (size_t i = 0; i < ncand; i++)
 		if (take_types(c, &t, (uint8_t)i, &out->v[i]))
@@ -530,16 +594,18 @@ static struct hr_suspects *find_all(struct suspect_ctx *c, struct hr_suspects *o
 		goto fail;
 	qsort(out->v, out->n, sizeof(*out->v), cmp_suspects);
 	free(t.v);
-	free(cand);
+	free_candidates(cand, ncand_all);
 	free(c->big);
+	free(c->region_starts.v);
 	return out;
 nomem:
 	hr_error_set(err, HR_ENOMEM, "out of memory for the suspects");
 fail:
 	free(t.v);
-	free(cand);
+	free_candidates(cand, ncand_all);
 	free(c->big);
 	free(c->region);
+	free(c->region_starts.v);
 	hr_suspects_free(out);
 	return NULL;
 }

@@ -9,14 +9,19 @@
 
 #include "heapref/suspects.h"
 
+/* Nodes labelled before the labels go down the dominator tree: node << 8 | label, sorted. */
+struct seeds {
+	uint64_t *v;
+	size_t n, cap;
+};
+
 struct suspect_ctx {
 	const struct hr_suspect_sources *src;
 	uint32_t *big; /* by hr_heap_dom_inner_index(): the child in the dominator tree
 			* retaining most (biggest_child()) */
 	uint8_t *region; /* by hr_heap_dom_inner_index(): the root candidate dominating the
 			  * node, or 0xff (see label_of()) */
-	uint32_t region_starts[HR_SUSPECTS_MAX]; /* candidate i's root variable, or HR_DOM_NONE */
-	size_t nregion_starts;
+	struct seeds region_starts; /* each root candidate's root variable, labelled by its index */
 	uint8_t searching; /* the candidate whose path is being searched */
 };
 
@@ -33,6 +38,13 @@ const char *root_name(const struct suspect_ctx *c, uint32_t chain);
 int describe_hop(const struct suspect_ctx *c, uint32_t prev, uint32_t node,
 		 struct hr_suspect_hop *hop);
 /* Fills s->point for graph node point. */
+/*
+ * A shared group whose memory spreads over its ntops tops (none keeps
+ * HR_SUSPECT_KEEP_RATIO of it) as its own pile: HR_PILE_SHARED, the count its tops, the
+ * type theirs; the biggest top (its path's end) for the address and chain.
+ */
+int describe_shared_tops(const struct suspect_ctx *c, const uint32_t *tops, uint32_t ntops,
+			 uint32_t biggest, struct hr_suspect *s);
 /* prev: the point's predecessor on the suspect's path (HR_DOM_NONE: none) */
 int describe_point(const struct suspect_ctx *c, uint32_t point, uint32_t prev,
 		   struct hr_suspect *s);

@@ -268,7 +268,7 @@ int hr_write_retained(FILE *out, const struct hr_dump *dump, const struct hr_cha
 out:
 	free(roots.rows);
 	free(objects.rows);
-	free(groups);
+	hr_shared_groups_free(groups, ngroups);
 	if (rc && rc != err->code) /* the groups set err themselves */
 		return hr_error_set(err, rc, "out of memory for the retained sizes");
 	if (rc)

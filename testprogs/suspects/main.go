@@ -12,6 +12,9 @@
 //	chan    main.jobs       chan *Job, capacity chanCap, chanLen jobs in its buffer
 //	shared  main.requests and main.defaultRegistry point at one *Registry whose
 //	                        map holds mapEntries metrics: shared, retained by neither
+//	spread  main.byID (map[int]*Record) and main.all ([]*Record) hold the same
+//	                        spreadLen records of recordBuf bytes each: shared, and
+//	                        no one record keeps most of it (the records are the pile)
 //	frame   workers goroutines run main.worker, each with a small buffer; one of
 //	                        them (its goroutine id is a fact) holds a []*Record of
 //	                        frameLen records in its local variable records
@@ -81,6 +84,8 @@ var (
 	jobs            chan *Job
 	requests        *Registry
 	defaultRegistry *Registry
+	byID            map[int]*Record
+	all             []*Record
 	// none: twenty globals of their own, not one array (which would retain all)
 	s00, s01, s02, s03, s04, s05, s06, s07, s08, s09 []byte
 	s10, s11, s12, s13, s14, s15, s16, s17, s18, s19 []byte
@@ -100,6 +105,7 @@ const (
 	jobBuf     = 1024
 	workers    = 40
 	frameLen   = 8000
+	spreadLen  = 4000
 	recordBuf  = 500
 	noneCount  = 20
 	noneBuf    = 64 << 10
@@ -192,6 +198,16 @@ func build(scenario string, facts dump.Facts) func() {
 		facts["addr_main.defaultRegistry"] = dump.Addr(unsafe.Pointer(&defaultRegistry))
 		facts["kind"], facts["count"] = "map", mapEntries
 		facts["type"], facts["element"] = "map[string]*main.Metric", "main.Metric"
+	case "spread":
+		byID = make(map[int]*Record, spreadLen)
+		for i := 0; i < spreadLen; i++ {
+			r := &Record{key: fmt.Sprintf("key-%06d", i), value: make([]byte, recordBuf)}
+			byID[i] = r
+			all = append(all, r)
+		}
+		facts["roots"] = []string{"main.all", "main.byID"}
+		facts["kind"], facts["count"] = "shared", spreadLen
+		facts["type"], facts["element"] = "main.Record", "main.Record"
 	case "frame":
 		ids := make(chan int64, 1)
 		release := make(chan struct{})
@@ -226,7 +242,7 @@ func build(scenario string, facts dump.Facts) func() {
 }
 
 func main() {
-	scenario := flag.String("scenario", "map", "map, slice, list, chan, shared, frame or none")
+	scenario := flag.String("scenario", "map", "map, slice, list, chan, shared, spread, frame, goroutines or none")
 	flag.Parse()
 	path := dump.Path(flag.Args())
 

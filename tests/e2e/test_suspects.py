@@ -4,7 +4,7 @@
 Each scenario of the program builds one leak whose holder, shape and element count
 the program knows and prints as facts (a map of 7000 sessions, a slice of 6400
 events, a list of 5000 nodes, a channel with 3000 jobs buffered, a registry shared by
-two globals, the records of one goroutine among 40, and twenty globals none of which
+two globals, 4000 records a map and a slice share (the records the pile), the records of one goroutine among 40, and twenty globals none of which
 reaches the threshold). The suspect heapref names must be that holder, its
 accumulation point that container with that count, and what piled up must hold the
 program's elements. The text page and the JSON say the same; the retained view shows
@@ -99,6 +99,18 @@ class Scenarios(unittest.TestCase):
         _, _, f, report = self.check_scenario("chan")
         self.assertIn("capacity %d" % f["capacity"],
                       report["suspects"][0]["accumulation_point"]["what"])
+
+    def test_spread(self):
+        # the map and the slice share the records, no one of which keeps 70% of them:
+        # the records themselves are the pile, and everything they retain is counted
+        _, _, f, report = self.check_scenario("spread")
+        s = report["suspects"][0]
+        p = s["accumulation_point"]
+        self.assertEqual((p["bytes"], p["objects"]), (s["bytes"], s["objects"]))
+        self.assertIn("%d main.Record that these roots share" % f["count"], p["what"])
+        self.assertEqual(s["path"][-1]["type"], "main.Record")
+        by_type = {t["type"]: t for t in s["types"]}
+        self.assertEqual(by_type["[]uint8"]["objects"], f["count"], s["types"])
 
     def test_shared(self):
         _, dump, f, report = self.check_scenario("shared")

@@ -403,11 +403,12 @@ static void test_shared_groups(void **state)
 	assert_int_equal(g[0].tops, 1);
 	assert_int_equal(g[0].biggest, hr_heap_dom_object_node(sc.run.an.dominators,
 								object(&sc, B_ADDR)));
-	free(g);
+	assert_int_equal(g[0].top_nodes[0], g[0].biggest);
+	hr_shared_groups_free(g, n);
 	/* all the shared memory is under 100 bytes: with that minimum, no groups at all */
 	assert_int_equal(hr_heap_dom_shared_groups(sc.run.an.dominators, 100, &g, &n, &err), 0);
 	assert_int_equal(n, 0);
-	free(g);
+	hr_shared_groups_free(g, n);
 	scene_end(&sc);
 }
 
