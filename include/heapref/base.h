@@ -74,6 +74,13 @@ int hr_array_reserve(void **items, size_t *cap, size_t need, size_t elem_size);
 void *hr_array_push(void **items, size_t *n, size_t *cap, size_t elem_size);
 
 /*
+ * Sorts n 64-bit keys ascending: a radix sort, linear where qsort() is n log n (some
+ * millions of edges), with a buffer as large as v while it runs. 0 or HR_ENOMEM (v
+ * untouched then).
+ */
+int hr_sort_u64(uint64_t *v, size_t n);
+
+/*
  * For an array of n entries, stride bytes apart, sorted ascending by a uint64_t key at
  * key_offset inside each entry: how many entries have key <= x. The entry at the count
  * minus one is then the last one starting at or before x (an address lookup).

@@ -5,6 +5,44 @@
 
 #include "heapref/base.h"
 
+int hr_sort_u64(uint64_t *v, size_t n)
+{
+	enum { BITS = 11, DIGITS = 1 << BITS }; /* 6 passes at most; a 16 KiB count */
+	uint64_t *tmp, *from = v, *to;
+	size_t count[DIGITS];
+
+	if (n < 2)
+		return HR_OK;
+	if (!(tmp = malloc(n * sizeof(*tmp))))
+		return HR_ENOMEM;
+	to = tmp;
+	for (unsigned shift = 0; shift < 64; shift += BITS) {
+		uint64_t *swap;
+		size_t sum = 0;
+
+		memset(count, 0, sizeof(count));
+		for (size_t i = 0; i < n; i++)
+			count[from[i] >> shift & (DIGITS - 1)]++;
+		if (count[from[0] >> shift & (DIGITS - 1)] == n)
+			continue; /* one digit for all: the pass would change nothing */
+		for (size_t d = 0; d < DIGITS; d++) {
+			size_t c = count[d];
+
+			count[d] = sum;
+			sum += c;
+		}
+		for (size_t i = 0; i < n; i++)
+			to[count[from[i] >> shift & (DIGITS - 1)]++] = from[i];
+		swap = from;
+		from = to;
+		to = swap;
+	}
+	if (from != v)
+		memcpy(v, from, n * sizeof(*v));
+	free(tmp);
+	return HR_OK;
+}
+
 int hr_array_reserve(void **items, size_t *cap, size_t need, size_t elem_size)
 {
 	size_t new_cap;

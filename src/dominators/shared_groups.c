@@ -18,11 +18,24 @@
 
 #include "heapref/dominators.h"
 
-/* An edge of the condensed graph: from a root variable or shared top to a shared top. */
-struct top_edge {
-	uint32_t from; /* graph node */
-	uint32_t to;   /* index into the shared tops */
-};
+/*
+ * An edge of the condensed graph, from a root variable or shared top (a graph node) to
+ * a shared top (its index in tops), as one key: from << 32 | to (sorted, by from).
+ */
+static uint64_t top_edge(uint32_t from, uint32_t to)
+{
+	return (uint64_t)from << 32 | to;
+}
+
+static uint32_t edge_from(uint64_t e)
+{
+	return (uint32_t)(e >> 32);
+}
+
+static uint32_t edge_to(uint64_t e)
+{
+	return (uint32_t)e;
+}
 
 struct rootset {
 	uint32_t id[HR_GROUP_ROOTS_MAX]; /* root variable nodes, ascending */
@@ -35,8 +48,10 @@ struct grouping {
 	uint32_t *top;        /* by hr_heap_dom_inner_index(): the child of the virtual root
 			       * dominating the node */
 	uint32_t *tops;       /* the shared tops, ascending */
+	uint64_t *is_top;     /* a bit per node: one of tops */
+	uint32_t *top_rank;   /* per word of is_top: the tops before it */
 	uint32_t ntops;
-	struct top_edge *edges;
+	uint64_t *edges;
 	size_t nedges, edges_cap;
 	uint32_t expanding;   /* the node whose successors are being emitted */
 	uint32_t expanding_index; /* its hr_heap_dom_inner_index() */
@@ -44,20 +59,18 @@ struct grouping {
 	struct rootset *sets; /* [ntops] */
 };
 
-/* The index of shared top node v, or UINT32_MAX if v is not one. */
+/*
+ * The index of shared top node v, or UINT32_MAX if v is not one: its rank among the
+ * bits of is_top (tops are ascending), from the count before its word.
+ */
 static uint32_t top_index(const struct grouping *gr, uint32_t v)
 {
-	uint32_t lo = 0, hi = gr->ntops;
+	uint64_t w = gr->is_top[v >> 6];
 
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-
-		if (gr->tops[mid] < v)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < gr->ntops && gr->tops[lo] == v ? lo : UINT32_MAX;
+	if (!(w >> (v & 63) & 1))
+		return UINT32_MAX;
+	return gr->top_rank[v >> 6] +
+	       (uint32_t)__builtin_popcountll(w & ((UINT64_C(1) << (v & 63)) - 1));
 }
 
 /* The shared tops: the objects whose immediate dominator is the virtual root. */
@@ -67,12 +80,24 @@ static int find_tops(struct grouping *gr)
 	uint32_t nnodes = hr_heap_dom_count(hd), nroots = hr_heap_dom_root_count(hd);
 	size_t ntops = 0, cap = 0;
 
+	size_t nwords = hr_bit_words(nnodes);
+	uint32_t rank = 0;
+
+	gr->is_top = calloc(nwords + 1, sizeof(*gr->is_top));
+	gr->top_rank = malloc((nwords + 1) * sizeof(*gr->top_rank));
+	if (!gr->is_top || !gr->top_rank)
+		return HR_ENOMEM;
 	for (uint32_t v = nroots + 1; v < nnodes; v++) {
 		if (hr_heap_dom_idom(hd, v) != 0)
 			continue;
 		if (!hr_array_push((void **)&gr->tops, &ntops, &cap, sizeof(*gr->tops)))
 			return HR_ENOMEM;
 		gr->tops[ntops - 1] = v;
+		hr_bit_set(gr->is_top, v);
+	}
+	for (size_t k = 0; k < nwords; k++) {
+		gr->top_rank[k] = rank;
+		rank += (uint32_t)__builtin_popcountll(gr->is_top[k]);
 	}
 	gr->ntops = (uint32_t)ntops;
 	return HR_OK;
@@ -111,28 +136,19 @@ static void emit_edge(void *ctx, uint32_t v, bool sink)
 {
 	struct grouping *gr = ctx;
 	uint32_t to = top_index(gr, v), from = gr->top[gr->expanding_index];
-	struct top_edge *e;
+	uint64_t *e;
 
 	(void)sink; /* a sink is a node like another here */
 	if (to == UINT32_MAX || from == v || gr->status)
 		return;
-	if (gr->nedges && gr->edges[gr->nedges - 1].from == from && gr->edges[gr->nedges - 1].to == to)
+	if (gr->nedges && gr->edges[gr->nedges - 1] == top_edge(from, to))
 		return; /* the same as the last: many words of one object into one top */
 	e = hr_array_push((void **)&gr->edges, &gr->nedges, &gr->edges_cap, sizeof(*e));
 	if (!e) {
 		gr->status = HR_ENOMEM;
 		return;
 	}
-	*e = (struct top_edge){ from, to };
-}
-
-static int cmp_edges(const void *pa, const void *pb)
-{
-	const struct top_edge *a = pa, *b = pb;
-
-	if (a->from != b->from)
-		return a->from < b->from ? -1 : 1;
-	return a->to < b->to ? -1 : a->to > b->to;
+	*e = top_edge(from, to);
 }
 
 /* Every edge of the heap graph into a shared top, as top(u) -> the top, sorted, once. */
@@ -149,9 +165,10 @@ static int find_edges(struct grouping *gr, struct hr_heap_graph *g)
 	}
 	if (gr->status)
 		return gr->status;
-	qsort(gr->edges, gr->nedges, sizeof(*gr->edges), cmp_edges);
+	if (hr_sort_u64(gr->edges, gr->nedges))
+		return HR_ENOMEM;
 	for (size_t i = 0; i < gr->nedges; i++)
-		if (!n || cmp_edges(&gr->edges[n - 1], &gr->edges[i]))
+		if (!n || gr->edges[n - 1] != gr->edges[i])
 			gr->edges[n++] = gr->edges[i];
 	gr->nedges = n;
 	return HR_OK;
@@ -219,14 +236,14 @@ static int propagate(struct grouping *gr)
 	if (!work || !indeg || !first || !queued || !gr->sets)
 		goto out;
 	for (size_t i = 0; i < gr->nedges; i++) {
-		const struct top_edge *e = &gr->edges[i];
+		uint32_t from = edge_from(gr->edges[i]), to = edge_to(gr->edges[i]);
 
-		if (e->from <= nroots) {
-			set_add(&gr->sets[e->to], e->from);
+		if (from <= nroots) {
+			set_add(&gr->sets[to], from);
 			from_roots++; /* sorted by from: the root variables' edges come first */
 		} else {
-			first[top_index(gr, e->from) + 1]++;
-			indeg[e->to]++;
+			first[top_index(gr, from) + 1]++;
+			indeg[to]++;
 		}
 	}
 	for (uint32_t t = 0; t < gr->ntops; t++)
@@ -238,7 +255,7 @@ static int propagate(struct grouping *gr)
 		uint32_t t = work[head];
 
 		for (size_t i = from_roots + first[t]; i < from_roots + first[t + 1]; i++) {
-			uint32_t to = gr->edges[i].to;
+			uint32_t to = edge_to(gr->edges[i]);
 
 			set_union(&gr->sets[to], &gr->sets[t]);
 			if (!--indeg[to])
@@ -256,7 +273,7 @@ static int propagate(struct grouping *gr)
 
 		queued[t] = 0;
 		for (size_t i = from_roots + first[t]; i < from_roots + first[t + 1]; i++) {
-			uint32_t to = gr->edges[i].to;
+			uint32_t to = edge_to(gr->edges[i]);
 
 			if (set_union(&gr->sets[to], &gr->sets[t]) && !queued[to]) {
 				queued[to] = 1;
@@ -392,6 +409,8 @@ int hr_heap_dom_shared_groups(const struct hr_heap_dominators *hd, uint64_t min_
 out:
 	free(gr.top);
 	free(gr.tops);
+	free(gr.is_top);
+	free(gr.top_rank);
 	free(gr.edges);
 	free(gr.sets);
 	if (rc)

@@ -88,6 +88,38 @@ static void test_count_key_at_most(void **state)
 	assert_int_equal(hr_count_key_at_most(NULL, 0, sizeof(items[0]), off, 5), 0);
 }
 
+static int cmp_u64(const void *pa, const void *pb)
+{
+	uint64_t a = *(const uint64_t *)pa, b = *(const uint64_t *)pb;
+
+	return (a > b) - (a < b);
+}
+
+/* hr_sort_u64 against qsort: keys of every width (passes skipped where all agree). */
+static void test_sort_u64(void **state)
+{
+	uint64_t x = 0x2545f4914f6cdd1du;
+
+	(void)state;
+	for (unsigned bits = 1; bits <= 64; bits += 7) {
+		size_t n = 1000 + bits * 37;
+		uint64_t *a = malloc(n * sizeof(*a)), *b = malloc(n * sizeof(*b));
+
+		assert_non_null(a);
+		assert_non_null(b);
+		for (size_t i = 0; i < n; i++) {
+			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+			a[i] = b[i] = bits == 64 ? x : x & ((UINT64_C(1) << bits) - 1);
+		}
+		assert_int_equal(hr_sort_u64(a, n), HR_OK);
+		qsort(b, n, sizeof(*b), cmp_u64);
+		assert_memory_equal(a, b, n * sizeof(*a));
+		free(a);
+		free(b);
+	}
+	assert_int_equal(hr_sort_u64(NULL, 0), HR_OK);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -96,6 +128,7 @@ int main(void)
 		cmocka_unit_test(test_array_push_zeroes),
 		cmocka_unit_test(test_bit_next),
 		cmocka_unit_test(test_count_key_at_most),
+		cmocka_unit_test(test_sort_u64),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
