@@ -46,8 +46,7 @@
 # per object in the dump and the phase's wall against the floor), the 10M/1M ratios of
 # the shapes (linear time => the ratio of their objects: ~10, ~16 for small) and the
 # issue's goals for mixed-4g, and for each 1 GiB-class set (mixed-1g, small-1g,
-# records-1g, list-10m, map-10m, slice-10m) whether its total is within 10x its floor
-# (issue 33). The process line adds
+# records-1g) whether its total is within 10x its floor (issue 33). The process line adds
 # its system CPU time, and one more run under `strace -f -c` counts heapref's system calls
 # (fails above 100,000: a system call per object or per drain shows as millions).
 # Exit status: 0, or 1 if heapref failed or a check failed.
@@ -294,7 +293,7 @@ for pair in list-1m:list-10m map-1m:map-10m slice-1m:slice-10m small-1m:small-1g
   fi
 done
 
-for s in mixed-1g small-1g records-1g list-10m map-10m slice-10m; do
+for s in mixed-1g small-1g records-1g; do
   line=$(grep "^| $s " <<<"$summary" || true)
   [ -n "$line" ] || continue
   awk -v s="$s" -v line="$line" 'BEGIN {
