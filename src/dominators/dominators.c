@@ -17,7 +17,7 @@
  *      emitted (its target is numbered already) or when its stack entry is popped (its
  *      target was numbered meanwhile): no successor list is kept. A sink's first
  *      predecessor goes into its number slot, the others into a list of pairs.
- *   2. The pairs sorted by target (a radix sort).
+ *   2. The pairs sorted by target, then source (hr_sort_u64()).
  *   3. Semidominators, from the highest number down, with the link-eval forest of
  *      Lengauer and Tarjan's simple version (path compression, iterative). The forest
  *      keeps, per node, the least semidominator on its compressed path (not the node
@@ -38,13 +38,27 @@
 
 #include "heapref/dominators.h"
 
-/* An edge by numbers; for a sink's other predecessors, `to` is the sink's node. */
-struct dom_pair {
-	uint32_t to, from;
-};
+/*
+ * An edge by numbers, as one key: to << 32 | from (sorted: by target, then source); for
+ * a sink's other predecessors, `to` is the sink's node.
+ */
+static uint64_t pair(uint32_t to, uint32_t from)
+{
+	return (uint64_t)to << 32 | from;
+}
+
+static uint32_t pair_to(uint64_t p)
+{
+	return (uint32_t)(p >> 32);
+}
+
+static uint32_t pair_from(uint64_t p)
+{
+	return (uint32_t)p;
+}
 
 struct dom_pairs {
-	struct dom_pair *items;
+	uint64_t *items;
 	size_t n, cap;
 };
 
@@ -70,11 +84,11 @@ struct dom_run {
 
 static int add_pair(struct dom_pairs *p, uint32_t to, uint32_t from)
 {
-	struct dom_pair *e = hr_array_push((void **)&p->items, &p->n, &p->cap, sizeof(*e));
+	uint64_t *e = hr_array_push((void **)&p->items, &p->n, &p->cap, sizeof(*e));
 
 	if (!e)
 		return HR_ENOMEM;
-	*e = (struct dom_pair){ to, from };
+	*e = pair(to, from);
 	return HR_OK;
 }
 
@@ -138,55 +152,6 @@ static int number_nodes(struct dom_run *r)
 	return r->status;
 }
 
-/* --- 2. sorting pairs ----------------------------------------------------------------- */
-
-#define RADIX_BITS 11
-
-/* One stable counting pass on bits [shift, shift + RADIX_BITS) of `to` or of `from`. */
-static void radix_pass(const struct dom_pair *src, struct dom_pair *dst, size_t n, bool by_to,
-		       unsigned shift, bool descending)
-{
-	size_t count[(1u << RADIX_BITS) + 1] = { 0 };
-	uint32_t mask = (1u << RADIX_BITS) - 1;
-
-	for (size_t i = 0; i < n; i++) {
-		uint32_t d = ((by_to ? src[i].to : src[i].from) >> shift) & mask;
-
-		count[(descending ? mask - d : d) + 1]++;
-	}
-	for (uint32_t d = 1; d <= mask; d++)
-		count[d] += count[d - 1];
-	for (size_t i = 0; i < n; i++) {
-		uint32_t d = ((by_to ? src[i].to : src[i].from) >> shift) & mask;
-
-		dst[count[descending ? mask - d : d]++] = src[i];
-	}
-}
-
-/*
- * Sorts p by `to` ascending; with from_descending, pairs of one `to` by `from`
- * descending. Needs a second buffer as large while it runs.
- */
-static int sort_pairs(struct dom_pairs *p, bool from_descending)
-{
-	struct dom_pair *tmp = malloc(p->n * sizeof(*tmp) + 1), *a = p->items, *b = tmp;
-
-	if (!tmp)
-		return HR_ENOMEM;
-	for (int field = from_descending ? 0 : 1; field < 2; field++)
-		for (unsigned shift = 0; shift < 32; shift += RADIX_BITS) {
-			struct dom_pair *swap = a;
-
-			radix_pass(a, b, p->n, field == 1, shift, field == 0);
-			a = b;
-			b = swap;
-		}
-	p->items = a;
-	p->cap = p->n;
-	free(b);
-	return HR_OK;
-}
-
 /* --- 3. semidominators ---------------------------------------------------------------- */
 
 /*
@@ -231,7 +196,7 @@ static uint32_t eval(struct dom_run *r, uint32_t v)
 
 static int compute_semi(struct dom_run *r)
 {
-	struct dom_pair *e = r->edges.items;
+	uint64_t *e = r->edges.items;
 	size_t k = r->edges.n;
 
 	for (uint32_t w = r->n; w >= 2; w--) {
@@ -239,8 +204,8 @@ static int compute_semi(struct dom_run *r)
 		uint32_t s = r->parent[w];
 		size_t end = k;
 
-		for (; k > 0 && e[k - 1].to == w; k--) {
-			uint32_t u = eval(r, e[k - 1].from);
+		for (; k > 0 && pair_to(e[k - 1]) == w; k--) {
+			uint32_t u = eval(r, pair_from(e[k - 1]));
 
 			if (u == HR_DOM_NONE)
 				return HR_ENOMEM;
@@ -248,7 +213,7 @@ static int compute_semi(struct dom_run *r)
 				s = u;
 		}
 		if (k < end)
-			e[k].from = s; /* for step 4 */
+			e[k] = pair(w, s); /* for step 4 */
 		r->best[w] = s;
 		r->ancestor[w] = r->parent[w]; /* link */
 	}
@@ -260,17 +225,17 @@ static int compute_semi(struct dom_run *r)
 static void compute_idom(struct dom_run *r)
 {
 	uint32_t *idom = r->parent; /* a node's parent is read before its idom replaces it */
-	const struct dom_pair *e = r->edges.items;
+	const uint64_t *e = r->edges.items;
 	size_t k = 0;
 
 	idom[1] = 0;
 	for (uint32_t w = 2; w <= r->n; w++) {
 		uint32_t d = r->parent[w], semi = d;
 
-		while (k < r->edges.n && e[k].to < w)
+		while (k < r->edges.n && pair_to(e[k]) < w)
 			k++;
-		if (k < r->edges.n && e[k].to == w)
-			semi = e[k].from;
+		if (k < r->edges.n && pair_to(e[k]) == w)
+			semi = pair_from(e[k]);
 		while (d > semi)
 			d = idom[d];
 		idom[w] = d;
@@ -292,17 +257,17 @@ static uint32_t nearest_common(const uint32_t *idom, uint32_t a, uint32_t b)
 
 static int place_shared_sinks(struct dom_run *r)
 {
-	const struct dom_pair *e;
+	const uint64_t *e = r->shared.items; /* sorted in place */
 	uint32_t *number = r->t->number;
 
-	if (sort_pairs(&r->shared, true))
+	if (hr_sort_u64(r->shared.items, r->shared.n))
 		return HR_ENOMEM;
-	e = r->shared.items;
-	for (size_t i = 0, j; i < r->shared.n; i = j) {
-		uint32_t sink = e[i].to, d = e[i].from;
+	/* each sink's predecessors, from the last (the highest number) down */
+	for (size_t end = r->shared.n, i; end > 0; end = i) {
+		uint32_t sink = pair_to(e[end - 1]), d = pair_from(e[end - 1]);
 
-		for (j = i + 1; j < r->shared.n && e[j].to == sink; j++)
-			d = nearest_common(r->parent, d, e[j].from);
+		for (i = end - 1; i > 0 && pair_to(e[i - 1]) == sink; i--)
+			d = nearest_common(r->parent, d, pair_from(e[i - 1]));
 		d = nearest_common(r->parent, d, number[sink] & ~HR_DOM_SINK);
 		number[sink] = HR_DOM_SINK | d;
 	}
@@ -358,7 +323,7 @@ static int link_and_place(struct dom_run *r)
 
 	free(r->stack);
 	r->stack = NULL;
-	if (sort_pairs(&r->edges, false))
+	if (hr_sort_u64(r->edges.items, r->edges.n))
 		return HR_ENOMEM;
 	r->ancestor = calloc(n, sizeof(*r->ancestor));
 	r->best = malloc(n * sizeof(*r->best));
