@@ -166,8 +166,6 @@ uint32_t hr_heap_dom_object_node(const struct hr_heap_dominators *hd, uint32_t o
 struct hr_dom_node hr_heap_dom_node(const struct hr_heap_dominators *hd, uint32_t id);
 /* hr_heap_dom_node(hd, id).idom alone, without reading the object's size. */
 uint32_t hr_heap_dom_idom(const struct hr_heap_dominators *hd, uint32_t id);
-/* Nodes reached from the virtual root, it included. */
-uint32_t hr_heap_dom_reached(const struct hr_heap_dominators *hd);
 /*
  * The reached nodes that may dominate others (all but the objects without pointers),
  * for arrays over them: their count, and node id's index among them (0 .. count - 1;

@@ -51,11 +51,6 @@ struct hr_heap_graph *hr_heap_dom_graph(const struct hr_heap_dominators *hd)
 	return hd->g;
 }
 
-uint32_t hr_heap_dom_reached(const struct hr_heap_dominators *hd)
-{
-	return hd->tree.nreached + hd->tree.nsinks;
-}
-
 uint32_t hr_heap_dom_inner_count(const struct hr_heap_dominators *hd)
 {
 	return hd->tree.nreached;
@@ -70,7 +65,7 @@ uint32_t hr_heap_dom_inner_index(const struct hr_heap_dominators *hd, uint32_t i
 
 uint32_t hr_heap_dom_inner_parent(const struct hr_heap_dominators *hd, uint32_t k)
 {
-	uint32_t d = k + 1 < hd->tree.nreached + 1 ? hd->tree.idom[k + 1] : HR_DOM_NONE;
+	uint32_t d = k < hd->tree.nreached ? hd->tree.idom[k + 1] : HR_DOM_NONE;
 
 	return d == HR_DOM_NONE ? HR_DOM_NONE : hd->tree.number[d] - 1;
 }

@@ -78,9 +78,7 @@ static int find_tops(struct grouping *gr)
 {
 	const struct hr_heap_dominators *hd = gr->hd;
 	uint32_t nnodes = hr_heap_dom_count(hd), nroots = hr_heap_dom_root_count(hd);
-	size_t ntops = 0, cap = 0;
-
-	size_t nwords = hr_bit_words(nnodes);
+	size_t ntops = 0, cap = 0, nwords = hr_bit_words(nnodes);
 	uint32_t rank = 0;
 
 	gr->is_top = calloc(nwords + 1, sizeof(*gr->is_top));

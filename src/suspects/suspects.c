@@ -78,14 +78,13 @@ static int find_candidates(const struct suspect_ctx *c, uint64_t threshold,
 	}
 	for (size_t i = 0; i < ngroups && groups[i].bytes >= threshold && groups[i].bytes; i++) {
 		struct hr_shared_group *g = &groups[i];
+		bool spread = (double)hr_heap_dom_node(hd, g->biggest).retained_bytes <
+			      HR_SUSPECT_KEEP_RATIO * (double)g->bytes;
 
 		if (!(k = hr_array_push((void **)&v, n, &cap, sizeof(*v)))) {
 			hr_shared_groups_free(groups, ngroups);
 			goto nomem;
 		}
-		bool spread = (double)hr_heap_dom_node(hd, g->biggest).retained_bytes <
-			      HR_SUSPECT_KEEP_RATIO * (double)g->bytes;
-
 		*k = (struct candidate){ HR_SUSPECT_SHARED, g->bytes, g->objects, g->biggest, { 0 },
 					 g->nroots, g->more_roots, g->top_nodes, g->tops, spread };
 		g->top_nodes = NULL; /* the candidate's now */
@@ -250,13 +249,6 @@ static int seed(struct seeds *s, uint32_t node, uint8_t label)
 	return HR_OK;
 }
 
-static int cmp_u64(const void *pa, const void *pb)
-{
-	uint64_t a = *(const uint64_t *)pa, b = *(const uint64_t *)pb;
-
-	return (a > b) - (a < b);
-}
-
 /* Seed node's label, NO_LABEL when it is none. */
 static uint8_t seed_label(const struct seeds *s, uint32_t node)
 {
@@ -282,10 +274,10 @@ static uint8_t *inherit_labels(const struct hr_heap_dominators *hd, struct seeds
 	uint32_t count = hr_heap_dom_inner_count(hd);
 	uint8_t *label = malloc((size_t)count + 1);
 
-	if (!label)
+	if (!label || hr_sort_u64(s->v, s->n)) {
+		free(label);
 		return NULL;
-	if (s->n) /* qsort() wants a non-null array even for none */
-		qsort(s->v, s->n, sizeof(*s->v), cmp_u64);
+	}
 	memset(label, NO_LABEL, (size_t)count + 1);
 	for (size_t i = 0; i < s->n; i++) {
 		uint32_t k = hr_heap_dom_inner_index(hd, (uint32_t)(s->v[i] >> 8));
