@@ -51,6 +51,8 @@ struct hr_dom_graph {
 	uint32_t nnodes;
 	int (*successors)(void *ctx, uint32_t u, hr_dom_emit_fn *emit, void *emit_ctx);
 	void *ctx;
+	/* optional: told the node whose successors are asked for next, to prefetch them */
+	void (*next)(void *ctx, uint32_t u);
 };
 
 #define HR_DOM_SINK (UINT32_C(1) << 31) /* in hr_dom_tree.number: a sink, its idom's number */
@@ -107,6 +109,8 @@ uint32_t hr_heap_graph_root_count(const struct hr_heap_graph *g);
 uint32_t hr_heap_graph_root_chain(const struct hr_heap_graph *g, uint32_t k);
 /* The successors of node u, for struct hr_dom_graph (ctx: the graph). */
 int hr_heap_graph_successors(void *ctx, uint32_t u, hr_dom_emit_fn *emit, void *emit_ctx);
+/* The hint of struct hr_dom_graph: prefetches object u's contents, its entry loaded. */
+void hr_heap_graph_prefetch(void *ctx, uint32_t u);
 
 /* The node of the root variable whose chain tree root is chain_root, 0 if none. */
 uint32_t hr_heap_graph_root_node(const struct hr_heap_graph *g, uint32_t chain_root);
@@ -179,6 +183,12 @@ uint32_t hr_heap_dom_inner_index(const struct hr_heap_dominators *hd, uint32_t i
  * the virtual root.
  */
 uint32_t hr_heap_dom_inner_parent(const struct hr_heap_dominators *hd, uint32_t k);
+/*
+ * For every inner index (hr_heap_dom_inner_index()), the child that retains most, by
+ * node (ties: the lowest node; HR_DOM_NONE: no child): a malloc'ed array of
+ * hr_heap_dom_inner_count() entries, NULL when out of memory.
+ */
+uint32_t *hr_heap_dom_biggest_children(const struct hr_heap_dominators *hd);
 
 /*
  * A walk over the reached nodes, each after its immediate dominator: the virtual root

@@ -98,6 +98,61 @@ void hr_heap_dom_walk_end(struct hr_dom_walk *w)
 	w->order = NULL;
 }
 
+/* Whether child c, retaining bytes, retains more than the node of big (ties: lower node). */
+static bool bigger(const struct hr_heap_dominators *hd, uint32_t c, uint64_t bytes, uint32_t big)
+{
+	uint64_t b = hr_heap_dom_node(hd, big).retained_bytes;
+
+	return bytes > b || (bytes == b && c < big);
+}
+
+/*
+ * By number, not by node as hr_heap_dom_node() would: the numbered children's retained
+ * sizes are read in order, and a child's dominator is mostly numbered just before it.
+ * The answer is written over the map from numbers to nodes (hr_dom_tree_order()), which
+ * the loop over numbers reads just ahead of it: entry x - 1 (the node of number x) is
+ * read at x, and written only later, by x's children, numbered higher. Which entries
+ * hold an answer is kept in a bitmap.
+ */
+uint32_t *hr_heap_dom_biggest_children(const struct hr_heap_dominators *hd)
+{
+	const struct hr_dom_tree *t = &hd->tree;
+	uint32_t *big = hr_dom_tree_order(t);
+	uint64_t *set = calloc(hr_bit_words(t->nreached) + 1, sizeof(*set));
+
+	if (!big || !set) {
+		free(big);
+		free(set);
+		return NULL;
+	}
+	for (uint32_t x = 2; x <= t->nreached; x++) {
+		uint32_t d = t->number[t->idom[x]] - 1, c = big[x - 1];
+
+		if (!hr_bit_get(set, d) || bigger(hd, c, hd->retained_bytes[x], big[d])) {
+			big[d] = c;
+			hr_bit_set(set, d);
+		}
+	}
+	for (uint32_t v = hd->nroots + 1; v < hd->nnodes; v++) {
+		uint32_t x = t->number[v], d;
+		uint64_t size;
+
+		if (!(x & HR_DOM_SINK))
+			continue;
+		d = t->number[x & ~HR_DOM_SINK] - 1;
+		size = hr_dump_object(hd->dump, v - hd->nroots - 1).size;
+		if (!hr_bit_get(set, d) || bigger(hd, v, size, big[d])) {
+			big[d] = v;
+			hr_bit_set(set, d);
+		}
+	}
+	for (uint32_t k = 0; k < t->nreached; k++)
+		if (!hr_bit_get(set, k))
+			big[k] = HR_DOM_NONE;
+	free(set);
+	return big;
+}
+
 uint64_t hr_heap_dom_object_size(const struct hr_heap_dominators *hd, uint32_t obj)
 {
 	return hr_dump_object(hd->dump, obj).size;
@@ -201,10 +256,21 @@ static int object_successors(struct hr_heap_graph *hd, uint32_t obj, hr_dom_emit
 		int64_t j = hr_dump_object_leaf_at(hd->dump, hr_dump_word(hd->dump, o.data + w * ps),
 						   &leaf);
 
-		if (j >= 0)
-			emit(emit_ctx, hd->nroots + 1 + (uint32_t)j, leaf);
+		if (j < 0)
+			continue;
+		if (!leaf) /* it may be the next to be expanded: see hr_heap_graph_prefetch() */
+			hr_dump_prefetch_object(hd->dump, (size_t)j, 0, HR_PREFETCH_ENTRY);
+		emit(emit_ctx, hd->nroots + 1 + (uint32_t)j, leaf);
 	}
 	return HR_OK;
+}
+
+void hr_heap_graph_prefetch(void *ctx, uint32_t u)
+{
+	struct hr_heap_graph *hd = ctx;
+
+	if (u > hd->nroots)
+		hr_dump_prefetch_object(hd->dump, u - hd->nroots - 1, 0, HR_PREFETCH_CONTENTS);
 }
 
 int hr_heap_graph_successors(void *ctx, uint32_t u, hr_dom_emit_fn *emit, void *emit_ctx)
@@ -344,7 +410,7 @@ struct hr_heap_dominators *hr_heap_dominators_new(const struct hr_dump *dump,
 	hd->nnodes = hd->g->nnodes;
 	hd->root_chain = hd->g->root_chain;
 	if (hr_dominators_compute(&(struct hr_dom_graph){ hd->nnodes, hr_heap_graph_successors,
-							  hd->g },
+							  hd->g, hr_heap_graph_prefetch },
 				  &hd->tree, err))
 		goto fail;
 	if (sum_retained(hd)) {

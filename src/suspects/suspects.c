@@ -100,32 +100,6 @@ nomem:
 	return hr_error_set(err, HR_ENOMEM, "out of memory for the suspects");
 }
 
-/*
- * For every node that may have children in the dominator tree, the one that retains
- * most (HR_DOM_NONE: none), by hr_heap_dom_inner_index().
- */
-static uint32_t *biggest_children(const struct hr_heap_dominators *hd)
-{
-	uint32_t n = hr_heap_dom_inner_count(hd), v;
-	uint32_t *big = malloc(((size_t)n + 1) * sizeof(*big));
-
-	if (!big)
-		return NULL;
-	for (v = 0; v < n; v++)
-		big[v] = HR_DOM_NONE;
-	for (v = 1; v < hr_heap_dom_count(hd); v++) { /* ties: the lowest node */
-		struct hr_dom_node node = hr_heap_dom_node(hd, v);
-		uint32_t *b;
-
-		if (node.idom == HR_DOM_NONE)
-			continue;
-		b = &big[hr_heap_dom_inner_index(hd, node.idom)];
-		if (*b == HR_DOM_NONE || node.retained_bytes > hr_heap_dom_node(hd, *b).retained_bytes)
-			*b = v;
-	}
-	return big;
-}
-
 uint32_t biggest_child(const struct suspect_ctx *c, uint32_t v)
 {
 	uint32_t k = hr_heap_dom_inner_index(c->src->dominators, v);
@@ -564,7 +538,7 @@ static struct hr_suspects *find_all(struct suspect_ctx *c, struct hr_suspects *o
 		out->below_threshold = ncand - HR_SUSPECTS_MAX;
 		ncand = HR_SUSPECTS_MAX;
 	}
-	if (ncand && !(c->big = biggest_children(c->src->dominators)))
+	if (ncand && !(c->big = hr_heap_dom_biggest_children(c->src->dominators)))
 		goto nomem;
 	for (size_t i = 0; i < ncand; i++) /* a spread group's path goes to its biggest top */
 		points[i] = cand[i].spread ? cand[i].start : accumulation_point(c, cand[i].start);

@@ -127,13 +127,24 @@ static uint32_t *brute_idom(const struct edge_list *g)
 }
 
 /* The dominator tree of g, which must be computed without failing. */
+/* The search's hint: a node of the graph, never a sink (a sink is never searched from). */
+static void check_next(void *ctx, uint32_t u)
+{
+	const struct edge_list *g = ctx;
+
+	assert_true(u < g->n);
+	assert_false(g->sink && g->sink[u]);
+}
+
 static struct hr_dom_tree compute(const struct edge_list *g)
 {
 	struct hr_dom_tree t;
 	struct hr_error err = { 0 };
 
-	assert_int_equal(hr_dominators_compute(&(struct hr_dom_graph){ g->n, list_successors,
-									(void *)g },
+	assert_int_equal(hr_dominators_compute(&(struct hr_dom_graph){ .nnodes = g->n,
+									.successors = list_successors,
+									.ctx = (void *)g,
+									.next = check_next },
 					       &t, &err),
 			 HR_OK);
 	return t;
