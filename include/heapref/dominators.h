@@ -131,8 +131,8 @@ typedef bool hr_graph_node_filter(void *ctx, uint32_t v);
 /*
  * The same from one graph node `from` (a root variable, or an object) to graph node
  * `to`, through the nodes allow() allows (NULL: all; the search stays in them, as in
- * what a root dominates): *path starts with from and ends with to. Its memory is what
- * the search visits, not the graph's size. HR_OK, 1 when to cannot be reached from
+ * what a root dominates): *path starts with from and ends with to. Its memory is a bit
+ * per graph node and 8 bytes a node it visits. HR_OK, 1 when to cannot be reached from
  * from, or HR_ENOMEM.
  */
 int hr_heap_graph_path_from(struct hr_heap_graph *g, uint32_t from, uint32_t to,

@@ -298,18 +298,55 @@ static int cmp_sets(const struct rootset *a, const struct rootset *b)
 	return (int)a->more - (int)b->more;
 }
 
-/* A shared top with its set of roots, to sort the tops by set. */
-struct top_set {
-	struct rootset set;
-	uint32_t node;
+static uint64_t set_hash(const struct rootset *r)
+{
+	uint64_t h = (uint64_t)r->n << 1 | r->more;
+
+	for (uint8_t i = 0; i < r->n; i++)
+		h = (h ^ r->id[i]) * 0x100000001b3ull;
+	return h ^ h >> 29;
+}
+
+/*
+ * The distinct sets of roots, each once: which group each top goes to (by the tops'
+ * order), in a table of group indexes + 1 keyed by the set (a few groups, many tops:
+ * sorting 10 million tops by their sets took seconds and twice their memory).
+ */
+struct set_table {
+	uint32_t *slot;  /* group index + 1, 0 empty */
+	size_t cap;      /* a power of two */
+	const struct rootset **set; /* by group index */
+	size_t n, set_cap;
 };
 
-static int cmp_top_sets(const void *pa, const void *pb)
+/* The group of set r, made the next one if it is new; UINT32_MAX when out of memory. */
+static uint32_t group_of_set(struct set_table *st, const struct rootset *r)
 {
-	const struct top_set *a = pa, *b = pb;
-	int c = cmp_sets(&a->set, &b->set);
+	size_t i;
 
-	return c ? c : a->node < b->node ? -1 : a->node > b->node;
+	if (2 * (st->n + 1) > st->cap) {
+		size_t cap = st->cap ? 2 * st->cap : 64;
+		uint32_t *slot = calloc(cap, sizeof(*slot));
+
+		if (!slot)
+			return UINT32_MAX;
+		for (size_t g = 0; g < st->n; g++) {
+			for (i = set_hash(st->set[g]) & (cap - 1); slot[i]; i = (i + 1) & (cap - 1))
+				;
+			slot[i] = (uint32_t)g + 1;
+		}
+		free(st->slot);
+		st->slot = slot;
+		st->cap = cap;
+	}
+	for (i = set_hash(r) & (st->cap - 1); st->slot[i]; i = (i + 1) & (st->cap - 1))
+		if (!cmp_sets(st->set[st->slot[i] - 1], r))
+			return st->slot[i] - 1;
+	if (hr_array_reserve((void **)&st->set, &st->set_cap, st->n + 1, sizeof(*st->set)))
+		return UINT32_MAX;
+	st->set[st->n] = r;
+	st->slot[i] = (uint32_t)++st->n;
+	return (uint32_t)(st->n - 1);
 }
 
 static int cmp_groups(const void *pa, const void *pb)
@@ -321,56 +358,62 @@ static int cmp_groups(const void *pa, const void *pb)
 	return a->biggest < b->biggest ? -1 : a->biggest > b->biggest;
 }
 
+/* A group's tops, from the tops in node order: each added to its set's group. */
+static int fill_groups(struct grouping *gr, const uint32_t *group, struct hr_shared_group *v,
+		       size_t n)
+{
+	for (size_t k = 0; k < n; k++)
+		if (!(v[k].top_nodes = malloc((size_t)v[k].tops * sizeof(*v[k].top_nodes))))
+			return HR_ENOMEM;
+	for (size_t k = 0; k < n; k++)
+		v[k].tops = 0;
+	for (uint32_t t = 0; t < gr->ntops; t++) {
+		struct hr_shared_group *g = &v[group[t]];
+		struct hr_dom_node node = hr_heap_dom_node(gr->hd, gr->tops[t]);
+
+		if (!g->tops || node.retained_bytes > hr_heap_dom_node(gr->hd, g->biggest).retained_bytes)
+			g->biggest = gr->tops[t]; /* ties: the lowest node */
+		g->top_nodes[g->tops++] = gr->tops[t];
+		g->bytes += node.retained_bytes;
+		g->objects += node.retained_objects;
+	}
+	return HR_OK;
+}
+
 /* One group per distinct set of roots, with what its tops retain, biggest first. */
 static int make_groups(struct grouping *gr, struct hr_shared_group **out, size_t *nout)
 {
-	struct top_set *ts = malloc(((size_t)gr->ntops + 1) * sizeof(*ts));
-	struct hr_shared_group *v;
-	size_t n = 0, distinct = 0;
+	uint32_t *group = malloc(((size_t)gr->ntops + 1) * sizeof(*group));
+	struct set_table st = { 0 };
+	struct hr_shared_group *v = NULL;
+	int rc = HR_ENOMEM;
 
-	if (!ts)
+	if (!group)
 		return HR_ENOMEM;
 	for (uint32_t t = 0; t < gr->ntops; t++)
-		ts[t] = (struct top_set){ gr->sets[t], gr->tops[t] };
-	free(gr->sets); /* in ts now */
-	gr->sets = NULL;
-	qsort(ts, gr->ntops, sizeof(*ts), cmp_top_sets);
+		if ((group[t] = group_of_set(&st, &gr->sets[t])) == UINT32_MAX)
+			goto out;
+	if (!(v = calloc(st.n + 1, sizeof(*v))))
+		goto out;
+	for (size_t k = 0; k < st.n; k++) {
+		v[k].nroots = st.set[k]->n;
+		v[k].more_roots = st.set[k]->more;
+		memcpy(v[k].roots, st.set[k]->id, sizeof(v[k].roots));
+	}
 	for (uint32_t t = 0; t < gr->ntops; t++)
-		distinct += !t || cmp_sets(&ts[t - 1].set, &ts[t].set);
-	if (!(v = calloc(distinct + 1, sizeof(*v)))) {
-		free(ts);
-		return HR_ENOMEM;
+		v[group[t]].tops++;
+	if ((rc = fill_groups(gr, group, v, st.n))) {
+		hr_shared_groups_free(v, st.n);
+		goto out;
 	}
-	for (uint32_t t = 0, end; t < gr->ntops; t = end) {
-		struct hr_shared_group *g = &v[n++];
-
-		for (end = t + 1; end < gr->ntops && !cmp_sets(&ts[end - 1].set, &ts[end].set); end++)
-			;
-		g->nroots = ts[t].set.n;
-		g->more_roots = ts[t].set.more;
-		memcpy(g->roots, ts[t].set.id, sizeof(g->roots));
-		g->biggest = ts[t].node;
-		g->tops = end - t;
-		if (!(g->top_nodes = malloc((size_t)g->tops * sizeof(*g->top_nodes)))) {
-			free(ts);
-			hr_shared_groups_free(v, n);
-			return HR_ENOMEM;
-		}
-		for (uint32_t k = t; k < end; k++) { /* in node order: the sort's tie-break */
-			struct hr_dom_node node = hr_heap_dom_node(gr->hd, ts[k].node);
-
-			g->top_nodes[k - t] = ts[k].node;
-			g->bytes += node.retained_bytes;
-			g->objects += node.retained_objects;
-			if (node.retained_bytes > hr_heap_dom_node(gr->hd, g->biggest).retained_bytes)
-				g->biggest = ts[k].node;
-		}
-	}
-	free(ts);
-	qsort(v, n, sizeof(*v), cmp_groups);
+	qsort(v, st.n, sizeof(*v), cmp_groups);
 	*out = v;
-	*nout = n;
-	return HR_OK;
+	*nout = st.n;
+out:
+	free(group);
+	free(st.slot);
+	free(st.set);
+	return rc;
 }
 
 void hr_shared_groups_free(struct hr_shared_group *groups, size_t n)
