@@ -816,8 +816,16 @@ static void prefetch_claim_ahead(const struct walker *wk, const struct p1_log *l
 	__asm__ volatile(""); /* kept: see heap_index_prefetch() */
 	/* a claim's visited word (the walker's: the results'), random in a bitmap of the
 	 * whole heap, and read first */
-	if (ahead && ahead->kind == E_CLAIM)
-		__builtin_prefetch(&wk->visited[ahead->obj >> 6], 1);
+	if (!ahead || ahead->kind != E_CLAIM)
+		return;
+	__builtin_prefetch(&wk->visited[ahead->obj >> 6], 1);
+	/* and what is kept of it when asked, written as randomly (suspects, why) */
+	if (wk->res->paths.node)
+		__builtin_prefetch(&wk->res->paths.node[ahead->obj], 1);
+	if (wk->res->paths.holder)
+		__builtin_prefetch(&wk->res->paths.holder[ahead->obj], 1);
+	if (wk->res->obj_type)
+		__builtin_prefetch(&wk->res->obj_type[ahead->obj], 1);
 }
 
 static int apply_log(struct walker *wk, struct p1_log *log)
