@@ -109,6 +109,20 @@ uint32_t hr_heap_graph_root_count(const struct hr_heap_graph *g);
 uint32_t hr_heap_graph_root_chain(const struct hr_heap_graph *g, uint32_t k);
 /* The successors of node u, for struct hr_dom_graph (ctx: the graph). */
 int hr_heap_graph_successors(void *ctx, uint32_t u, hr_dom_emit_fn *emit, void *emit_ctx);
+/*
+ * A reader of the graph's successors: its scratch. Threads may read one graph at once,
+ * each with a reader of its own (zeroed to start; released with hr_graph_reader_release).
+ * With prefetch, the entry of each target that has pointers is prefetched as it is
+ * emitted, for a search that expands it next (hr_heap_graph_successors() does).
+ */
+struct hr_graph_reader {
+	uint64_t *words;
+	size_t words_cap;
+	bool prefetch;
+};
+int hr_heap_graph_successors_in(const struct hr_heap_graph *g, struct hr_graph_reader *rd,
+				uint32_t u, hr_dom_emit_fn *emit, void *emit_ctx);
+void hr_graph_reader_release(struct hr_graph_reader *rd);
 /* The hint of struct hr_dom_graph: prefetches object u's contents, its entry loaded. */
 void hr_heap_graph_prefetch(void *ctx, uint32_t u);
 

@@ -16,8 +16,7 @@ struct hr_heap_graph {
 	uint32_t *root_chain;     /* [nroots + 1]: the chain tree node of root variable k */
 	uint64_t *edge_off;       /* [nroots + 2]: root k's targets are edge_obj[edge_off[k] ..) */
 	uint32_t *edge_obj;
-	uint64_t *words;          /* scratch: one object's pointer bits */
-	size_t words_cap;
+	struct hr_graph_reader reader; /* hr_heap_graph_successors()'s */
 };
 
 struct hr_heap_dominators {
@@ -239,26 +238,26 @@ static int group_root_edges(struct hr_heap_graph *hd, const struct hr_scan_resul
 }
 
 /* The objects an object's pointer words lead to, by the dump's bitmaps. */
-static int object_successors(struct hr_heap_graph *hd, uint32_t obj, hr_dom_emit_fn *emit,
-			     void *emit_ctx)
+static int object_successors(const struct hr_heap_graph *hd, struct hr_graph_reader *rd,
+			     uint32_t obj, hr_dom_emit_fn *emit, void *emit_ctx)
 {
 	struct hr_object o = hr_dump_object(hd->dump, obj);
 	unsigned ps = hr_dump_params(hd->dump)->ptr_size;
 	uint64_t nwords = o.size / ps;
 
-	if (hr_array_reserve((void **)&hd->words, &hd->words_cap, hr_bit_words(nwords) + 1,
-			     sizeof(*hd->words)))
+	if (hr_array_reserve((void **)&rd->words, &rd->words_cap, hr_bit_words(nwords) + 1,
+			     sizeof(*rd->words)))
 		return HR_ENOMEM;
-	hr_dump_ptr_bits_at(hd->dump, o.addr, nwords, hd->words);
-	for (uint64_t w = hr_bit_next(hd->words, 0, nwords); w < nwords;
-	     w = hr_bit_next(hd->words, w + 1, nwords)) {
+	hr_dump_ptr_bits_at(hd->dump, o.addr, nwords, rd->words);
+	for (uint64_t w = hr_bit_next(rd->words, 0, nwords); w < nwords;
+	     w = hr_bit_next(rd->words, w + 1, nwords)) {
 		bool leaf;
 		int64_t j = hr_dump_object_leaf_at(hd->dump, hr_dump_word(hd->dump, o.data + w * ps),
 						   &leaf);
 
 		if (j < 0)
 			continue;
-		if (!leaf) /* it may be the next to be expanded: see hr_heap_graph_prefetch() */
+		if (rd->prefetch && !leaf) /* see hr_heap_graph_prefetch() */
 			hr_dump_prefetch_object(hd->dump, (size_t)j, 0, HR_PREFETCH_ENTRY);
 		emit(emit_ctx, hd->nroots + 1 + (uint32_t)j, leaf);
 	}
@@ -273,10 +272,9 @@ void hr_heap_graph_prefetch(void *ctx, uint32_t u)
 		hr_dump_prefetch_object(hd->dump, u - hd->nroots - 1, 0, HR_PREFETCH_CONTENTS);
 }
 
-int hr_heap_graph_successors(void *ctx, uint32_t u, hr_dom_emit_fn *emit, void *emit_ctx)
+int hr_heap_graph_successors_in(const struct hr_heap_graph *hd, struct hr_graph_reader *rd,
+				uint32_t u, hr_dom_emit_fn *emit, void *emit_ctx)
 {
-	struct hr_heap_graph *hd = ctx;
-
 	if (u == 0) {
 		for (uint32_t k = 1; k <= hd->nroots; k++)
 			emit(emit_ctx, k, false);
@@ -288,9 +286,22 @@ int hr_heap_graph_successors(void *ctx, uint32_t u, hr_dom_emit_fn *emit, void *
 			     hr_dump_span_pointer_free(hd->dump, o.addr, o.size));
 		}
 	} else {
-		return object_successors(hd, u - hd->nroots - 1, emit, emit_ctx);
+		return object_successors(hd, rd, u - hd->nroots - 1, emit, emit_ctx);
 	}
 	return HR_OK;
+}
+
+int hr_heap_graph_successors(void *ctx, uint32_t u, hr_dom_emit_fn *emit, void *emit_ctx)
+{
+	struct hr_heap_graph *hd = ctx;
+
+	return hr_heap_graph_successors_in(hd, &hd->reader, u, emit, emit_ctx);
+}
+
+void hr_graph_reader_release(struct hr_graph_reader *rd)
+{
+	free(rd->words);
+	*rd = (struct hr_graph_reader){ 0 };
 }
 
 /*
@@ -338,6 +349,7 @@ struct hr_heap_graph *hr_heap_graph_new(const struct hr_dump *dump, const struct
 	if (!g || !root_of_chain)
 		goto nomem;
 	g->dump = dump;
+	g->reader.prefetch = true;
 	if (number_roots(g, tree, root_of_chain) ||
 	    group_root_edges(g, result, root_of_chain, nchains))
 		goto nomem;
@@ -365,7 +377,7 @@ void hr_heap_graph_free(struct hr_heap_graph *g)
 	free(g->root_chain);
 	free(g->edge_off);
 	free(g->edge_obj);
-	free(g->words);
+	hr_graph_reader_release(&g->reader);
 	free(g);
 }
 

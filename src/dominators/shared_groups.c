@@ -13,6 +13,7 @@
  * those edges to a fixpoint; they are capped at HR_GROUP_ROOTS_MAX names and a flag
  * for more, so they only grow and the propagation ends.
  */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -51,12 +52,24 @@ struct grouping {
 	uint64_t *is_top;     /* a bit per node: one of tops */
 	uint32_t *top_rank;   /* per word of is_top: the tops before it */
 	uint32_t ntops;
+	uint64_t *edges;      /* find_edges() */
+	size_t nedges;
+	struct rootset *sets; /* [ntops] */
+};
+
+/*
+ * find_edges() over the nodes from .. to - 1, on a thread of its own: the edges it
+ * finds, not yet sorted.
+ */
+struct edge_part {
+	const struct grouping *gr;
+	const struct hr_heap_graph *g;
+	uint32_t from, to;
+	struct hr_graph_reader reader;
 	uint64_t *edges;
 	size_t nedges, edges_cap;
-	uint32_t expanding;   /* the node whose successors are being emitted */
-	uint32_t expanding_index; /* its hr_heap_dom_inner_index() */
+	uint32_t expanding_index; /* hr_heap_dom_inner_index() of the node being read */
 	int status;
-	struct rootset *sets; /* [ntops] */
 };
 
 /*
@@ -132,39 +145,77 @@ static int find_top_of_each(struct grouping *gr)
 
 static void emit_edge(void *ctx, uint32_t v, bool sink)
 {
-	struct grouping *gr = ctx;
-	uint32_t to = top_index(gr, v), from = gr->top[gr->expanding_index];
+	struct edge_part *part = ctx;
+	const struct grouping *gr = part->gr;
+	uint32_t to = top_index(gr, v), from = gr->top[part->expanding_index];
 	uint64_t *e;
 
 	(void)sink; /* a sink is a node like another here */
-	if (to == UINT32_MAX || from == v || gr->status)
+	if (to == UINT32_MAX || from == v || part->status)
 		return;
-	if (gr->nedges && gr->edges[gr->nedges - 1] == top_edge(from, to))
+	if (part->nedges && part->edges[part->nedges - 1] == top_edge(from, to))
 		return; /* the same as the last: many words of one object into one top */
-	e = hr_array_push((void **)&gr->edges, &gr->nedges, &gr->edges_cap, sizeof(*e));
+	e = hr_array_push((void **)&part->edges, &part->nedges, &part->edges_cap, sizeof(*e));
 	if (!e) {
-		gr->status = HR_ENOMEM;
+		part->status = HR_ENOMEM;
 		return;
 	}
 	*e = top_edge(from, to);
 }
 
-/* Every edge of the heap graph into a shared top, as top(u) -> the top, sorted, once. */
-static int find_edges(struct grouping *gr, struct hr_heap_graph *g)
+static void *find_part_edges(void *arg)
 {
-	size_t n = 0;
+	struct edge_part *part = arg;
+	const struct hr_heap_dominators *hd = part->gr->hd;
 
-	for (uint32_t v = 1; v < hr_heap_dom_count(gr->hd) && !gr->status; v++) {
-		if ((gr->expanding_index = hr_heap_dom_inner_index(gr->hd, v)) == HR_DOM_NONE)
+	for (uint32_t v = part->from; v < part->to && !part->status; v++) {
+		if ((part->expanding_index = hr_heap_dom_inner_index(hd, v)) == HR_DOM_NONE)
 			continue; /* not reached, or no pointers */
-		gr->expanding = v;
-		if (hr_heap_graph_successors(g, gr->expanding, emit_edge, gr))
-			return HR_ENOMEM;
+		if (hr_heap_graph_successors_in(part->g, &part->reader, v, emit_edge, part))
+			part->status = HR_ENOMEM;
 	}
-	if (gr->status)
-		return gr->status;
-	if (hr_sort_u64(gr->edges, gr->nedges))
-		return HR_ENOMEM;
+	hr_graph_reader_release(&part->reader);
+	return NULL;
+}
+
+#define EDGES_SPLIT_MIN 4096 /* nodes: fewer are read on one thread */
+
+/*
+ * Every edge of the heap graph into a shared top, as top(u) -> the top, sorted, once.
+ * The nodes are read in two halves, on two threads when there are two processors (on
+ * 11 million nodes of small objects, reading them took 2.5 s); the sort makes the
+ * result the same either way.
+ */
+static int find_edges(struct grouping *gr, const struct hr_heap_graph *g)
+{
+	uint32_t nnodes = hr_heap_dom_count(gr->hd), mid = nnodes > 2 ? nnodes / 2 : 1;
+	struct edge_part part[2] = { { .gr = gr, .g = g, .from = 1, .to = mid },
+				     { .gr = gr, .g = g, .from = mid, .to = nnodes } };
+	pthread_t thread;
+	bool threaded = nnodes >= EDGES_SPLIT_MIN && hr_cpus_usable() >= 2 &&
+			!pthread_create(&thread, NULL, find_part_edges, &part[1]);
+	size_t n = 0;
+	int rc;
+
+	find_part_edges(&part[0]);
+	if (threaded)
+		pthread_join(thread, NULL);
+	else
+		find_part_edges(&part[1]);
+	rc = part[0].status ? part[0].status : part[1].status;
+	if (!rc && hr_array_reserve((void **)&part[0].edges, &part[0].edges_cap,
+				    part[0].nedges + part[1].nedges + 1, sizeof(*part[0].edges)))
+		rc = HR_ENOMEM;
+	if (!rc) {
+		memcpy(part[0].edges + part[0].nedges, part[1].edges,
+		       part[1].nedges * sizeof(*part[1].edges));
+		part[0].nedges += part[1].nedges;
+	}
+	free(part[1].edges);
+	gr->edges = part[0].edges;
+	gr->nedges = part[0].nedges;
+	if (rc || (rc = hr_sort_u64(gr->edges, gr->nedges)))
+		return rc;
 	for (size_t i = 0; i < gr->nedges; i++)
 		if (!n || gr->edges[n - 1] != gr->edges[i])
 			gr->edges[n++] = gr->edges[i];
