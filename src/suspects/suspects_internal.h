@@ -23,6 +23,8 @@ struct suspect_ctx {
 			  * node, or 0xff (see label_of()) */
 	struct seeds region_starts; /* each root candidate's root variable, labelled by its index */
 	uint8_t searching; /* the candidate whose path is being searched */
+	uint64_t *along;   /* a shared suspect's path search: bits by chain node, the point's
+			    * chain and those above it (see find_path()) */
 };
 
 /* A non-zero key for the type object obj was read as (see type_key_name()). */
