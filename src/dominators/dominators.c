@@ -60,6 +60,8 @@ static uint32_t pair_from(uint64_t p)
 	return (uint32_t)p;
 }
 
+#define DOM_BATCH_MAX 4096 /* successors taken before they are looked at, at most */
+
 struct dom_pairs {
 	uint64_t *items;
 	size_t n, cap;
@@ -102,9 +104,26 @@ static int add_pair(struct dom_pairs *p, uint32_t to, uint32_t from)
 
 /* --- 1. depth-first numbering ------------------------------------------------------- */
 
+static void emit_push(void *ctx, uint32_t v, bool sink);
+
+/* The successors taken so far, looked at in the order they came. */
+static void flush_batch(struct dom_run *r)
+{
+	for (size_t i = 0; i < r->nbatch; i++)
+		emit_push(r, r->batch[i].v, r->batch[i].sink);
+	r->nbatch = 0;
+}
+
+/* The same, from emit_later(): rare, and kept out of it (inlined, it cost a fifth of the search). */
+__attribute__((noinline, cold)) static void flush_full_batch(struct dom_run *r)
+{
+	flush_batch(r);
+}
+
 /*
  * A successor as emitted: its number slot prefetched, looked at once the node's
- * successors are all in (each slot a likely cache miss: together, they overlap).
+ * successors are all in (each slot a likely cache miss: together, they overlap), or
+ * DOM_BATCH_MAX of them (a slice of a million pointers would need 8 MB to hold them).
  */
 static void emit_later(void *ctx, uint32_t v, bool sink)
 {
@@ -113,6 +132,8 @@ static void emit_later(void *ctx, uint32_t v, bool sink)
 
 	if (v >= r->g->nnodes || r->status)
 		return;
+	if (r->nbatch == DOM_BATCH_MAX)
+		flush_full_batch(r);
 	e = hr_array_push((void **)&r->batch, &r->nbatch, &r->batch_cap, sizeof(*e));
 	if (!e) {
 		r->status = HR_ENOMEM;
@@ -174,11 +195,9 @@ static int number_nodes(struct dom_run *r)
 		number[e.node] = ++r->n;
 		r->parent[r->n] = e.from;
 		r->expanding = r->n;
-		r->nbatch = 0;
 		if ((rc = r->g->successors(r->g->ctx, e.node, emit_later, r)))
 			return rc;
-		for (size_t i = 0; i < r->nbatch; i++)
-			emit_push(r, r->batch[i].v, r->batch[i].sink);
+		flush_batch(r);
 		if (r->nstack && r->g->next) /* most often, the last successor pushed */
 			r->g->next(r->g->ctx, r->stack[r->nstack - 1].node);
 	}
