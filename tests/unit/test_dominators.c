@@ -344,6 +344,48 @@ static void test_sink_shared_by_long_chain(void **state)
 	free(e);
 }
 
+/*
+ * A node with more successors than the search takes before it looks at them (4096):
+ * 1 -> c (10,000 nodes, each also -> the next), 1 -> 10,000 sinks, then c's first
+ * again and 1 itself. Every c and every sink has 1 as its idom.
+ */
+static void test_wide_node(void **state)
+{
+	const uint32_t w = 10000, n = 2 + 2 * w;
+	uint32_t (*e)[2] = malloc(4 * (size_t)n * sizeof(*e));
+	uint8_t *sink = calloc(n, 1);
+	struct hr_dom_tree t;
+	struct edge_list g;
+	size_t k = 0;
+
+	(void)state;
+	assert_non_null(e);
+	assert_non_null(sink);
+	e[k][0] = 0, e[k++][1] = 1;
+	for (uint32_t i = 0; i < w; i++)
+		e[k][0] = 1, e[k++][1] = 2 + i;
+	for (uint32_t i = 0; i < w; i++) {
+		sink[2 + w + i] = 1;
+		e[k][0] = 1, e[k++][1] = 2 + w + i;
+	}
+	e[k][0] = 1, e[k++][1] = 2;
+	e[k][0] = 1, e[k++][1] = 1;
+	for (uint32_t i = 0; i + 1 < w; i++)
+		e[k][0] = 2 + i, e[k++][1] = 3 + i;
+	g = make_graph(n, (const uint32_t(*)[2])e, k);
+	g.sink = sink;
+	t = compute(&g);
+	assert_int_equal(t.nreached, 2 + w);
+	assert_int_equal(t.nsinks, w);
+	for (uint32_t v = 2; v < n; v++)
+		if (hr_dom_tree_idom(&t, v) != 1)
+			fail_msg("node %u: idom %u", v, hr_dom_tree_idom(&t, v));
+	hr_dom_tree_release(&t);
+	free_graph(&g);
+	free(sink);
+	free(e);
+}
+
 static void test_long_chain_does_not_recurse(void **state)
 {
 	/* 0 -> 1 -> ... -> n-1, each node also pointing back to the root: a million deep */
@@ -381,6 +423,7 @@ int main(void)
 		cmocka_unit_test(test_long_chain_does_not_recurse),
 		cmocka_unit_test(test_sinks),
 		cmocka_unit_test(test_sink_shared_by_long_chain),
+		cmocka_unit_test(test_wide_node),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
