@@ -54,7 +54,8 @@ struct grouping {
 	uint32_t ntops;
 	uint64_t *edges;      /* find_edges() */
 	size_t nedges;
-	struct rootset *sets; /* [ntops] */
+	struct set_table *table; /* the distinct sets of roots (see below) */
+	uint32_t *set_of;     /* [ntops]: the index of each top's set in the table */
 };
 
 /*
@@ -264,81 +265,6 @@ static bool set_union(struct rootset *into, const struct rootset *from)
 	return changed;
 }
 
-/*
- * The sets of roots, flowed along the edges to a fixpoint. First in topological order
- * (Kahn's: a top once all the tops with edges into it are done), so that where the
- * tops form no cycle each edge is followed once; then, for the tops cycles left, with a
- * worklist. (A worklist alone can carry a change down a chain of tops once per root
- * above it: quadratic on a list whose nodes each a root also holds.)
- */
-static int propagate(struct grouping *gr)
-{
-	uint32_t nroots = hr_heap_dom_root_count(gr->hd);
-	uint32_t *work = malloc(((size_t)gr->ntops + 1) * sizeof(*work));
-	uint32_t *indeg = calloc((size_t)gr->ntops + 1, sizeof(*indeg));
-	size_t *first = calloc((size_t)gr->ntops + 2, sizeof(*first)); /* edges from top i */
-	uint8_t *queued = calloc((size_t)gr->ntops + 1, 1);
-	size_t head = 0, nwork = 0, from_roots = 0;
-	int rc = HR_ENOMEM;
-
-	gr->sets = calloc((size_t)gr->ntops + 1, sizeof(*gr->sets));
-	if (!work || !indeg || !first || !queued || !gr->sets)
-		goto out;
-	for (size_t i = 0; i < gr->nedges; i++) {
-		uint32_t from = edge_from(gr->edges[i]), to = edge_to(gr->edges[i]);
-
-		if (from <= nroots) {
-			set_add(&gr->sets[to], from);
-			from_roots++; /* sorted by from: the root variables' edges come first */
-		} else {
-			first[top_index(gr, from) + 1]++;
-			indeg[to]++;
-		}
-	}
-	for (uint32_t t = 0; t < gr->ntops; t++)
-		first[t + 1] += first[t];
-	for (uint32_t t = 0; t < gr->ntops; t++)
-		if (!indeg[t])
-			work[nwork++] = t;
-	for (; head < nwork; head++) { /* Kahn's order: work[] only grows */
-		uint32_t t = work[head];
-
-		for (size_t i = from_roots + first[t]; i < from_roots + first[t + 1]; i++) {
-			uint32_t to = edge_to(gr->edges[i]);
-
-			set_union(&gr->sets[to], &gr->sets[t]);
-			if (!--indeg[to])
-				work[nwork++] = to;
-		}
-	}
-	nwork = 0; /* what cycles left: a worklist to the fixpoint */
-	for (uint32_t t = 0; t < gr->ntops; t++)
-		if (indeg[t]) {
-			work[nwork++] = t;
-			queued[t] = 1;
-		}
-	while (nwork) {
-		uint32_t t = work[--nwork];
-
-		queued[t] = 0;
-		for (size_t i = from_roots + first[t]; i < from_roots + first[t + 1]; i++) {
-			uint32_t to = edge_to(gr->edges[i]);
-
-			if (set_union(&gr->sets[to], &gr->sets[t]) && !queued[to]) {
-				queued[to] = 1;
-				work[nwork++] = to;
-			}
-		}
-	}
-	rc = HR_OK;
-out:
-	free(work);
-	free(indeg);
-	free(first);
-	free(queued);
-	return rc;
-}
-
 static int cmp_sets(const struct rootset *a, const struct rootset *b)
 {
 	if (a->n != b->n)
@@ -359,46 +285,216 @@ static uint64_t set_hash(const struct rootset *r)
 }
 
 /*
- * The distinct sets of roots, each once: which group each top goes to (by the tops'
- * order), in a table of group indexes + 1 keyed by the set (a few groups, many tops:
- * sorting 10 million tops by their sets took seconds and twice their memory).
+ * The distinct sets of roots, each kept once; a top holds the index of its set (0, the
+ * empty set, to start). Sets only grow, by a few steps each, and there are few distinct
+ * ones: 4 bytes a top, not the 20 of a set (small-1g: 9.75M tops), and a group is an
+ * index (sorting 10 million tops by their sets took seconds and twice their memory).
+ * What adding to a set gives is cached by the pair of indexes: most tops get the same
+ * roots in the same order.
  */
+#define SET_CACHE 4096
+
 struct set_table {
-	uint32_t *slot;  /* group index + 1, 0 empty */
-	size_t cap;      /* a power of two */
-	const struct rootset **set; /* by group index */
-	size_t n, set_cap;
+	struct rootset *v;   /* by index */
+	size_t n, cap;
+	uint32_t *slot;      /* index + 1, 0 empty; by set_hash() */
+	size_t nslots;       /* a power of two */
+	struct set_step {
+		uint32_t a, b, sum; /* set a with set b (or root b | SET_ROOT) added is set sum */
+	} cache[SET_CACHE];
+	int status;
 };
 
-/* The group of set r, made the next one if it is new; UINT32_MAX when out of memory. */
-static uint32_t group_of_set(struct set_table *st, const struct rootset *r)
+#define SET_ROOT (UINT32_C(1) << 31)
+
+static int grow_slots(struct set_table *st)
+{
+	size_t cap = st->nslots ? 2 * st->nslots : 64, i;
+	uint32_t *slot = calloc(cap, sizeof(*slot));
+
+	if (!slot)
+		return HR_ENOMEM;
+	for (size_t k = 0; k < st->n; k++) {
+		for (i = set_hash(&st->v[k]) & (cap - 1); slot[i]; i = (i + 1) & (cap - 1))
+			;
+		slot[i] = (uint32_t)k + 1;
+	}
+	free(st->slot);
+	st->slot = slot;
+	st->nslots = cap;
+	return HR_OK;
+}
+
+/* The index of set r, added if it is new; UINT32_MAX (st->status set) when out of memory. */
+static uint32_t intern(struct set_table *st, const struct rootset *r)
 {
 	size_t i;
 
-	if (2 * (st->n + 1) > st->cap) {
-		size_t cap = st->cap ? 2 * st->cap : 64;
-		uint32_t *slot = calloc(cap, sizeof(*slot));
-
-		if (!slot)
-			return UINT32_MAX;
-		for (size_t g = 0; g < st->n; g++) {
-			for (i = set_hash(st->set[g]) & (cap - 1); slot[i]; i = (i + 1) & (cap - 1))
-				;
-			slot[i] = (uint32_t)g + 1;
-		}
-		free(st->slot);
-		st->slot = slot;
-		st->cap = cap;
-	}
-	for (i = set_hash(r) & (st->cap - 1); st->slot[i]; i = (i + 1) & (st->cap - 1))
-		if (!cmp_sets(st->set[st->slot[i] - 1], r))
-			return st->slot[i] - 1;
-	if (hr_array_reserve((void **)&st->set, &st->set_cap, st->n + 1, sizeof(*st->set)))
+	if (2 * (st->n + 1) > st->nslots && (st->status = grow_slots(st)))
 		return UINT32_MAX;
-	st->set[st->n] = r;
+	for (i = set_hash(r) & (st->nslots - 1); st->slot[i]; i = (i + 1) & (st->nslots - 1))
+		if (!cmp_sets(&st->v[st->slot[i] - 1], r))
+			return st->slot[i] - 1;
+	if (st->n >= UINT32_MAX - 1 ||
+	    hr_array_reserve((void **)&st->v, &st->cap, st->n + 1, sizeof(*st->v))) {
+		st->status = HR_ENOMEM;
+		return UINT32_MAX;
+	}
+	st->v[st->n] = *r;
 	st->slot[i] = (uint32_t)++st->n;
 	return (uint32_t)(st->n - 1);
 }
+
+static struct set_table *set_table_new(void)
+{
+	struct set_table *st = calloc(1, sizeof(*st));
+
+	if (st && intern(st, &(struct rootset){ .n = 0 }) != 0) { /* index 0: the empty set */
+		free(st);
+		return NULL;
+	}
+	return st;
+}
+
+static void set_table_free(struct set_table *st)
+{
+	if (!st)
+		return;
+	free(st->v);
+	free(st->slot);
+	free(st);
+}
+
+/*
+ * Set a with root r added (b = r | SET_ROOT) or with set b's roots (b an index), by
+ * index: a itself when nothing changes, or when out of memory (st->status set).
+ */
+static uint32_t set_step(struct set_table *st, uint32_t a, uint32_t b)
+{
+	struct set_step *c = &st->cache[(a * 0x9e3779b1u ^ b * 0x85ebca6bu) >> 20 & (SET_CACHE - 1)];
+	struct rootset sum;
+	uint32_t k;
+	bool changed;
+
+	if (a == b)
+		return a;
+	if (c->sum && c->a == a && c->b == b)
+		return c->sum - 1;
+	sum = st->v[a]; /* a copy: interning may move the table */
+	changed = b & SET_ROOT ? set_add(&sum, b & ~SET_ROOT) : set_union(&sum, &st->v[b]);
+	if ((k = changed ? intern(st, &sum) : a) == UINT32_MAX)
+		return a; /* st->status says why */
+	*c = (struct set_step){ a, b, k + 1 };
+	return k;
+}
+
+/*
+ * The edges between tops as a table by source: first[t] .. first[t + 1] - 1 index the
+ * targets of top t's edges, and indeg[] counts each top's. The targets are packed, 4
+ * bytes for each 8-byte edge, over the edges as they are read (the write is never ahead
+ * of the read), and the block given back down to what it holds: 117 MB of small-1g's
+ * 29M edges before the sets are made, not after. The root variables' edges (sorted
+ * first) stay as they are; *from_roots: how many.
+ */
+static void pack_top_edges(struct grouping *gr, size_t *first, uint32_t *indeg,
+			   size_t *from_roots, uint32_t **targets)
+{
+	uint32_t nroots = hr_heap_dom_root_count(gr->hd);
+	size_t f = 0;
+	uint8_t *packed;
+	uint64_t *shrunk;
+
+	while (f < gr->nedges && edge_from(gr->edges[f]) <= nroots)
+		f++;
+	packed = (uint8_t *)(gr->edges + f);
+	for (size_t i = f; i < gr->nedges; i++) {
+		uint64_t e = gr->edges[i];
+		uint32_t to = edge_to(e);
+
+		first[top_index(gr, edge_from(e)) + 1]++;
+		indeg[to]++;
+		memcpy(packed + 4 * (i - f), &to, sizeof(to));
+	}
+	for (uint32_t t = 0; t < gr->ntops; t++)
+		first[t + 1] += first[t];
+	shrunk = realloc(gr->edges, f * sizeof(*gr->edges) + (gr->nedges - f) * 4 + 1);
+	if (shrunk) /* else the block stays as it was: as good */
+		gr->edges = shrunk;
+	*from_roots = f;
+	*targets = (uint32_t *)(void *)(gr->edges + f);
+}
+
+/*
+ * The sets of roots, flowed along the edges to a fixpoint. First in topological order
+ * (Kahn's: a top once all the tops with edges into it are done), so that where the
+ * tops form no cycle each edge is followed once; then, for the tops cycles left, with a
+ * worklist. (A worklist alone can carry a change down a chain of tops once per root
+ * above it: quadratic on a list whose nodes each a root also holds.)
+ */
+static int propagate(struct grouping *gr)
+{
+	size_t *first = calloc((size_t)gr->ntops + 2, sizeof(*first)); /* edges from top i */
+	uint32_t *indeg = calloc((size_t)gr->ntops + 1, sizeof(*indeg)), *work = NULL, *targets;
+	uint8_t *queued = NULL;
+	size_t head = 0, nwork = 0, from_roots;
+	int rc = HR_ENOMEM;
+
+	if (!first || !indeg)
+		goto out;
+	pack_top_edges(gr, first, indeg, &from_roots, &targets);
+	work = malloc(((size_t)gr->ntops + 1) * sizeof(*work));
+	queued = calloc((size_t)gr->ntops + 1, 1);
+	gr->set_of = calloc((size_t)gr->ntops + 1, sizeof(*gr->set_of));
+	if (!work || !queued || !gr->set_of || !(gr->table = set_table_new()))
+		goto out;
+	for (size_t i = 0; i < from_roots; i++) {
+		uint32_t *to = &gr->set_of[edge_to(gr->edges[i])];
+
+		*to = set_step(gr->table, *to, edge_from(gr->edges[i]) | SET_ROOT);
+	}
+	for (uint32_t t = 0; t < gr->ntops; t++)
+		if (!indeg[t])
+			work[nwork++] = t;
+	for (; head < nwork; head++) { /* Kahn's order: work[] only grows */
+		uint32_t t = work[head];
+
+		for (size_t i = first[t]; i < first[t + 1]; i++) {
+			uint32_t to = targets[i];
+
+			gr->set_of[to] = set_step(gr->table, gr->set_of[to], gr->set_of[t]);
+			if (!--indeg[to])
+				work[nwork++] = to;
+		}
+	}
+	nwork = 0; /* what cycles left: a worklist to the fixpoint */
+	for (uint32_t t = 0; t < gr->ntops; t++)
+		if (indeg[t]) {
+			work[nwork++] = t;
+			queued[t] = 1;
+		}
+	while (nwork) {
+		uint32_t t = work[--nwork];
+
+		queued[t] = 0;
+		for (size_t i = first[t]; i < first[t + 1]; i++) {
+			uint32_t to = targets[i], was = gr->set_of[to];
+
+			gr->set_of[to] = set_step(gr->table, was, gr->set_of[t]);
+			if (gr->set_of[to] != was && !queued[to]) {
+				queued[to] = 1;
+				work[nwork++] = to;
+			}
+		}
+	}
+	rc = gr->table->status;
+out:
+	free(work);
+	free(indeg);
+	free(first);
+	free(queued);
+	return rc;
+}
+
 
 static int cmp_groups(const void *pa, const void *pb)
 {
@@ -419,7 +515,7 @@ static int fill_groups(struct grouping *gr, const uint32_t *group, struct hr_sha
 	for (size_t k = 0; k < n; k++)
 		v[k].tops = 0;
 	for (uint32_t t = 0; t < gr->ntops; t++) {
-		struct hr_shared_group *g = &v[group[t]];
+		struct hr_shared_group *g = &v[group[gr->set_of[t]]];
 		struct hr_dom_node node = hr_heap_dom_node(gr->hd, gr->tops[t]);
 
 		if (!g->tops || node.retained_bytes > hr_heap_dom_node(gr->hd, g->biggest).retained_bytes)
@@ -431,39 +527,44 @@ static int fill_groups(struct grouping *gr, const uint32_t *group, struct hr_sha
 	return HR_OK;
 }
 
-/* One group per distinct set of roots, with what its tops retain, biggest first. */
+/* One group per set of roots some top has, with what its tops retain, biggest first. */
 static int make_groups(struct grouping *gr, struct hr_shared_group **out, size_t *nout)
 {
-	uint32_t *group = malloc(((size_t)gr->ntops + 1) * sizeof(*group));
-	struct set_table st = { 0 };
+	const struct set_table *st = gr->table;
+	uint32_t *group = malloc((st->n + 1) * sizeof(*group)); /* by set: its group + 1 */
 	struct hr_shared_group *v = NULL;
+	size_t n = 0;
 	int rc = HR_ENOMEM;
 
 	if (!group)
 		return HR_ENOMEM;
-	for (uint32_t t = 0; t < gr->ntops; t++)
-		if ((group[t] = group_of_set(&st, &gr->sets[t])) == UINT32_MAX)
-			goto out;
-	if (!(v = calloc(st.n + 1, sizeof(*v))))
+	memset(group, 0, (st->n + 1) * sizeof(*group));
+	for (uint32_t t = 0; t < gr->ntops; t++) /* in the order of their first tops */
+		if (!group[gr->set_of[t]])
+			group[gr->set_of[t]] = (uint32_t)++n;
+	if (!(v = calloc(n + 1, sizeof(*v))))
 		goto out;
-	for (size_t k = 0; k < st.n; k++) {
-		v[k].nroots = st.set[k]->n;
-		v[k].more_roots = st.set[k]->more;
-		memcpy(v[k].roots, st.set[k]->id, sizeof(v[k].roots));
+	for (size_t k = 0; k < st->n; k++) {
+		struct hr_shared_group *g;
+
+		if (!group[k])
+			continue;
+		g = &v[--group[k]]; /* now the group itself */
+		g->nroots = st->v[k].n;
+		g->more_roots = st->v[k].more;
+		memcpy(g->roots, st->v[k].id, sizeof(g->roots));
 	}
 	for (uint32_t t = 0; t < gr->ntops; t++)
-		v[group[t]].tops++;
-	if ((rc = fill_groups(gr, group, v, st.n))) {
-		hr_shared_groups_free(v, st.n);
+		v[group[gr->set_of[t]]].tops++;
+	if ((rc = fill_groups(gr, group, v, n))) {
+		hr_shared_groups_free(v, n);
 		goto out;
 	}
-	qsort(v, st.n, sizeof(*v), cmp_groups);
+	qsort(v, n, sizeof(*v), cmp_groups);
 	*out = v;
-	*nout = st.n;
+	*nout = n;
 out:
 	free(group);
-	free(st.slot);
-	free(st.set);
 	return rc;
 }
 
@@ -504,7 +605,8 @@ out:
 	free(gr.is_top);
 	free(gr.top_rank);
 	free(gr.edges);
-	free(gr.sets);
+	free(gr.set_of);
+	set_table_free(gr.table);
 	if (rc)
 		return hr_error_set(err, rc, "out of memory for the groups of shared memory");
 	return HR_OK;

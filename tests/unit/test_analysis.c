@@ -413,6 +413,60 @@ static void test_shared_groups(void **state)
 }
 
 /*
+ * Six globals main.g0 .. main.g5, each pointing at its own node of a ring of six: every
+ * node is reached from all six by paths that meet nowhere before it, so each is a shared
+ * top, and the tops form a cycle (the propagation's worklist). One group: four roots
+ * named (the lowest), more_roots, six tops of 16 bytes.
+ */
+static void test_shared_groups_ring(void **state)
+{
+	struct go_types g;
+	struct hr_error err = { 0 };
+	struct scene sc = { 0 };
+	struct hr_shared_group *groups;
+	uint32_t node_type, node_ptr;
+	size_t n;
+
+	(void)state;
+	gt_init(&g, "go1.26.8");
+	node_type = gt_struct(&g, "main.Node", 16, 0);
+	node_ptr = gt_ptr(&g, "*main.Node", node_type, 0);
+	binary_fixture_member(g.fx, node_type, "next", 0, node_ptr);
+	binary_fixture_member(g.fx, node_type, "n", 8, g.i64);
+	hm_init(&sc.m, "go1.26.8");
+	hm_segment(&sc.m, HM_DATA, DATA, 6 * 8);
+	for (int k = 0; k < 6; k++) {
+		char name[16];
+
+		snprintf(name, sizeof(name), "main.g%d", k);
+		binary_fixture_global(g.fx, name, DATA + 8 * (uint64_t)k, node_ptr);
+		hm_ptr(&sc.m, DATA + 8 * (uint64_t)k, H + 0x20 * (uint64_t)k);
+		hm_object(&sc.m, H + 0x20 * (uint64_t)k, 16);
+		hm_ptr(&sc.m, H + 0x20 * (uint64_t)k, H + 0x20 * (uint64_t)((k + 1) % 6));
+		hm_word(&sc.m, H + 0x20 * (uint64_t)k + 8, (uint64_t)k);
+	}
+	if (!(sc.bin = binary_fixture_finish(g.fx, &err)))
+		fail_msg("binary_fixture_finish: %s", err.msg);
+	hm_run_request(&sc.run, &sc.m, sc.bin, &(struct hr_analysis_request){ .dominators = true });
+	hm_check_reach(&sc.m, &sc.run);
+	assert_int_equal(hr_heap_dom_shared_groups(sc.run.an.dominators, 0, &groups, &n, &err), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(groups[0].nroots, 4);
+	assert_true(groups[0].more_roots);
+	for (int k = 0; k < 4; k++) {
+		char name[16];
+
+		snprintf(name, sizeof(name), "main.g%d", k);
+		assert_int_equal(groups[0].roots[k], root_node(&sc, name));
+	}
+	assert_int_equal(groups[0].tops, 6);
+	assert_int_equal(groups[0].bytes, 6 * 16);
+	assert_int_equal(groups[0].objects, 6);
+	hr_shared_groups_free(groups, n);
+	scene_end(&sc);
+}
+
+/*
  * Suspects over 30%: the shared B (88 of 128 bytes), piling up in its data (64 of 88:
  * over 70%), a slice of length 64 read from B's header; then main.c (40 bytes).
  */
@@ -478,6 +532,7 @@ int main(void)
 		cmocka_unit_test(test_phases_in_order),
 		cmocka_unit_test(test_release_is_idempotent),
 		cmocka_unit_test(test_shared_groups),
+		cmocka_unit_test(test_shared_groups_ring),
 		cmocka_unit_test(test_suspects),
 	};
 
