@@ -293,6 +293,7 @@ static uint64_t set_hash(const struct rootset *r)
  * roots in the same order.
  */
 #define SET_CACHE 4096
+#define SET_ROOT (UINT32_C(1) << 31) /* set_step()'s b: a root, not a set's index */
 
 struct set_table {
 	struct rootset *v;   /* by index */
@@ -304,8 +305,6 @@ struct set_table {
 	} cache[SET_CACHE];
 	int status;
 };
-
-#define SET_ROOT (UINT32_C(1) << 31)
 
 static int grow_slots(struct set_table *st)
 {
@@ -335,7 +334,7 @@ static uint32_t intern(struct set_table *st, const struct rootset *r)
 	for (i = set_hash(r) & (st->nslots - 1); st->slot[i]; i = (i + 1) & (st->nslots - 1))
 		if (!cmp_sets(&st->v[st->slot[i] - 1], r))
 			return st->slot[i] - 1;
-	if (st->n >= UINT32_MAX - 1 ||
+	if (st->n >= SET_ROOT - 1 || /* an index must not look like a root to set_step() */
 	    hr_array_reserve((void **)&st->v, &st->cap, st->n + 1, sizeof(*st->v))) {
 		st->status = HR_ENOMEM;
 		return UINT32_MAX;
@@ -392,9 +391,9 @@ static uint32_t set_step(struct set_table *st, uint32_t a, uint32_t b)
  * The edges between tops as a table by source: first[t] .. first[t + 1] - 1 index the
  * targets of top t's edges, and indeg[] counts each top's. The targets are packed, 4
  * bytes for each 8-byte edge, over the edges as they are read (the write is never ahead
- * of the read), and the block given back down to what it holds: 117 MB of small-1g's
- * 29M edges before the sets are made, not after. The root variables' edges (sorted
- * first) stay as they are; *from_roots: how many.
+ * of the read), and the block given back down to what it holds before the sets are
+ * made. The root variables' edges (sorted first) stay as they are; *from_roots: how
+ * many.
  */
 static void pack_top_edges(struct grouping *gr, size_t *first, uint32_t *indeg,
 			   size_t *from_roots, uint32_t **targets)
