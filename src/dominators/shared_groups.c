@@ -207,7 +207,7 @@ static int find_edges(struct grouping *gr, const struct hr_heap_graph *g)
 	if (!rc && hr_array_reserve((void **)&part[0].edges, &part[0].edges_cap,
 				    part[0].nedges + part[1].nedges + 1, sizeof(*part[0].edges)))
 		rc = HR_ENOMEM;
-	if (!rc) {
+	if (!rc && part[1].nedges) { /* (memcpy() from NULL, even of nothing, is undefined) */
 		memcpy(part[0].edges + part[0].nedges, part[1].edges,
 		       part[1].nedges * sizeof(*part[1].edges));
 		part[0].nedges += part[1].nedges;
