@@ -41,7 +41,11 @@ struct hr_error {
 #define HR_PRINTF(fmt, args)
 #endif
 
-/* Records the first failure only: later calls keep the original message. Returns code. */
+/*
+ * Records the first failure only: later calls keep the original message. Returns code.
+ * Control characters in the message (a hostile input's names may hold newlines or
+ * terminal escapes) become '?': the message stays one line.
+ */
 int hr_error_set(struct hr_error *err, int code, const char *fmt, ...) HR_PRINTF(3, 4);
 
 /* Checked size arithmetic: false on overflow, *out untouched then. */

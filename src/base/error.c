@@ -15,5 +15,9 @@ int hr_error_set(struct hr_error *err, int code, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
 	va_end(ap);
+	/* one line whatever the input put in a name: a section's, a symbol's, a type's */
+	for (char *p = err->msg; *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			*p = '?';
 	return code;
 }

@@ -53,35 +53,16 @@ void binary_elf_sort_symbols(struct hr_binary *bin)
 	hr_sort(bin->symbols, bin->symbols_n, sizeof(*bin->symbols), cmp_symbol);
 }
 
-#define SHOWN_NAME_MAX 48 /* bytes of a section's name an error shows */
-
-/*
- * A section's name as an error line shows it: its first SHOWN_NAME_MAX bytes, any that
- * is not printable ASCII as '?' (a hostile binary names its sections as it likes: a
- * newline would split the line).
- */
-static const char *shown_name(const char *name, char buf[SHOWN_NAME_MAX + 1])
-{
-	size_t i;
-
-	for (i = 0; name[i] && i < SHOWN_NAME_MAX; i++)
-		buf[i] = name[i] >= 0x20 && name[i] < 0x7f ? name[i] : '?';
-	buf[i] = '\0';
-	return buf;
-}
-
 static int add_section(struct hr_binary *bin, Elf_Scn *scn, const GElf_Shdr *sh,
 		       const char *name, struct hr_error *err)
 {
-	char shown[SHOWN_NAME_MAX + 1];
 	struct section *s;
 	uint64_t end;
 
 	if (!hr_add_ok(sh->sh_addr, sh->sh_size, &end))
 		return hr_error_set(err, HR_EINPUT, "%s: section %s: address 0x%" PRIx64
-				    " + size 0x%" PRIx64 " wraps around", bin->path,
-				    shown_name(name, shown), (uint64_t)sh->sh_addr,
-				    (uint64_t)sh->sh_size);
+				    " + size 0x%" PRIx64 " wraps around", bin->path, name,
+				    (uint64_t)sh->sh_addr, (uint64_t)sh->sh_size);
 	s = VEC_PUSH(bin, sections);
 	if (!s)
 		return hr_error_set(err, HR_ENOMEM, "%s: out of memory", bin->path);
@@ -401,7 +382,6 @@ int hr_binary_read(const struct hr_binary *bin, uint64_t addr, void *buf, size_t
 {
 	const struct section *s = section_for(bin, addr);
 	uint64_t off = s ? addr - s->addr : 0;
-	char shown[SHOWN_NAME_MAX + 1];
 
 	if (!s)
 		return hr_error_set(err, HR_EINPUT, "%s: address 0x%" PRIx64 " is in no section",
@@ -409,14 +389,13 @@ int hr_binary_read(const struct hr_binary *bin, uint64_t addr, void *buf, size_t
 	if (s->type == SHT_NOBITS)
 		return hr_error_set(err, HR_EINPUT, "%s: address 0x%" PRIx64
 				    " is in %s, which has no contents in the file", bin->path, addr,
-				    shown_name(s->name, shown));
+				    s->name);
 	if (len > s->size - off)
 		return hr_error_set(err, HR_EINPUT, "%s: %zu bytes at 0x%" PRIx64
-				    " run past the end of %s", bin->path, len, addr,
-				    shown_name(s->name, shown));
+				    " run past the end of %s", bin->path, len, addr, s->name);
 	if (!s->data)
 		return hr_error_set(err, HR_EINPUT, "%s: cannot read section %s", bin->path,
-				    shown_name(s->name, shown));
+				    s->name);
 	memcpy(buf, s->data + off, len);
 	return HR_OK;
 }

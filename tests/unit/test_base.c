@@ -20,6 +20,16 @@ static void test_error_keeps_first(void **state)
 	assert_string_equal(err.msg, "first 1");
 }
 
+/* A name from the input with a newline or an escape in it leaves the message one line. */
+static void test_error_is_one_line(void **state)
+{
+	struct hr_error err = { 0 };
+
+	(void)state;
+	hr_error_set(&err, HR_EINPUT, "f: section %s: bad", ".da\nta\x1b[2J\x7f");
+	assert_string_equal(err.msg, "f: section .da?ta?[2J?: bad");
+}
+
 static void test_checked_arithmetic(void **state)
 {
 	uint64_t out = 7;
@@ -124,6 +134,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_error_keeps_first),
+		cmocka_unit_test(test_error_is_one_line),
 		cmocka_unit_test(test_checked_arithmetic),
 		cmocka_unit_test(test_array_push_zeroes),
 		cmocka_unit_test(test_bit_next),
