@@ -131,7 +131,7 @@ class LowPause(unittest.TestCase):
         return m
 
     def test_quiet_process_same_profile_both_ways(self):
-        """Nothing changes: the default and a stop for the whole copy agree exactly."""
+        """Nothing changes: the default and a stop agree exactly on the program's own roots."""
         work = tempfile.mkdtemp(prefix="heapref-pause-quiet-")
         self.addCleanup(shutil.rmtree, work, True)
         binary = progs.build("cache", work)
@@ -144,12 +144,21 @@ class LowPause(unittest.TestCase):
         self.assertRegex(err_t, TRACKED)
         self.assertNotIn("while it ran", err_s)
         self.assertNotIn("not copied while it ran", err_s)
-        self.assertEqual(tracked, stopped)
+        # The program changes nothing while held, but its runtime may: a timer,
+        # the scavenger or sysmon can move an M's sudog cache or weak pointer
+        # between the two snapshots (seen in CI). Only the program's own roots
+        # are held still, so only they must agree exactly.
+        self.assertEqual(self.own(tracked), self.own(stopped))
         self.assertGreater(profile.cum(tracked, ("main.cache",))[0], 100)
+
+    @staticmethod
+    def own(p):
+        """The profile's chains rooted at the program's own globals."""
+        return {c: v for c, v in p.items() if c[0].startswith("main.")}
 
     def invariant(self, p):
         """(buffers, records) reachable from the program's own globals."""
-        mine = {c: v for c, v in p.items() if c[0].startswith("main.")}
+        mine = self.own(p)
         buffers = sum(o for c, (o, _) in mine.items() if c[-1].startswith("Buf. ([]uint8)"))
         records = sum(o for c, (o, _) in mine.items() if c[-1].endswith("(*main.Rec)"))
         return buffers, records
