@@ -167,9 +167,14 @@ static int seize_thread(struct writer *w, pid_t tid)
 	if (w->nthreads >= MAX_THREADS)
 		return hr_error_set(w->err, HR_EINPUT, "process %d: more than %d threads",
 				    (int)w->pid, MAX_THREADS);
+	/*
+	 * A thread that is exiting refuses with EPERM too. Once one thread of the process
+	 * is seized, heapref may trace them all (the same credentials): this one is ending,
+	 * and the process with it if it was killed (the copy then says so).
+	 */
 	if (ptrace(PTRACE_SEIZE, tid, NULL, NULL))
-		return errno == ESRCH ? HR_OK : errno == EPERM ? cannot_attach(w)
-							      : sys_fail(w, "ptrace seize");
+		return errno == ESRCH || (errno == EPERM && w->nthreads) ? HR_OK
+		       : errno == EPERM ? cannot_attach(w) : sys_fail(w, "ptrace seize");
 	t = hr_array_push((void **)&w->threads, &w->nthreads, &w->threads_cap, sizeof(*t));
 	if (!t) {
 		ptrace(PTRACE_DETACH, tid, NULL, NULL);
@@ -200,11 +205,12 @@ static int seize_listed(struct writer *w, bool *more)
 	*more = false;
 	while (!rc && (e = readdir(dir))) {
 		pid_t tid = (pid_t)atol(e->d_name);
+		size_t before = w->nthreads;
 
 		if (tid <= 0 || seized(w, tid))
 			continue;
-		*more = true;
 		rc = seize_thread(w, tid);
+		*more |= w->nthreads > before; /* not for a thread gone or ending: no new pass */
 	}
 	closedir(dir);
 	return rc;
