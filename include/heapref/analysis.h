@@ -10,7 +10,9 @@
  * object graph, the dominator tree, goroutines' shares, examples, a view of the tree),
  * it works out what the scan keeps, checks that the binary wrote the heap (refusing a
  * pair that does not go together unless forced), runs both passes, takes the scan's
- * result and frees the scan, then makes the dominator tree and the view asked for.
+ * result and frees the scan, then makes the dominator tree and the view asked for. (The
+ * dominator tree is made beside pass 1's heap walk when there is a processor to spare,
+ * and kept only if the scan's final graph is the one it was made from.)
  * What it has to say besides a failure comes back as warnings, for the caller to print:
  * nothing here prints.
  */
@@ -74,6 +76,12 @@ struct hr_analysis {
 	struct hr_chains *tree;            /* the chains as the scan charged them */
 	struct hr_scan_result *result;
 	struct hr_heap_dominators *dominators; /* when asked for, or for the dominator view */
+	struct hr_heap_dom_ahead *ahead;   /* the dominator tree being made during the scan */
+	enum hr_dom_made {
+		HR_DOM_MADE_AFTER,  /* after the scan (one thread, or it could not start) */
+		HR_DOM_MADE_BESIDE, /* beside pass 1's heap walk, and kept */
+		HR_DOM_MADE_AGAIN,  /* beside it, then again: the scan's graph was not its */
+	} dominators_made;
 	struct hr_chains *view;            /* the view asked for, or NULL */
 	struct hr_goroutine_leaks *leaks;  /* when asked for */
 	struct hr_suspects *suspects;      /* when asked for */

@@ -18,7 +18,8 @@
  *     an object to the objects its pointer words lead to (the dump's bitmaps: every word
  *     the GC would follow, so exactly the objects reachable from the roots are in it).
  *
- * Lifecycle: hr_heap_dominators_new(), the accessors, hr_heap_dominators_free().
+ * Lifecycle: hr_heap_dominators_new() (or, made while the scan goes on,
+ * hr_heap_dominators_start() and _finish()), the accessors, hr_heap_dominators_free().
  */
 #ifndef HEAPREF_DOMINATORS_H
 #define HEAPREF_DOMINATORS_H
@@ -102,6 +103,13 @@ struct hr_heap_graph;
  */
 struct hr_heap_graph *hr_heap_graph_new(const struct hr_dump *dump, const struct hr_chains *tree,
 				       const struct hr_scan_result *result, struct hr_error *err);
+/* The same from root edges given as hr_result_root_edges() would give them. */
+struct hr_heap_graph *hr_heap_graph_of_edges(const struct hr_dump *dump,
+					     const struct hr_chains *tree,
+					     const struct hr_root_edge *edges, size_t nedges,
+					     struct hr_error *err);
+/* Whether a and b are the same graph: the same dump, root variables and root edges. */
+bool hr_heap_graph_same(const struct hr_heap_graph *a, const struct hr_heap_graph *b);
 void hr_heap_graph_free(struct hr_heap_graph *g);
 uint32_t hr_heap_graph_count(const struct hr_heap_graph *g);
 uint32_t hr_heap_graph_root_count(const struct hr_heap_graph *g);
@@ -174,6 +182,33 @@ struct hr_heap_dominators *hr_heap_dominators_new(const struct hr_dump *dump,
 						  const struct hr_chains *tree,
 						  const struct hr_scan_result *result,
 						  struct hr_error *err);
+/* The same of graph g, which it takes (freed with the tree, or on failure). */
+struct hr_heap_dominators *hr_heap_dominators_of(const struct hr_dump *dump,
+						 struct hr_heap_graph *g, struct hr_error *err);
+
+/*
+ * The dominator tree made on a thread of its own while the scan goes on, from the root
+ * edges known once pass 1 has walked the roots (hr_scan_root_edges_so_far()): the heap
+ * objects' edges are the dump's, which the scan does not change, so only root edges the
+ * rest of the scan adds could make the tree differ.
+ *   - hr_heap_dominators_start(): the graph made from edges (the caller keeps them) and
+ *     tree now, on the calling thread; the tree computed on a new one. NULL when it
+ *     could not start (no memory, no thread): the caller makes the tree later, as usual.
+ *   - hr_heap_dominators_finish(): once the scan is over, the tree of its result's graph
+ *     (as hr_heap_dominators_new() makes it): the one made ahead if its graph is that
+ *     graph (*kept then true), else made now. Frees ahead. NULL (err set) when out of
+ *     memory.
+ *   - hr_heap_dominators_abandon(): waits for the thread and frees all (NULL: nothing).
+ */
+struct hr_heap_dom_ahead;
+struct hr_heap_dom_ahead *hr_heap_dominators_start(const struct hr_dump *dump,
+						   const struct hr_chains *tree,
+						   const struct hr_root_edge *edges, size_t nedges);
+struct hr_heap_dominators *hr_heap_dominators_finish(struct hr_heap_dom_ahead *ahead,
+						     const struct hr_chains *tree,
+						     const struct hr_scan_result *result,
+						     bool *kept, struct hr_error *err);
+void hr_heap_dominators_abandon(struct hr_heap_dom_ahead *ahead);
 void hr_heap_dominators_free(struct hr_heap_dominators *hd);
 
 /* Node ids: 0 the virtual root, then the root variables, then the heap objects. */

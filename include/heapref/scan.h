@@ -135,6 +135,24 @@ int hr_scan_keep_types(struct hr_scan *scan, struct hr_error *err);
  */
 int hr_scan_keep_goroutines(struct hr_scan *scan, struct hr_error *err);
 
+/*
+ * Has pass 1 call fn(ctx, scan) once it has walked the roots, before its walk of the
+ * heap, on the thread that runs pass 1: what the roots' walk found can be read then
+ * (hr_scan_root_edges_so_far()), for work that can start before the scan ends.
+ */
+typedef void (*hr_scan_roots_fn)(void *ctx, const struct hr_scan *scan);
+void hr_scan_on_roots_walked(struct hr_scan *scan, hr_scan_roots_fn fn, void *ctx);
+
+/*
+ * The root edges (hr_scan_keep_root_edges()) that the result will hold if the rest of
+ * the scan finds no more: those recorded so far, then those pass 2 will record for the
+ * root words taken so far, in hr_result_root_edges()'s order. Between the passes'
+ * steps, on the scan's thread (fn above). A new array in *edges, for the caller to
+ * free; 0 or HR_ENOMEM.
+ */
+int hr_scan_root_edges_so_far(const struct hr_scan *scan, struct hr_root_edge **edges,
+			      size_t *n);
+
 /* Pass 1: the roots and the typed walk. 0 or a negative HR_E* (err set). */
 int hr_scan_pass1(struct hr_scan *scan, struct hr_error *err);
 /* Pass 2: the bitmap fallback from every unticked pointer word. 0 or a negative HR_E*. */

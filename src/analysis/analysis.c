@@ -139,6 +139,28 @@ static int keep(struct hr_scan *scan, const struct hr_analysis_request *rq, stru
 	return HR_OK;
 }
 
+/*
+ * Once pass 1 has walked the roots: the dominator tree started beside the heap walk, on
+ * the processor that walk leaves mostly idle (dominators_ahead.c). Not with one thread
+ * asked for, or one processor, where it would only take time from the walk.
+ */
+static void start_dominators(void *ctx, const struct hr_scan *s)
+{
+	struct hr_analysis *an = ctx;
+	struct hr_root_edge *edges;
+	size_t n;
+
+	if (hr_scan_root_edges_so_far(s, &edges, &n))
+		return; /* made after the scan, as without a second processor */
+	an->ahead = hr_heap_dominators_start(an->model, an->tree, edges, n);
+	free(edges);
+}
+
+static bool dominators_ahead(const struct hr_analysis_request *rq)
+{
+	return wants_dominators(rq) && rq->scan.threads != 1 && hr_cpus_usable() > 1;
+}
+
 /* The checks, both passes and the result; the scan freed whatever happens. */
 static int scan(struct hr_analysis *an, const struct hr_analysis_request *rq, struct hr_error *err)
 {
@@ -152,6 +174,8 @@ static int scan(struct hr_analysis *an, const struct hr_analysis_request *rq, st
 	    (rc = check_pair(an, rq->force, err)))
 		goto done;
 	told(rq, "checks", an, NULL);
+	if (dominators_ahead(rq))
+		hr_scan_on_roots_walked(s, start_dominators, an);
 	if ((rc = keep(s, rq, err)) || (rc = hr_scan_pass1(s, err)))
 		goto done;
 	told(rq, "pass 1", an, hr_scan_summary(s));
@@ -192,7 +216,15 @@ int hr_analysis_run(const struct hr_dump *model, const struct hr_binary *bin,
 			return rc;
 	}
 	if (wants_dominators(rq)) {
-		if (!(an->dominators = hr_heap_dominators_new(model, an->tree, an->result, err)))
+		bool kept = false;
+
+		an->dominators = an->ahead ? hr_heap_dominators_finish(an->ahead, an->tree,
+								       an->result, &kept, err)
+					   : hr_heap_dominators_new(model, an->tree, an->result, err);
+		an->dominators_made = !an->ahead ? HR_DOM_MADE_AFTER
+				      : kept     ? HR_DOM_MADE_BESIDE : HR_DOM_MADE_AGAIN;
+		an->ahead = NULL;
+		if (!an->dominators)
 			return err->code;
 		told(rq, "dominators", an, NULL);
 	}
@@ -231,6 +263,7 @@ void hr_analysis_release(struct hr_analysis *an)
 	hr_chains_free(an->view);
 	hr_goroutine_leaks_free(an->leaks);
 	hr_suspects_free(an->suspects);
+	hr_heap_dominators_abandon(an->ahead);
 	hr_heap_dominators_free(an->dominators);
 	hr_result_free(an->result);
 	hr_chains_free(an->tree);

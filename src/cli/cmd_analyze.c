@@ -622,6 +622,13 @@ static void on_phase(void *ctx, const char *phase, const struct hr_analysis *an,
 			"narrow walk (%" PRIu64 " times, %" PRIu64 " stopped by a claim)\n",
 			sum->pass1_threads, sum->worker_objects, sum->queued_objects,
 			sum->stream_objects, sum->streams, sum->stream_stops);
+	if (p->stats && !strcmp(phase, "dominators"))
+		fprintf(stderr, "heapref: the dominator tree: %s\n",
+			an->dominators_made == HR_DOM_MADE_BESIDE ? "made beside pass 1's heap walk"
+			: an->dominators_made == HR_DOM_MADE_AGAIN
+				? "made beside pass 1's heap walk, then again: the walk of the heap "
+				  "found more root edges"
+				: "made after the scan");
 }
 
 /* The scan's options from the environment: tests only (docs/design.md). */

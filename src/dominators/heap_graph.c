@@ -6,6 +6,7 @@
  */
 #include <inttypes.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "heapref/dominators.h"
 
@@ -212,13 +213,10 @@ static int number_roots(struct hr_heap_graph *hd, const struct hr_chains *tree,
 	return HR_OK;
 }
 
-/* The scan's root edges as a table by root variable (a counting sort). */
-static int group_root_edges(struct hr_heap_graph *hd, const struct hr_scan_result *result,
+/* Root edges e[0..n) as a table by root variable (a counting sort). */
+static int group_root_edges(struct hr_heap_graph *hd, const struct hr_root_edge *e, size_t n,
 			    const uint32_t *root_of_chain, size_t nchains)
 {
-	size_t n;
-	const struct hr_root_edge *e = hr_result_root_edges(result, &n);
-
 	hd->edge_off = calloc((size_t)hd->nroots + 2, sizeof(*hd->edge_off));
 	hd->edge_obj = malloc(n * sizeof(*hd->edge_obj) + 1);
 	if (!hd->edge_off || !hd->edge_obj)
@@ -338,8 +336,10 @@ static int sum_retained(struct hr_heap_dominators *hd)
 	return HR_OK;
 }
 
-struct hr_heap_graph *hr_heap_graph_new(const struct hr_dump *dump, const struct hr_chains *tree,
-				       const struct hr_scan_result *result, struct hr_error *err)
+struct hr_heap_graph *hr_heap_graph_of_edges(const struct hr_dump *dump,
+					     const struct hr_chains *tree,
+					     const struct hr_root_edge *edges, size_t nedges,
+					     struct hr_error *err)
 {
 	struct hr_heap_graph *g = calloc(1, sizeof(*g));
 	size_t nchains = hr_chains_count(tree);
@@ -351,7 +351,7 @@ struct hr_heap_graph *hr_heap_graph_new(const struct hr_dump *dump, const struct
 	g->dump = dump;
 	g->reader.prefetch = true;
 	if (number_roots(g, tree, root_of_chain) ||
-	    group_root_edges(g, result, root_of_chain, nchains))
+	    group_root_edges(g, edges, nedges, root_of_chain, nchains))
 		goto nomem;
 	free(root_of_chain);
 	nnodes = 1 + (uint64_t)g->nroots + hr_dump_object_count(dump);
@@ -368,6 +368,26 @@ nomem:
 	free(root_of_chain);
 	hr_heap_graph_free(g);
 	return NULL;
+}
+
+struct hr_heap_graph *hr_heap_graph_new(const struct hr_dump *dump, const struct hr_chains *tree,
+				       const struct hr_scan_result *result, struct hr_error *err)
+{
+	size_t n;
+	const struct hr_root_edge *e = hr_result_root_edges(result, &n);
+
+	return hr_heap_graph_of_edges(dump, tree, e, n, err);
+}
+
+bool hr_heap_graph_same(const struct hr_heap_graph *a, const struct hr_heap_graph *b)
+{
+	size_t roots = (size_t)a->nroots + 1;
+
+	if (a->dump != b->dump || a->nnodes != b->nnodes || a->nroots != b->nroots ||
+	    memcmp(a->root_chain + 1, b->root_chain + 1, a->nroots * sizeof(*a->root_chain)) ||
+	    memcmp(a->edge_off, b->edge_off, (roots + 1) * sizeof(*a->edge_off)))
+		return false;
+	return !memcmp(a->edge_obj, b->edge_obj, a->edge_off[roots] * sizeof(*a->edge_obj));
 }
 
 void hr_heap_graph_free(struct hr_heap_graph *g)
@@ -404,25 +424,23 @@ uint32_t hr_heap_graph_root_node(const struct hr_heap_graph *g, uint32_t chain_r
 	return 0;
 }
 
-struct hr_heap_dominators *hr_heap_dominators_new(const struct hr_dump *dump,
-						  const struct hr_chains *tree,
-						  const struct hr_scan_result *result,
-						  struct hr_error *err)
+struct hr_heap_dominators *hr_heap_dominators_of(const struct hr_dump *dump,
+						 struct hr_heap_graph *g, struct hr_error *err)
 {
 	struct hr_heap_dominators *hd = calloc(1, sizeof(*hd));
 
 	if (!hd) {
+		hr_heap_graph_free(g);
 		hr_error_set(err, HR_ENOMEM, "out of memory for the dominator tree");
 		return NULL;
 	}
-	if (!(hd->g = hr_heap_graph_new(dump, tree, result, err)))
-		goto fail;
+	hd->g = g;
 	hd->dump = dump;
-	hd->nroots = hd->g->nroots;
-	hd->nnodes = hd->g->nnodes;
-	hd->root_chain = hd->g->root_chain;
+	hd->nroots = g->nroots;
+	hd->nnodes = g->nnodes;
+	hd->root_chain = g->root_chain;
 	if (hr_dominators_compute(&(struct hr_dom_graph){ hd->nnodes, hr_heap_graph_successors,
-							  hd->g, hr_heap_graph_prefetch },
+							  g, hr_heap_graph_prefetch },
 				  &hd->tree, err))
 		goto fail;
 	if (sum_retained(hd)) {
@@ -433,6 +451,16 @@ struct hr_heap_dominators *hr_heap_dominators_new(const struct hr_dump *dump,
 fail:
 	hr_heap_dominators_free(hd);
 	return NULL;
+}
+
+struct hr_heap_dominators *hr_heap_dominators_new(const struct hr_dump *dump,
+						  const struct hr_chains *tree,
+						  const struct hr_scan_result *result,
+						  struct hr_error *err)
+{
+	struct hr_heap_graph *g = hr_heap_graph_new(dump, tree, result, err);
+
+	return g ? hr_heap_dominators_of(dump, g, err) : NULL;
 }
 
 void hr_heap_dominators_free(struct hr_heap_dominators *hd)

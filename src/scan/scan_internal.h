@@ -316,6 +316,8 @@ struct scan_ctx {
 	bool keep_root_edges;      /* hr_scan_keep_root_edges() */
 	bool keep_goroutines;      /* hr_scan_keep_goroutines(): shares counted */
 	unsigned cpus;             /* usable processors, asked once: pass 2 drains millions of times */
+	hr_scan_roots_fn roots_walked; /* hr_scan_on_roots_walked(), or NULL */
+	void *roots_walked_ctx;
 };
 
 /* How each heap object was reached (hr_scan_keep_paths()); NULL arrays: not kept. */

@@ -84,22 +84,68 @@ int hr_scan_keep_types(struct hr_scan *s, struct hr_error *err)
 	return HR_OK;
 }
 
+void hr_scan_on_roots_walked(struct hr_scan *s, hr_scan_roots_fn fn, void *ctx)
+{
+	s->ctx.roots_walked = fn;
+	s->ctx.roots_walked_ctx = ctx;
+}
+
+/* The root variable (a top node of the tree) node's chain starts at, or HR_CHAINS_NONE. */
+static uint32_t root_of_node(const struct hr_chains *tree, uint32_t node)
+{
+	while (node != HR_CHAINS_NONE && hr_chains_node(tree, node)->parent != HR_CHAINS_TOP)
+		node = hr_chains_node(tree, node)->parent;
+	return node == HR_CHAINS_TOP ? HR_CHAINS_NONE : node;
+}
+
+/* An edge from node's root variable to obj, if node's chain starts at one. */
+static int push_root_edge(const struct hr_chains *tree, struct hr_root_edge **edges, size_t *n,
+			  size_t *cap, uint32_t node, uint32_t obj)
+{
+	struct hr_root_edge *e;
+
+	if ((node = root_of_node(tree, node)) == HR_CHAINS_NONE)
+		return HR_OK;
+	if (!(e = hr_array_push((void **)edges, n, cap, sizeof(*e))))
+		return HR_ENOMEM;
+	*e = (struct hr_root_edge){ node, obj };
+	return HR_OK;
+}
+
 void scan_root_edge(struct walker *wk, uint32_t node, uint32_t obj)
 {
 	struct scan_results *res = wk->res;
-	struct hr_root_edge *e;
 
-	while (node != HR_CHAINS_NONE && hr_chains_node(res->tree, node)->parent != HR_CHAINS_TOP)
-		node = hr_chains_node(res->tree, node)->parent;
-	if (node == HR_CHAINS_NONE || node == HR_CHAINS_TOP)
-		return;
-	e = hr_array_push((void **)&res->root_edges, &res->nroot_edges, &res->root_edges_cap,
-			  sizeof(*e));
-	if (!e) {
+	if (push_root_edge(res->tree, &res->root_edges, &res->nroot_edges, &res->root_edges_cap,
+			   node, obj))
 		wk->status = HR_ENOMEM;
-		return;
+}
+
+/*
+ * What the root edges will be if the rest of the scan finds no more: those recorded,
+ * then those pass 2 records from the root words known now, as root_word_edge() does.
+ */
+int hr_scan_root_edges_so_far(const struct hr_scan *s, struct hr_root_edge **edges, size_t *n)
+{
+	const struct scan_results *res = &s->res;
+	size_t cap = res->nroot_edges + 1;
+
+	*n = res->nroot_edges;
+	if (!(*edges = malloc(cap * sizeof(**edges))))
+		return HR_ENOMEM;
+	if (*n)
+		memcpy(*edges, res->root_edges, *n * sizeof(**edges));
+	for (size_t i = 0; i < res->nroot_words; i++) {
+		int64_t obj = hr_dump_object_at(s->ctx.tables.dump, res->root_words[i].value);
+
+		if (obj >= 0 && push_root_edge(res->tree, edges, n, &cap, res->root_words[i].node,
+					       (uint32_t)obj)) {
+			free(*edges);
+			*edges = NULL;
+			return HR_ENOMEM;
+		}
 	}
-	*e = (struct hr_root_edge){ node, obj };
+	return HR_OK;
 }
 
 /*
@@ -1140,6 +1186,8 @@ int hr_scan_pass1(struct hr_scan *s, struct hr_error *err)
 	    (rc = walk_stack_root_pointers(wk)) || (rc = walk_finalizers(wk)) ||
 	    (rc = walk_queued_and_other(wk)))
 		goto out;
+	if (s->ctx.roots_walked)
+		s->ctx.roots_walked(s->ctx.roots_walked_ctx, s);
 	rc = pass1_walk_heap(wk);
 out:
 	walker_add_counts(wk, &s->res);

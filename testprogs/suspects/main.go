@@ -22,6 +22,10 @@
 //	                        good sending on a channel only it holds (leaked by the
 //	                        runtime's definition) with a leakBuf-byte buffer
 //	none    noneCount globals, each with noneBuf bytes: none reaches 10%
+//	static  main.holders    []*Holder whose one Holder points at the Registry the
+//	                        compiler allocated in the data segment for
+//	                        staticRegistry (set to nil before the dump): its map of
+//	                        mapEntries metrics is found only by walking the heap
 //
 // Besides the leak, each scenario keeps a few small globals, so that the leak is
 // not the only thing in the heap.
@@ -72,6 +76,11 @@ type Metric struct {
 	samples []float64
 }
 
+// Holder holds a registry.
+type Holder struct {
+	reg *Registry
+}
+
 type Record struct {
 	key   string
 	value []byte
@@ -91,6 +100,9 @@ var (
 	s10, s11, s12, s13, s14, s15, s16, s17, s18, s19 []byte
 	config                                           = map[string]string{"mode": "test", "region": "local"}
 	names                                            []string
+	// a composite literal: the Registry is static, not a heap object
+	staticRegistry = &Registry{name: "static", metrics: map[string]*Metric{}}
+	holders        []*Holder
 )
 
 const (
@@ -228,6 +240,17 @@ func build(scenario string, facts dump.Facts) func() {
 		}
 		facts["creator"], facts["goroutines"], facts["buf"] = "main.startLeaky", leakCount, leakBuf
 		facts["root"] = "main.leaky.buf"
+	case "static":
+		r := staticRegistry
+		for i := 0; i < mapEntries; i++ {
+			name := fmt.Sprintf("metric_%08d", i)
+			r.metrics[name] = &Metric{name: name, samples: make([]float64, 64)}
+		}
+		holders = []*Holder{{reg: r}}
+		staticRegistry = nil
+		facts["addr_registry"] = dump.Addr(unsafe.Pointer(r))
+		facts["kind"], facts["count"] = "map", mapEntries
+		facts["type"], facts["element"] = "map[string]*main.Metric", "main.Metric"
 	case "none":
 		for _, p := range []*[]byte{&s00, &s01, &s02, &s03, &s04, &s05, &s06, &s07, &s08,
 			&s09, &s10, &s11, &s12, &s13, &s14, &s15, &s16, &s17, &s18, &s19} {
@@ -242,7 +265,7 @@ func build(scenario string, facts dump.Facts) func() {
 }
 
 func main() {
-	scenario := flag.String("scenario", "map", "map, slice, list, chan, shared, spread, frame, goroutines or none")
+	scenario := flag.String("scenario", "map", "map, slice, list, chan, shared, spread, frame, goroutines, none or static")
 	flag.Parse()
 	path := dump.Path(flag.Args())
 

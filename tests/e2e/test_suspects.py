@@ -10,11 +10,15 @@ accumulation point that container with that count, and what piled up must hold t
 program's elements. The text page and the JSON say the same; the retained view shows
 the shared memory as a group of its two roots and names objects by their real type.
 The Go matrix entries on both sides of the map change (bucket maps up to 1.23, swiss
-maps after) and of allocation headers (1.22) run the map and list scenarios too.
+maps after) and of allocation headers (1.22) run the map and list scenarios too. The
+report is the same with one thread as with the dominator tree made beside the scan,
+kept (map) or made again (static: a map only the heap walk finds, behind a Registry
+the compiler put in the data segment).
 
 Environment: HEAPREF (the binary, set by ctest), HEAPREF_WORK (built programs, dumps).
 """
 
+import bisect
 import html.parser
 import json
 import os
@@ -181,6 +185,56 @@ class Scenarios(unittest.TestCase):
             for scenario in ("map", "list", "slice"):
                 with self.subTest(entry=name, scenario=scenario):
                     self.check_scenario(scenario, entry.env)
+
+
+def in_heap(d, addr):
+    """Whether addr lies in one of dump d's heap objects (reach.load())."""
+    i = bisect.bisect_right(d.addrs, addr) - 1
+    return i >= 0 and addr < d.addrs[i] + d.sizes[i]
+
+
+class MadeBesideTheScan(unittest.TestCase):
+    """The dominator tree is made beside pass 1's heap walk, from the root edges known
+    once the roots are walked, and kept only if the scan's final graph is that one:
+    the report is the same as with one thread (--threads 1, where it is made after the
+    scan), whether the tree was kept or made again."""
+
+    def stats_and_report(self, binary, dump, *args):
+        out = os.path.join(tempfile.mkdtemp(prefix="heapref-beside-"), "s.json")
+        self.addCleanup(shutil.rmtree, os.path.dirname(out), True)
+        code, _, err = heapref("suspects", "--stats", "--format", "json", "-o", out, *args,
+                               binary, dump)
+        self.assertEqual(code, 0, err)
+        made = re.search(r"^heapref: the dominator tree: (.*)$", err, re.M)
+        self.assertTrue(made, err)
+        with open(out) as f:
+            return made.group(1), f.read()
+
+    def check(self, scenario, beside):
+        binary, dump, f = prepare(scenario)
+        made, report = self.stats_and_report(binary, dump)
+        alone, report_alone = self.stats_and_report(binary, dump, "--threads", "1")
+        self.assertEqual(alone, "made after the scan")
+        if len(os.sched_getaffinity(0)) > 1:
+            self.assertEqual(made, beside)
+        self.assertEqual(report, report_alone)
+        return dump, f, json.loads(report)
+
+    def test_kept(self):
+        self.check("map", "made beside pass 1's heap walk")
+
+    def test_made_again(self):
+        # the static Registry's map is found only as the heap walk reaches the Registry
+        # (through main.holders): a root edge the tree made beside the walk had not
+        dump, f, report = self.check(
+            "static", "made beside pass 1's heap walk, then again: the walk of the heap "
+            "found more root edges")
+        self.assertFalse(in_heap(reach.load(dump), f["addr_registry"]),
+                         "the Registry is a heap object: nothing static")
+        s = report["suspects"][0]
+        self.assertIn("main.holders", s["roots"])
+        self.assertEqual((s["accumulation_point"]["type"], s["accumulation_point"]["count"]),
+                         (f["type"], f["count"]))
 
 
 class Forms(unittest.TestCase):
