@@ -98,12 +98,22 @@ void hr_heap_dom_walk_end(struct hr_dom_walk *w)
 	w->order = NULL;
 }
 
-/* Whether child c, retaining bytes, retains more than the node of big (ties: lower node). */
-static bool bigger(const struct hr_heap_dominators *hd, uint32_t c, uint64_t bytes, uint32_t big)
+/*
+ * Child c, retaining bytes, offered as the biggest child of the node numbered d + 1:
+ * taken if it has none yet (set's bit d) or c retains more (ties: the lower node).
+ */
+static void offer_child(const struct hr_heap_dominators *hd, uint32_t *big, uint64_t *set,
+			uint32_t d, uint32_t c, uint64_t bytes)
 {
-	uint64_t b = hr_heap_dom_node(hd, big).retained_bytes;
+	uint64_t b;
 
-	return bytes > b || (bytes == b && c < big);
+	if (hr_bit_get(set, d)) {
+		b = hr_heap_dom_node(hd, big[d]).retained_bytes;
+		if (bytes < b || (bytes == b && c > big[d]))
+			return;
+	}
+	big[d] = c;
+	hr_bit_set(set, d);
 }
 
 /*
@@ -125,26 +135,15 @@ uint32_t *hr_heap_dom_biggest_children(const struct hr_heap_dominators *hd)
 		free(set);
 		return NULL;
 	}
-	for (uint32_t x = 2; x <= t->nreached; x++) {
-		uint32_t d = t->number[t->idom[x]] - 1, c = big[x - 1];
-
-		if (!hr_bit_get(set, d) || bigger(hd, c, hd->retained_bytes[x], big[d])) {
-			big[d] = c;
-			hr_bit_set(set, d);
-		}
-	}
+	for (uint32_t x = 2; x <= t->nreached; x++)
+		offer_child(hd, big, set, t->number[t->idom[x]] - 1, big[x - 1],
+			    hd->retained_bytes[x]);
 	for (uint32_t v = hd->nroots + 1; v < hd->nnodes; v++) {
-		uint32_t x = t->number[v], d;
-		uint64_t size;
+		uint32_t x = t->number[v];
 
-		if (!(x & HR_DOM_SINK))
-			continue;
-		d = t->number[x & ~HR_DOM_SINK] - 1;
-		size = hr_dump_object(hd->dump, v - hd->nroots - 1).size;
-		if (!hr_bit_get(set, d) || bigger(hd, v, size, big[d])) {
-			big[d] = v;
-			hr_bit_set(set, d);
-		}
+		if (x & HR_DOM_SINK)
+			offer_child(hd, big, set, t->number[x & ~HR_DOM_SINK] - 1, v,
+				    hr_dump_object(hd->dump, v - hd->nroots - 1).size);
 	}
 	for (uint32_t k = 0; k < t->nreached; k++)
 		if (!hr_bit_get(set, k))
