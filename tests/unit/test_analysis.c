@@ -352,6 +352,67 @@ static void test_phases_in_order(void **state)
 	scene_end(&sc);
 }
 
+/* Whether a and b are the same tree: every node's dominator and retained size. */
+static void assert_same_tree(const struct hr_heap_dominators *a, const struct hr_heap_dominators *b)
+{
+	assert_int_equal(hr_heap_dom_count(a), hr_heap_dom_count(b));
+	for (uint32_t v = 0; v < hr_heap_dom_count(a); v++) {
+		struct hr_dom_node x = hr_heap_dom_node(a, v), y = hr_heap_dom_node(b, v);
+
+		assert_int_equal(x.idom, y.idom);
+		assert_int_equal(x.retained_bytes, y.retained_bytes);
+		assert_int_equal(x.retained_objects, y.retained_objects);
+	}
+}
+
+/*
+ * The tree made beside the scan (any number of threads, two processors) is the one made
+ * after it (one thread): kept when the final graph is its graph, made again when not,
+ * and freed when abandoned.
+ */
+static void test_dominators_made_beside_the_scan(void **state)
+{
+	struct scene beside, after;
+	struct hr_heap_dominators *hd;
+	struct hr_heap_dom_ahead *ahead;
+	const struct hr_root_edge *edges;
+	struct hr_error err = { 0 };
+	bool kept = true;
+	size_t n;
+
+	(void)state;
+	scene_run(&beside, &(struct hr_analysis_request){ .dominators = true });
+	scene_run(&after, &(struct hr_analysis_request){ .dominators = true,
+							 .scan = { .threads = 1 } });
+	assert_int_equal(after.run.an.dominators_made, HR_DOM_MADE_AFTER);
+	assert_int_equal(beside.run.an.dominators_made,
+			 hr_cpus_usable() > 1 ? HR_DOM_MADE_BESIDE : HR_DOM_MADE_AFTER);
+	assert_same_tree(beside.run.an.dominators, after.run.an.dominators);
+
+	/* an edge the scan found after the roots: the tree made ahead without it is not kept */
+	edges = hr_result_root_edges(after.run.an.result, &n);
+	assert_true(n >= 2);
+	ahead = hr_heap_dominators_start(after.run.dump, after.run.an.tree, edges, n - 1);
+	assert_non_null(ahead);
+	hd = hr_heap_dominators_finish(ahead, after.run.an.tree, after.run.an.result, &kept, &err);
+	assert_non_null(hd);
+	assert_false(kept);
+	assert_same_tree(hd, after.run.an.dominators);
+	hr_heap_dominators_free(hd);
+
+	ahead = hr_heap_dominators_start(after.run.dump, after.run.an.tree, edges, n);
+	hd = hr_heap_dominators_finish(ahead, after.run.an.tree, after.run.an.result, &kept, &err);
+	assert_true(kept);
+	assert_same_tree(hd, after.run.an.dominators);
+	hr_heap_dominators_free(hd);
+
+	hr_heap_dominators_abandon(hr_heap_dominators_start(after.run.dump, after.run.an.tree,
+							    edges, n));
+	hr_heap_dominators_abandon(NULL);
+	scene_end(&beside);
+	scene_end(&after);
+}
+
 /* A release after a failure, or twice, is safe: the analysis is empty after. */
 static void test_release_is_idempotent(void **state)
 {
@@ -531,6 +592,7 @@ int main(void)
 		cmocka_unit_test(test_examples),
 		cmocka_unit_test(test_phases_in_order),
 		cmocka_unit_test(test_release_is_idempotent),
+		cmocka_unit_test(test_dominators_made_beside_the_scan),
 		cmocka_unit_test(test_shared_groups),
 		cmocka_unit_test(test_shared_groups_ring),
 		cmocka_unit_test(test_suspects),
