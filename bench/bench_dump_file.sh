@@ -17,6 +17,9 @@
 #                                   (default 2); keeps the fastest run's stdout and stderr
 #                                   in $work/TAG.best.out and $work/TAG.best.err, its wall
 #                                   seconds in $best, every run's in $walls
+#   bench_run_once TAG CMD...       one such run, added to TAG's (best_TAG, walls_TAG;
+#                                   set them empty first): runs of two commands in turn
+#   bench_result TAG                TAG's fastest and every run's wall into $best, $walls
 #   bench_phases TAG                the --stats phases of that run as table rows
 #   bench_phase_wall TAG PHASE      one phase's wall seconds
 #   bench_peak_anon TAG             its peak anonymous memory (MiB: without the mapped dump)
@@ -70,6 +73,7 @@ set_args() {
   case $1 in
     mixed-1g) echo "mixed 10000000 1073741824" ;;
     mixed-4g) echo "mixed 40000000 4294967296" ;;
+    mixed-16g) echo "mixed 160000000 17179869184" ;; # 20 GB: the benchmark's, never CI's
     list-1m|map-1m|slice-1m) echo "${1%-1m} 1000000 0" ;;
     list-10m|map-10m|slice-10m) echo "${1%-10m} 10000000 0" ;;
     small-1m) echo "small 1000000 0" ;;
@@ -93,26 +97,41 @@ if [ -n "${objects:-}" ]; then
 fi
 
 bench_best_of() {
-  local tag=$1 i t0 t1 wall
-  shift
-  best=
-  walls=
+  local tag=$1 i
+  printf -v "best_$tag" '%s' ''
+  printf -v "walls_$tag" '%s' ''
   for ((i = 0; i < ${BENCH_RUNS:-2}; i++)); do
-    t0=$(date +%s%N)
-    if ! "$heapref" "$@" "$gen" "$dump" > "$work/$tag.out" 2> "$work/$tag.err"; then
-      echo "heapref $* failed on $dump:" >&2
-      cat "$work/$tag.err" >&2
-      return 1
-    fi
-    t1=$(date +%s%N)
-    wall=$(awk -v ns=$((t1 - t0)) 'BEGIN {printf "%.3f", ns / 1e9}')
-    walls+="${walls:+ }$wall"
-    if [ -z "$best" ] || awk -v a="$wall" -v b="$best" 'BEGIN {exit !(a < b)}'; then
-      best=$wall
-      cp "$work/$tag.err" "$work/$tag.best.err"
-      cp "$work/$tag.out" "$work/$tag.best.out"
-    fi
+    bench_run_once "$@" || return 1
   done
+  bench_result "$tag"
+}
+# bench_run_once TAG CMD...: one run of "$heapref CMD... $gen $dump", added to TAG's runs
+# (best_TAG, walls_TAG: empty to start); its output kept as bench_best_of's if fastest.
+bench_run_once() {
+  local tag=$1 t0 t1 wall b w
+  shift
+  b=best_$tag
+  w=walls_$tag
+  t0=$(date +%s%N)
+  if ! "$heapref" "$@" "$gen" "$dump" > "$work/$tag.out" 2> "$work/$tag.err"; then
+    echo "heapref $* failed on $dump:" >&2
+    cat "$work/$tag.err" >&2
+    return 1
+  fi
+  t1=$(date +%s%N)
+  wall=$(awk -v ns=$((t1 - t0)) 'BEGIN {printf "%.3f", ns / 1e9}')
+  printf -v "$w" '%s' "${!w:+${!w} }$wall"
+  if [ -z "${!b:-}" ] || awk -v a="$wall" -v b="${!b}" 'BEGIN {exit !(a < b)}'; then
+    printf -v "$b" '%s' "$wall"
+    cp "$work/$tag.err" "$work/$tag.best.err"
+    cp "$work/$tag.out" "$work/$tag.best.out"
+  fi
+}
+# bench_result TAG: TAG's runs as bench_best_of leaves them, in $best and $walls.
+bench_result() {
+  local b=best_$1 w=walls_$1
+  best=${!b}
+  walls=${!w}
 }
 bench_phases() { awk '/^stats:/ {
     name = $2; for (i = 3; i <= NF - 11; i++) name = name " " $i

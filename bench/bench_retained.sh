@@ -5,9 +5,10 @@
 #
 #   bash bench/bench_retained.sh [SET...]      (default: mixed-1g mixed-4g)
 #
-# SET as in bench_scale.sh (mixed-1g, mixed-4g, list-1m, ...). For each dump, best of $BENCH_RUNS (default 2):
-# `analyze --stats` and `retained --stats -n 20` (both from the same Release build,
-# build-bench/). Prints each phase's wall, CPU and peak anonymous memory (heapref's own
+# SET as in bench_scale.sh (mixed-1g, mixed-4g, list-1m, ...). For each dump, best of
+# $BENCH_RUNS (default 2), one run of each in turn: `analyze --stats` and `retained
+# --stats -n 20` (both from the same Release build, build-bench/). Prints each phase's
+# wall, CPU and peak anonymous memory (heapref's own
 # memory, without the mapped dump) from --stats, then per set: what the tree and the
 # retained sizes cost, retained's best wall time less analyze's, against the whole
 # analyze run, and the peak anonymous memory of retained against the dump's size. (With
@@ -29,17 +30,24 @@ for s in "${sets[@]}"; do
   bench_dump "$shape" "$n" "$b"
   echo
   echo "== $s: $dump, $size bytes"
-  bench_best_of ret analyze --stats -o "$work/ret.pb.gz" || { status=1; continue; }
+  # in turn, so that both see the same minutes of a machine whose speed wanders
+  best_ana= walls_ana= best_ret= walls_ret= failed=
+  for ((i = 0; i < ${BENCH_RUNS:-2}; i++)); do
+    bench_run_once ana analyze --stats -o "$work/ret.pb.gz" &&
+      bench_run_once ret retained --stats -n 20 || { failed=1; break; }
+  done
+  [ -z "$failed" ] || { status=1; continue; }
+  bench_result ana
   analyze_wall=$best
-  echo "analyze: best wall $analyze_wall s"
+  echo "analyze: best wall $analyze_wall s (runs: $walls)"
   echo "| phase        | wall (s) | CPU (s)  | peak anon (MiB) |"
   echo "|---|---|---|---|"
-  bench_phases ret
-  bench_best_of ret retained --stats -n 20 || { status=1; continue; }
+  bench_phases ana
+  bench_result ret
   retained_wall=$best
   dom=$(bench_phase_wall ret dominators)
   peak=$(bench_peak_anon ret)
-  echo "retained: best wall $retained_wall s"
+  echo "retained: best wall $retained_wall s (runs: $walls)"
   echo "| phase        | wall (s) | CPU (s)  | peak anon (MiB) |"
   echo "|---|---|---|---|"
   bench_phases ret

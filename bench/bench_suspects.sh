@@ -6,12 +6,13 @@
 #   bash bench/bench_suspects.sh [SET...]      (default: mixed-1g mixed-4g)
 #
 # SET as in bench_scale.sh (mixed-1g, mixed-4g, list-10m, ...). For each dump, best of
-# $BENCH_RUNS (default 2; single runs on a shared machine vary by a third, so 5 is better):
-# `analyze --stats` and `suspects --stats --format json` (both from the same Release
-# build, build-bench/). Prints each phase's wall, CPU and peak anonymous memory (heapref's
-# own memory, without the mapped dump) from --stats, the suspects found, then per set:
-# suspects' time against analyze's (of the fastest runs, and of the median runs) and its
-# peak anonymous memory against the dump's size.
+# $BENCH_RUNS (default 2; single runs on a shared machine vary by a third, so 5 is
+# better), one run of each in turn: `analyze --stats` and `suspects --stats --format
+# json` (both from the same Release build, build-bench/). Prints each phase's wall, CPU
+# and peak anonymous memory (heapref's own memory, without the mapped dump) from
+# --stats, the suspects found, then per set: suspects' time against analyze's (of the
+# fastest runs, and of the median runs) and its peak anonymous memory against the dump's
+# size.
 # Goals (issue 31): suspects within 2x of analyze; memory < 0.3x the dump.
 # Exit status: 0, or 1 if heapref failed.
 set -euo pipefail
@@ -32,15 +33,22 @@ for s in "${sets[@]}"; do
   bench_dump "$shape" "$n" "$b"
   echo
   echo "== $s: $dump, $size bytes"
-  bench_best_of sus analyze --stats -o "$work/sus.pb.gz" || { status=1; continue; }
+  # in turn, so that both see the same minutes of a machine whose speed wanders
+  best_ana= walls_ana= best_sus= walls_sus= failed=
+  for ((i = 0; i < ${BENCH_RUNS:-2}; i++)); do
+    bench_run_once ana analyze --stats -o "$work/sus.pb.gz" &&
+      bench_run_once sus suspects --stats --format json || { failed=1; break; }
+  done
+  [ -z "$failed" ] || { status=1; continue; }
+  bench_result ana
   analyze_wall=$best
   analyze_median=$(median "$walls")
-  analyze_peak=$(bench_peak_anon sus)
+  analyze_peak=$(bench_peak_anon ana)
   echo "analyze: best wall $analyze_wall s (runs: $walls)"
   echo "| phase        | wall (s) | CPU (s)  | peak anon (MiB) |"
   echo "|---|---|---|---|"
-  bench_phases sus
-  bench_best_of sus suspects --stats --format json || { status=1; continue; }
+  bench_phases ana
+  bench_result sus
   suspects_wall=$best
   suspects_median=$(median "$walls")
   peak=$(bench_peak_anon sus)
