@@ -65,6 +65,8 @@ struct hr_analysis_request {
 	unsigned examples;       /* examples kept per chain node (0: none) */
 	bool view_wanted;        /* a view of the tree (views.h): */
 	enum hr_view view;
+	bool dominators_after;   /* the tree made after the scan even with a processor to
+				  * spare (benchmarks: what it costs alone) */
 	hr_analysis_phase_fn phase; /* or NULL */
 	void *phase_ctx;
 };

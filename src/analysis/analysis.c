@@ -158,7 +158,8 @@ static void start_dominators(void *ctx, const struct hr_scan *s)
 
 static bool dominators_ahead(const struct hr_analysis_request *rq)
 {
-	return wants_dominators(rq) && rq->scan.threads != 1 && hr_cpus_usable() > 1;
+	return wants_dominators(rq) && !rq->dominators_after && rq->scan.threads != 1 &&
+	       hr_cpus_usable() > 1;
 }
 
 /* The checks, both passes and the result; the scan freed whatever happens. */

@@ -631,9 +631,12 @@ static void on_phase(void *ctx, const char *phase, const struct hr_analysis *an,
 				: "made after the scan");
 }
 
-/* The scan's options from the environment: tests only (docs/design.md). */
-static void test_knobs(struct hr_scan_options *opts)
+/* The analysis's options from the environment: tests and benchmarks only (docs/design.md). */
+static void test_knobs(struct hr_analysis_request *rq)
 {
+	struct hr_scan_options *opts = &rq->scan;
+
+	rq->dominators_after = getenv("HEAPREF_TEST_DOMINATORS_AFTER") != NULL;
 	if (getenv("HEAPREF_TEST_PASS1_CHUNK"))
 		opts->chunk_objects = (unsigned)atoi(getenv("HEAPREF_TEST_PASS1_CHUNK"));
 	if (getenv("HEAPREF_TEST_PASS1_STREAM")) /* "after,chunk" */
@@ -655,7 +658,7 @@ int analysis_run(const char *binary, const char *dump, const struct analysis_opt
 		rq.scan.progress = show_progress;
 		rq.scan.progress_arg = &prog;
 	}
-	test_knobs(&rq.scan);
+	test_knobs(&rq);
 	rq.phase = on_phase;
 	rq.phase_ctx = &phases;
 	if (analysis_open(binary, dump, o, an, &err) ||
