@@ -140,9 +140,9 @@ static int keep(struct hr_scan *scan, const struct hr_analysis_request *rq, stru
 }
 
 /*
- * Once pass 1 has walked the roots: the dominator tree started beside the heap walk, on
- * the processor that walk leaves mostly idle (dominators_ahead.c). Not with one thread
- * asked for, or one processor, where it would only take time from the walk.
+ * Once pass 1 has walked the roots: the dominator tree started beside the heap walk
+ * (dominators_ahead.c). Not with one thread asked for, or one processor, where it would
+ * only take time from the walk.
  */
 static void start_dominators(void *ctx, const struct hr_scan *s)
 {

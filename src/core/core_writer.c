@@ -142,6 +142,49 @@ static int sys_fail(struct writer *w, const char *what)
 
 /* --- stopping and resuming ------------------------------------------------------------- */
 
+/* Whether a process's or thread's stat file says it still runs: not gone, not a zombie. */
+static bool stat_alive(const char *path)
+{
+	char buf[512];
+	const char *paren;
+
+	if (!proc_read_text(path, buf, sizeof(buf)))
+		return false;
+	paren = strrchr(buf, ')'); /* "PID (COMM) STATE ...": COMM may hold anything */
+	return paren && paren[1] == ' ' && paren[2] != 'Z' && paren[2] != 'X' && paren[2] != 'x';
+}
+
+/*
+ * Whether the process still runs (or is stopped). SIGKILL ends a process its tracer
+ * holds stopped; its memory then reads as nothing, or zeros.
+ */
+static bool process_alive(const struct writer *w)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)w->pid);
+	return stat_alive(path);
+}
+
+/*
+ * After a thread refused to be seized with EPERM, another of its process's being seized
+ * (so heapref may trace them: the same credentials): whether it is ending, gone or a
+ * zombie, or its process is, within 0.1 s. An exiting thread refuses so: the process
+ * killed while heapref stops it, or a thread that returns.
+ */
+static bool thread_ending(const struct writer *w, pid_t tid)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)w->pid, (int)tid);
+	for (int i = 0; i < 10; i++) {
+		if (!stat_alive(path) || !process_alive(w))
+			return true;
+		nanosleep(&(struct timespec){ .tv_nsec = 10000000 }, NULL);
+	}
+	return false;
+}
+
 static bool seized(const struct writer *w, pid_t tid)
 {
 	for (size_t i = 0; i < w->nthreads; i++)
@@ -167,14 +210,15 @@ static int seize_thread(struct writer *w, pid_t tid)
 	if (w->nthreads >= MAX_THREADS)
 		return hr_error_set(w->err, HR_EINPUT, "process %d: more than %d threads",
 				    (int)w->pid, MAX_THREADS);
-	/*
-	 * A thread that is exiting refuses with EPERM too. Once one thread of the process
-	 * is seized, heapref may trace them all (the same credentials): this one is ending,
-	 * and the process with it if it was killed (the copy then says so).
-	 */
-	if (ptrace(PTRACE_SEIZE, tid, NULL, NULL))
-		return errno == ESRCH || (errno == EPERM && w->nthreads) ? HR_OK
-		       : errno == EPERM ? cannot_attach(w) : sys_fail(w, "ptrace seize");
+	if (ptrace(PTRACE_SEIZE, tid, NULL, NULL)) {
+		int e = errno;
+
+		/* an ending thread is left, as one gone (the copy says so if its process is) */
+		if (e == ESRCH || (e == EPERM && w->nthreads && thread_ending(w, tid)))
+			return HR_OK;
+		errno = e;
+		return e == EPERM ? cannot_attach(w) : sys_fail(w, "ptrace seize");
+	}
 	t = hr_array_push((void **)&w->threads, &w->nthreads, &w->threads_cap, sizeof(*t));
 	if (!t) {
 		ptrace(PTRACE_DETACH, tid, NULL, NULL);
@@ -876,22 +920,6 @@ static int open_proc(struct writer *w)
 	w->buf = malloc(COPY_CHUNK);
 	w->pm = malloc(COPY_CHUNK / PAGE * sizeof(uint64_t));
 	return w->buf && w->pm ? HR_OK : hr_error_set(w->err, HR_ENOMEM, "out of memory");
-}
-
-/*
- * Whether the process still runs (or is stopped): not gone, not a zombie. SIGKILL ends a
- * process its tracer holds stopped; its memory then reads as nothing, or zeros.
- */
-static bool process_alive(const struct writer *w)
-{
-	char path[64], buf[512];
-	const char *paren;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)w->pid);
-	if (!proc_read_text(path, buf, sizeof(buf)))
-		return false;
-	paren = strrchr(buf, ')'); /* "PID (COMM) STATE ...": COMM may hold anything */
-	return paren && paren[1] == ' ' && paren[2] != 'Z' && paren[2] != 'X' && paren[2] != 'x';
 }
 
 static int ended_meanwhile(struct writer *w)

@@ -3,13 +3,13 @@
  * dominators_ahead.c - the heap's dominator tree made on a thread of its own while pass 1
  * walks the heap (see dominators.h, hr_heap_dominators_start()).
  *
- * On the mixed heaps pass 1 keeps one processor busy and the other mostly idle (its
- * workers help little when most objects are reached one after the other), and the
- * dominator tree's search is as long again, alone, after it. The graph needs nothing
- * of the scan but its root variables and their edges, all known (save in rare heaps)
- * once the roots are walked: so the tree is made then, beside the heap walk, and kept
- * if the scan's final graph is the same, which finish() checks in full. Otherwise it is
- * made again from the final graph: the tree never depends on the timing.
+ * The tree's search and pass 1's walk both wait on memory much of the time: beside each
+ * other they take less time than one after the other (mixed-4g: suspects 8.7-10.4 s
+ * with the tree after the scan, 5.8-8.0 s beside it, docs/performance.md). The graph
+ * needs nothing of the scan but its root variables and their edges, all known (save in
+ * rare heaps) once the roots are walked: so the tree is made then, beside the heap walk,
+ * and kept if the scan's final graph is the same, which finish() checks in full.
+ * Otherwise it is made again from the final graph: the tree never depends on timing.
  */
 #include <pthread.h>
 #include <stdlib.h>
