@@ -216,6 +216,9 @@ static int seize_thread(struct writer *w, pid_t tid)
 		/* an ending thread is left, as one gone (the copy says so if its process is) */
 		if (e == ESRCH || (e == EPERM && w->nthreads && thread_ending(w, tid)))
 			return HR_OK;
+		if (e == EPERM && !w->nthreads && !process_alive(w)) /* not ptrace_scope's doing */
+			return hr_error_set(w->err, HR_EINPUT, "process %d ended before heapref "
+					    "could stop it: no core", (int)w->pid);
 		errno = e;
 		return e == EPERM ? cannot_attach(w) : sys_fail(w, "ptrace seize");
 	}
