@@ -260,6 +260,23 @@ static void report_pause(int pid, const struct hr_core_pause *pause)
 		(double)(pause->bytes - pause->bytes_stopped) / 1e6, pause->rounds + 1);
 }
 
+/*
+ * A saved core bigger than the memory the running process leaves: its analysis, next,
+ * reads it from the disk over and over (a 19 GB core beside an 18.5 GB process on 24 GB
+ * read 780 GB in 8 minutes, docs/performance.md). Said before it starts.
+ */
+static void warn_if_core_outgrows_memory(const struct process_input *p, uint64_t bytes)
+{
+	uint64_t avail = available_memory();
+
+	if (!avail || bytes <= avail)
+		return;
+	fprintf(stderr, "heapref: warning: the core (%.1f GB) is bigger than the memory "
+		"available beside process %d (%.1f GB): its analysis now will read it from the "
+		"disk again and again; it is saved in %s, to analyse once the process has ended\n",
+		(double)bytes / 1e9, p->pid, (double)avail / 1e9, p->save_core->path);
+}
+
 int take_process_core(struct process_input *p, struct hr_error *err)
 {
 	struct hr_core_write_options o = { .pause_mode = p->pause_mode,
@@ -302,6 +319,7 @@ int take_process_core(struct process_input *p, struct hr_error *err)
 		return err->code;
 	snprintf(p->path, sizeof(p->path), "%s", p->save_core->target);
 	snprintf(p->name, sizeof(p->name), "%s", p->save_core->path);
+	warn_if_core_outgrows_memory(p, pause.bytes);
 	return HR_OK;
 }
 

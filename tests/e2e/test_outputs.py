@@ -413,6 +413,29 @@ class Processes(unittest.TestCase):
             pid, ["analyze", "--pid", pid, "-o", self.path("p.pb.gz")], 3, "GB of memory",
             "not stopped", env={"HEAPREF_TEST_MEMORY_AVAILABLE": "1000000"}))
 
+    def test_saved_core_bigger_than_memory_warned(self):
+        """A saved core the memory left beside the process cannot hold: a warning that
+        its analysis will read it from the disk, and where it is; the analysis goes on."""
+        core = self.path("c.core")
+
+        def take(pid, env=None):
+            p = subprocess.run([HEAPREF, "analyze", "--pid", str(pid), "--save-core", core,
+                                "-o", self.path("p.pb.gz")], stderr=subprocess.PIPE, text=True,
+                               env=dict(os.environ, **(env or {})))
+            os.remove(core)
+            return p.returncode, p.stderr
+
+        tight, roomy = self.held(lambda pid: (
+            take(pid, {"HEAPREF_TEST_MEMORY_AVAILABLE": "1000000"}), take(pid)))
+        self.assertEqual(tight[0], 0, tight[1])
+        warned = [line for line in tight[1].splitlines() if "warning" in line]
+        self.assertEqual(len(warned), 1, tight[1])
+        self.assertIn("bigger than the memory available beside process", warned[0])
+        self.assertIn("(0.0 GB)", warned[0])
+        self.assertIn(core, warned[0])
+        self.assertEqual(roomy[0], 0, roomy[1])
+        self.assertNotIn("warning", roomy[1])
+
     def test_no_room_on_disk_refused_before_the_stop(self):
         if os.geteuid() != 0:
             self.skipTest("not root: cannot mount a small file system")
