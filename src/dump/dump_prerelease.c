@@ -202,6 +202,8 @@ static struct pre_frame *frame_at(const struct prerelease *pre, uint64_t sp)
 {
 	struct pre_frame key = { .sp = sp };
 
+	if (!pre->frames_n) /* no frame records: bsearch() of NULL, even of nothing, is undefined */
+		return NULL;
 	return bsearch(&key, pre->frames, pre->frames_n, sizeof(key), cmp_frame_sp);
 }
 
