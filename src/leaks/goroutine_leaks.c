@@ -423,7 +423,8 @@ static int untraceable_words(struct finder *f)
 
 static bool skipped(const struct finder *f, uint64_t addr)
 {
-	return bsearch(&addr, f->skip_words, f->nskip, sizeof(addr), cmp_u64) != NULL;
+	/* (bsearch() of NULL, even of nothing, is undefined) */
+	return f->nskip && bsearch(&addr, f->skip_words, f->nskip, sizeof(addr), cmp_u64);
 }
 
 /* Marks what value points into; its words are followed by drain(). */
