@@ -43,6 +43,18 @@ int hr_sort_u64(uint64_t *v, size_t n)
 	return HR_OK;
 }
 
+#define FAULT_STRIDE 4096 /* a page; the system's smallest, or a part of it */
+
+void *hr_calloc_faulted(size_t n, size_t size)
+{
+	volatile uint8_t *p = calloc(n, size);
+	size_t bytes = n * size; /* calloc() checked the product */
+
+	for (size_t at = 0; p && at < bytes; at += FAULT_STRIDE)
+		p[at] = 0; /* zero already: the write only faults the page in */
+	return (void *)p;
+}
+
 int hr_array_reserve(void **items, size_t *cap, size_t need, size_t elem_size)
 {
 	size_t new_cap;

@@ -408,7 +408,7 @@ int hr_dominators_compute(const struct hr_dom_graph *g, struct hr_dom_tree *tree
 		hr_error_set(err, HR_EUSAGE, "%u nodes: too many for the dominator tree", g->nnodes);
 		return HR_EUSAGE;
 	}
-	if (!(tree->number = calloc(g->nnodes, sizeof(*tree->number))))
+	if (!(tree->number = hr_calloc_faulted(g->nnodes, sizeof(*tree->number))))
 		rc = HR_ENOMEM;
 	if (!rc && !(rc = number_nodes(&r)))
 		rc = link_and_place(&r);

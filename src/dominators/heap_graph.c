@@ -128,7 +128,7 @@ uint32_t *hr_heap_dom_biggest_children(const struct hr_heap_dominators *hd)
 {
 	const struct hr_dom_tree *t = &hd->tree;
 	uint32_t *big = hr_dom_tree_order(t);
-	uint64_t *set = calloc(hr_bit_words(t->nreached) + 1, sizeof(*set));
+	uint64_t *set = hr_calloc_faulted(hr_bit_words(t->nreached) + 1, sizeof(*set));
 
 	if (!big || !set) {
 		free(big);
@@ -309,8 +309,8 @@ void hr_graph_reader_release(struct hr_graph_reader *rd)
 static int sum_retained(struct hr_heap_dominators *hd)
 {
 	const struct hr_dom_tree *t = &hd->tree;
-	uint64_t *bytes = calloc((size_t)t->nreached + 1, sizeof(*bytes));
-	uint32_t *objects = calloc((size_t)t->nreached + 1, sizeof(*objects));
+	uint64_t *bytes = hr_calloc_faulted((size_t)t->nreached + 1, sizeof(*bytes));
+	uint32_t *objects = hr_calloc_faulted((size_t)t->nreached + 1, sizeof(*objects));
 
 	hd->retained_bytes = bytes;
 	hd->retained_objects = objects;

@@ -130,6 +130,29 @@ static void test_sort_u64(void **state)
 	assert_int_equal(hr_sort_u64(NULL, 0), HR_OK);
 }
 
+/* hr_calloc_faulted: zeroed, as calloc(), also where freed memory is given again. */
+static void test_calloc_faulted_zeroed(void **state)
+{
+	const size_t n = ((size_t)5 << 20) + 3; /* pages and a tail */
+	uint8_t *dirty = malloc(n), *p;
+
+	(void)state;
+	assert_non_null(dirty);
+	memset(dirty, 0xa5, n);
+	free(dirty);
+	for (size_t size = 1; size <= 8; size *= 8) {
+		assert_non_null(p = hr_calloc_faulted(n / size, size));
+		for (size_t i = 0; i < n / size * size; i++)
+			if (p[i])
+				fail_msg("byte %zu is %u", i, p[i]);
+		memset(p, 0x5a, n / size * size);
+		free(p);
+	}
+	assert_non_null(p = hr_calloc_faulted(1, 1));
+	assert_int_equal(p[0], 0);
+	free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -140,6 +163,7 @@ int main(void)
 		cmocka_unit_test(test_bit_next),
 		cmocka_unit_test(test_count_key_at_most),
 		cmocka_unit_test(test_sort_u64),
+		cmocka_unit_test(test_calloc_faulted_zeroed),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
