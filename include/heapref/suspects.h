@@ -141,6 +141,7 @@ struct hr_suspect_sources {
 	const struct hr_heap_dominators *dominators;
 	const struct hr_chains *baseline;    /* an earlier dump's tree, analysed alike, or NULL */
 	const struct hr_goroutine_leaks *leaks; /* the verdicts, or NULL */
+	unsigned threads;                    /* how many the search may use: 0 or 1 is one */
 };
 
 /*

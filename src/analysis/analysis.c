@@ -231,7 +231,8 @@ int hr_analysis_run(const struct hr_dump *model, const struct hr_binary *bin,
 	}
 	if (rq->suspects) {
 		struct hr_suspect_sources ss = { model, &an->img, an->tree, an->result,
-						 an->dominators, rq->baseline, an->leaks };
+						 an->dominators, rq->baseline, an->leaks,
+						 rq->scan.threads == 1 ? 1 : hr_cpus_usable() };
 
 		if (!(an->suspects = hr_suspects_find(&ss, rq->threshold_percent, err)))
 			return err->code;

@@ -98,6 +98,16 @@ void hr_heap_dom_walk_end(struct hr_dom_walk *w)
 	w->order = NULL;
 }
 
+/* What node v retains, in bytes: as hr_heap_dom_node(), without the rest. */
+static uint64_t retained_bytes_of(const struct hr_heap_dominators *hd, uint32_t v)
+{
+	uint32_t x = hd->tree.number[v];
+
+	if (x & HR_DOM_SINK) /* a root without edges is a sink too: nothing */
+		return v > hd->nroots ? hr_dump_object(hd->dump, v - hd->nroots - 1).size : 0;
+	return x ? hd->retained_bytes[x] : 0;
+}
+
 /*
  * Child c, retaining bytes, offered as the biggest child of the node numbered d + 1:
  * taken if it has none yet (set's bit d) or c retains more (ties: the lower node).
@@ -108,7 +118,7 @@ static void offer_child(const struct hr_heap_dominators *hd, uint32_t *big, uint
 	uint64_t b;
 
 	if (hr_bit_get(set, d)) {
-		b = hr_heap_dom_node(hd, big[d]).retained_bytes;
+		b = retained_bytes_of(hd, big[d]);
 		if (bytes < b || (bytes == b && c > big[d]))
 			return;
 	}

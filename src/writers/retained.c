@@ -106,7 +106,7 @@ struct retained_writer {
 static int write_object_type(const struct retained_writer *w, uint32_t obj, bool what)
 {
 	struct hr_suspect_sources src = { w->dump, w->opt->img, w->tree, w->result, w->hd,
-					   NULL, NULL };
+					   NULL, NULL, 1 };
 	struct hr_object_description d;
 	int rc = hr_describe_object(&src, obj, &d);
 
