@@ -474,6 +474,67 @@ static void test_shared_groups(void **state)
 }
 
 /*
+ * An edge between two shared tops found twice, not one after the other: main.a and
+ * main.b share X (a top); X and Z, under X, both point at T, which main.c also points
+ * at, and W, main.d's alone, comes between them in node order (its edge into T a root
+ * variable's). So T is a top of all four, reached from X's group twice. Two groups of
+ * 32 bytes in 2 objects each: {a, b} with X (and Z), {a, b, c, d} with T (and V); equal
+ * bytes, so the lower biggest node (X) first.
+ */
+static void test_shared_groups_edge_twice(void **state)
+{
+	const uint64_t x = H, w = H + 0x80, t = H + 0x100, z = H + 0x200, v = H + 0x300;
+	const char *roots[] = { "main.a", "main.b", "main.c", "main.d" };
+	const uint64_t holds[] = { x, x, t, w };
+	struct go_types g;
+	struct hr_error err = { 0 };
+	struct scene sc = { 0 };
+	struct hr_shared_group *groups;
+	uint32_t pair_type, pair_ptr;
+	size_t n;
+
+	(void)state;
+	gt_init(&g, "go1.26.8");
+	pair_type = gt_struct(&g, "main.Pair", 16, 0);
+	pair_ptr = gt_ptr(&g, "*main.Pair", pair_type, 0);
+	binary_fixture_member(g.fx, pair_type, "p", 0, pair_ptr);
+	binary_fixture_member(g.fx, pair_type, "q", 8, pair_ptr);
+	hm_init(&sc.m, "go1.26.8");
+	hm_segment(&sc.m, HM_DATA, DATA, 4 * 8);
+	for (int k = 0; k < 4; k++) {
+		binary_fixture_global(g.fx, roots[k], DATA + 8 * (uint64_t)k, pair_ptr);
+		hm_ptr(&sc.m, DATA + 8 * (uint64_t)k, holds[k]);
+	}
+	for (uint64_t a = H; a <= v; a += 0x80)
+		if (a != H + 0x180 && a != H + 0x280)
+			hm_object(&sc.m, a, 16);
+	hm_ptr(&sc.m, x, t);
+	hm_ptr(&sc.m, x + 8, z);
+	hm_ptr(&sc.m, w, t);
+	hm_ptr(&sc.m, t, v);
+	hm_ptr(&sc.m, z, t);
+	if (!(sc.bin = binary_fixture_finish(g.fx, &err)))
+		fail_msg("binary_fixture_finish: %s", err.msg);
+	hm_run_request(&sc.run, &sc.m, sc.bin, &(struct hr_analysis_request){ .dominators = true });
+	hm_check_reach(&sc.m, &sc.run);
+	assert_int_equal(hr_heap_dom_shared_groups(sc.run.an.dominators, 0, &groups, &n, &err), 0);
+	assert_int_equal(n, 2);
+	for (size_t k = 0; k < 2; k++) {
+		assert_int_equal(groups[k].nroots, k ? 4 : 2);
+		assert_false(groups[k].more_roots);
+		for (uint8_t r = 0; r < groups[k].nroots; r++)
+			assert_int_equal(groups[k].roots[r], root_node(&sc, roots[r]));
+		assert_int_equal(groups[k].tops, 1);
+		assert_int_equal(groups[k].bytes, 32);
+		assert_int_equal(groups[k].objects, 2);
+		assert_int_equal(groups[k].biggest, hr_heap_dom_object_node(sc.run.an.dominators,
+									    object(&sc, k ? t : x)));
+	}
+	hr_shared_groups_free(groups, n);
+	scene_end(&sc);
+}
+
+/*
  * Six globals main.g0 .. main.g5, each pointing at its own node of a ring of six: every
  * node is reached from all six by paths that meet nowhere before it, so each is a shared
  * top, and the tops form a cycle (the propagation's worklist). One group: four roots
@@ -595,6 +656,7 @@ int main(void)
 		cmocka_unit_test(test_dominators_made_beside_the_scan),
 		cmocka_unit_test(test_shared_groups),
 		cmocka_unit_test(test_shared_groups_ring),
+		cmocka_unit_test(test_shared_groups_edge_twice),
 		cmocka_unit_test(test_suspects),
 	};
 
