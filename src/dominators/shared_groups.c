@@ -52,8 +52,8 @@ struct grouping {
 	uint64_t *is_top;     /* a bit per node: one of tops */
 	uint32_t *top_rank;   /* per word of is_top: the tops before it */
 	uint32_t ntops;
-	uint64_t *edges;      /* find_edges(), until propagate() has placed them */
-	size_t nedges;
+	uint64_t *edges[2];   /* find_edges(), by half of the nodes: until placed */
+	size_t nedges[2];
 	struct set_table *table; /* the distinct sets of roots (see below) */
 	uint32_t *set_of;     /* [ntops]: the index of each top's set in the table */
 };
@@ -196,26 +196,17 @@ static int find_edges(struct grouping *gr, const struct hr_heap_graph *g)
 	pthread_t thread;
 	bool threaded = nnodes >= EDGES_SPLIT_MIN && hr_cpus_usable() >= 2 &&
 			!pthread_create(&thread, NULL, find_part_edges, &part[1]);
-	int rc;
 
 	find_part_edges(&part[0]);
 	if (threaded)
 		pthread_join(thread, NULL);
 	else
 		find_part_edges(&part[1]);
-	rc = part[0].status ? part[0].status : part[1].status;
-	if (!rc && hr_array_reserve((void **)&part[0].edges, &part[0].edges_cap,
-				    part[0].nedges + part[1].nedges + 1, sizeof(*part[0].edges)))
-		rc = HR_ENOMEM;
-	if (!rc && part[1].nedges) { /* (memcpy() from NULL, even of nothing, is undefined) */
-		memcpy(part[0].edges + part[0].nedges, part[1].edges,
-		       part[1].nedges * sizeof(*part[1].edges));
-		part[0].nedges += part[1].nedges;
+	for (int k = 0; k < 2; k++) {
+		gr->edges[k] = part[k].edges;
+		gr->nedges[k] = part[k].nedges;
 	}
-	free(part[1].edges);
-	gr->edges = part[0].edges;
-	gr->nedges = part[0].nedges;
-	return rc;
+	return part[0].status ? part[0].status : part[1].status;
 }
 
 /* Adds root variable r to s; whether s changed. */
@@ -382,46 +373,77 @@ static uint32_t set_step(struct set_table *st, uint32_t a, uint32_t b)
 }
 
 /*
- * The root variables' edges applied to the sets of their targets; the edges between
- * tops placed, by counting, as a table by source: first[t] .. first[t + 1] - 1 index
- * the targets of top t's edges, and indeg[] counts each top's. No sort (on small-1g,
- * 29M edges, the sort was a fifth of the search and its buffer the peak): the sets are
- * unions of roots, capped at the lowest ids, the same in whatever order the edges come;
- * an edge found twice counts twice in indeg[] and is followed twice, changing nothing.
- * The edges are freed once placed.
+ * The root variables' edges of half k applied to the sets of their targets, and only
+ * the edges between tops kept, in place: on small-1g nearly all of 29M edges are root
+ * variables', and the block shrinks before the halves are joined and the table below
+ * is made beside it.
+ */
+static void apply_root_edges(struct grouping *gr, int k)
+{
+	uint32_t nroots = hr_heap_dom_root_count(gr->hd);
+	uint64_t *e = gr->edges[k], *shrunk;
+	size_t kept = 0;
+
+	for (size_t i = 0; i < gr->nedges[k]; i++) {
+		uint32_t *set = &gr->set_of[edge_to(e[i])];
+
+		if (edge_from(e[i]) > nroots)
+			e[kept++] = e[i];
+		else
+			*set = set_step(gr->table, *set, edge_from(e[i]) | SET_ROOT);
+	}
+	gr->nedges[k] = kept;
+	shrunk = realloc(e, kept * sizeof(*e) + 1);
+	gr->edges[k] = shrunk ? shrunk : e; /* else the block stays as it was: as good */
+}
+
+/* The edges between tops of both halves, in node order, in edges[0]. */
+static int join_halves(struct grouping *gr)
+{
+	size_t cap = gr->nedges[0], n = gr->nedges[0] + gr->nedges[1];
+
+	if (hr_array_reserve((void **)&gr->edges[0], &cap, n + 1, sizeof(*gr->edges[0])))
+		return HR_ENOMEM;
+	if (gr->nedges[1]) /* (memcpy() from NULL, even of nothing, is undefined) */
+		memcpy(gr->edges[0] + gr->nedges[0], gr->edges[1],
+		       gr->nedges[1] * sizeof(*gr->edges[1]));
+	gr->nedges[0] = n;
+	free(gr->edges[1]);
+	gr->edges[1] = NULL;
+	gr->nedges[1] = 0;
+	return HR_OK;
+}
+
+/*
+ * The edges between tops placed, by counting, as a table by source: first[t] ..
+ * first[t + 1] - 1 index the targets of top t's edges, and indeg[] counts each top's.
+ * No sort (on small-1g, sorting the edges was a fifth of the search, its buffer 235 MB):
+ * the sets are unions of roots, capped at the lowest ids, the same in whatever order
+ * the edges come; an edge found twice counts twice in indeg[] and is followed twice,
+ * changing nothing. The edges are freed once placed.
  */
 static int place_top_edges(struct grouping *gr, size_t *first, uint32_t *indeg,
 			   uint32_t **targets)
 {
-	uint32_t nroots = hr_heap_dom_root_count(gr->hd);
-	size_t ntargets = 0;
+	const uint64_t *e = gr->edges[0];
+	size_t n = gr->nedges[0];
 
-	for (size_t i = 0; i < gr->nedges; i++) {
-		uint64_t e = gr->edges[i];
-		uint32_t to = edge_to(e), *set = &gr->set_of[to];
-
-		if (edge_from(e) <= nroots) {
-			*set = set_step(gr->table, *set, edge_from(e) | SET_ROOT);
-			continue;
-		}
-		first[top_index(gr, edge_from(e)) + 1]++;
-		indeg[to]++;
-		ntargets++;
+	for (size_t i = 0; i < n; i++) {
+		first[top_index(gr, edge_from(e[i])) + 1]++;
+		indeg[edge_to(e[i])]++;
 	}
-	if (!(*targets = malloc(ntargets * sizeof(**targets) + 1)))
+	if (!(*targets = malloc(n * sizeof(**targets) + 1)))
 		return HR_ENOMEM;
 	for (uint32_t t = 0; t < gr->ntops; t++)
 		first[t + 1] += first[t];
-	for (size_t i = 0; i < gr->nedges; i++) /* first[t] ends as the start of t + 1 */
-		if (edge_from(gr->edges[i]) > nroots)
-			(*targets)[first[top_index(gr, edge_from(gr->edges[i]))]++] =
-				edge_to(gr->edges[i]);
+	for (size_t i = 0; i < n; i++) /* first[t] ends as the start of t + 1 */
+		(*targets)[first[top_index(gr, edge_from(e[i]))]++] = edge_to(e[i]);
 	for (uint32_t t = gr->ntops; t >= 1; t--)
 		first[t] = first[t - 1];
 	first[0] = 0;
-	free(gr->edges);
-	gr->edges = NULL;
-	return gr->table->status;
+	free(gr->edges[0]);
+	gr->edges[0] = NULL;
+	return HR_OK;
 }
 
 /*
@@ -443,7 +465,10 @@ static int propagate(struct grouping *gr)
 	gr->set_of = calloc((size_t)gr->ntops + 1, sizeof(*gr->set_of));
 	if (!first || !indeg || !gr->set_of || !(gr->table = set_table_new()))
 		goto out;
-	if ((rc = place_top_edges(gr, first, indeg, &targets)))
+	apply_root_edges(gr, 0);
+	apply_root_edges(gr, 1);
+	if ((rc = join_halves(gr)) || (rc = place_top_edges(gr, first, indeg, &targets)) ||
+	    (rc = gr->table->status))
 		goto out;
 	rc = HR_ENOMEM;
 	work = malloc(((size_t)gr->ntops + 1) * sizeof(*work));
@@ -601,7 +626,8 @@ out:
 	free(gr.tops);
 	free(gr.is_top);
 	free(gr.top_rank);
-	free(gr.edges);
+	free(gr.edges[0]);
+	free(gr.edges[1]);
 	free(gr.set_of);
 	set_table_free(gr.table);
 	if (rc)
