@@ -86,6 +86,17 @@ static void scene_run(struct scene *sc, const struct hr_analysis_request *rq)
 	hm_check_reach(&sc->m, &sc->run);
 }
 
+/* A scene whose binary g and heap sc->m are built: analysed with its dominator tree. */
+static void scene_run_dominators(struct scene *sc, struct go_types *g)
+{
+	struct hr_error err = { 0 };
+
+	if (!(sc->bin = binary_fixture_finish(g->fx, &err)))
+		fail_msg("binary_fixture_finish: %s", err.msg);
+	hm_run_request(&sc->run, &sc->m, sc->bin, &(struct hr_analysis_request){ .dominators = true });
+	hm_check_reach(&sc->m, &sc->run);
+}
+
 static void scene_end(struct scene *sc)
 {
 	hm_run_release(&sc->run);
@@ -513,10 +524,7 @@ static void test_shared_groups_edge_twice(void **state)
 	hm_ptr(&sc.m, w, t);
 	hm_ptr(&sc.m, t, v);
 	hm_ptr(&sc.m, z, t);
-	if (!(sc.bin = binary_fixture_finish(g.fx, &err)))
-		fail_msg("binary_fixture_finish: %s", err.msg);
-	hm_run_request(&sc.run, &sc.m, sc.bin, &(struct hr_analysis_request){ .dominators = true });
-	hm_check_reach(&sc.m, &sc.run);
+	scene_run_dominators(&sc, &g);
 	assert_int_equal(hr_heap_dom_shared_groups(sc.run.an.dominators, 0, &groups, &n, &err), 0);
 	assert_int_equal(n, 2);
 	for (size_t k = 0; k < 2; k++) {
@@ -567,10 +575,7 @@ static void test_shared_groups_ring(void **state)
 		hm_ptr(&sc.m, H + 0x20 * (uint64_t)k, H + 0x20 * (uint64_t)((k + 1) % 6));
 		hm_word(&sc.m, H + 0x20 * (uint64_t)k + 8, (uint64_t)k);
 	}
-	if (!(sc.bin = binary_fixture_finish(g.fx, &err)))
-		fail_msg("binary_fixture_finish: %s", err.msg);
-	hm_run_request(&sc.run, &sc.m, sc.bin, &(struct hr_analysis_request){ .dominators = true });
-	hm_check_reach(&sc.m, &sc.run);
+	scene_run_dominators(&sc, &g);
 	assert_int_equal(hr_heap_dom_shared_groups(sc.run.an.dominators, 0, &groups, &n, &err), 0);
 	assert_int_equal(n, 1);
 	assert_int_equal(groups[0].nroots, 4);
