@@ -156,10 +156,15 @@ static void start_dominators(void *ctx, const struct hr_scan *s)
 	free(edges);
 }
 
+/* Whether work may go to a second thread: not with one thread asked for, or one processor. */
+static bool second_thread(const struct hr_analysis_request *rq)
+{
+	return rq->scan.threads != 1 && hr_cpus_usable() > 1;
+}
+
 static bool dominators_ahead(const struct hr_analysis_request *rq)
 {
-	return wants_dominators(rq) && !rq->dominators_after && rq->scan.threads != 1 &&
-	       hr_cpus_usable() > 1;
+	return wants_dominators(rq) && !rq->dominators_after && second_thread(rq);
 }
 
 /* The checks, both passes and the result; the scan freed whatever happens. */
@@ -232,7 +237,7 @@ int hr_analysis_run(const struct hr_dump *model, const struct hr_binary *bin,
 	if (rq->suspects) {
 		struct hr_suspect_sources ss = { model, &an->img, an->tree, an->result,
 						 an->dominators, rq->baseline, an->leaks,
-						 rq->scan.threads == 1 ? 1 : hr_cpus_usable() };
+						 second_thread(rq) ? 2 : 1 };
 
 		if (!(an->suspects = hr_suspects_find(&ss, rq->threshold_percent, err)))
 			return err->code;
