@@ -374,9 +374,9 @@ static uint32_t set_step(struct set_table *st, uint32_t a, uint32_t b)
 
 /*
  * The root variables' edges of half k applied to the sets of their targets, and only
- * the edges between tops kept, in place: on small-1g nearly all of 29M edges are root
- * variables', and the block shrinks before the halves are joined and the table below
- * is made beside it.
+ * the edges between tops kept, in place: on small-1g 19.6M of 29.4M edges are root
+ * variables' (records-1g: all but 13 of 7.0M), and the block shrinks before the halves
+ * are joined and the table below is made beside it.
  */
 static void apply_root_edges(struct grouping *gr, int k)
 {
@@ -387,10 +387,10 @@ static void apply_root_edges(struct grouping *gr, int k)
 	for (size_t i = 0; i < gr->nedges[k]; i++) {
 		uint32_t *set = &gr->set_of[edge_to(e[i])];
 
-		if (edge_from(e[i]) > nroots)
-			e[kept++] = e[i];
-		else
+		if (edge_from(e[i]) <= nroots)
 			*set = set_step(gr->table, *set, edge_from(e[i]) | SET_ROOT);
+		else
+			e[kept++] = e[i];
 	}
 	gr->nedges[k] = kept;
 	shrunk = realloc(e, kept * sizeof(*e) + 1);
