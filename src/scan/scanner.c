@@ -344,11 +344,15 @@ static bool type_inert(const struct scan_tables *tb, uint8_t *state, uint32_t id
 	return inert;
 }
 
-/* The kinds walk_leaf() (walk.c) walks without a frame of their own. */
+/*
+ * The kinds walk_leaf() (walk.c) walks without a frame of their own. Not a func: its
+ * closure is named below a frame of the func value's own, which a flat struct's walk
+ * does not push (a struct holding a func would leave its closure to pass 2, unnamed).
+ */
 static bool leaf_kind(unsigned kind)
 {
 	return kind == HR_KIND_PTR || kind == HR_KIND_STRING || kind == HR_KIND_SLICE ||
-	       kind == HR_KIND_MAP || kind == HR_KIND_CHAN || kind == HR_KIND_FUNC;
+	       kind == HR_KIND_MAP || kind == HR_KIND_CHAN;
 }
 
 /*
@@ -362,6 +366,7 @@ static bool type_flat(const struct scan_tables *tb, uint32_t id)
 
 	/* (DWARF gives strings, slices and interfaces the shape of a struct too) */
 	if (tb->types[id].resolved != id || t->shape != HR_SHAPE_STRUCT || leaf_kind(t->kind) ||
+	    t->kind == HR_KIND_FUNC ||
 	    t->kind == HR_KIND_INTERFACE || t->kind == HR_KIND_UNSAFE_POINTER ||
 	    tb->types[id].layout || layout_atomic_pointer(tb->bin, id))
 		return false;

@@ -11,6 +11,9 @@
 // must follow the func value to the closure object and from its captured
 // slice to the buffer, attributing both to main.gFunc.
 //
+// main.gHandlers holds closures in a struct field (handler.fn), each capturing a
+// 512-byte buffer: the closure is named from the field's frame as from gFunc.
+//
 // Usage: closure DUMPFILE
 package main
 
@@ -41,6 +44,37 @@ const (
 
 var sink int
 
+// gHandlers holds handlerCount handlers, each a struct of a name and a func value whose
+// closure captures a handlerBuf-byte buffer: a callback kept in a struct, as a service
+// keeps its handlers. The closure is reached through the struct's fn field.
+const (
+	handlerCount   = 8
+	handlerBuf     = 512
+	handlerClosure = "main.makeHandler.func1"
+)
+
+type handler struct {
+	name string
+	fn   func() int
+}
+
+var gHandlers []*handler
+
+// handlerClosureAddr and handlerBufAddr are handler 0's closure object and buffer.
+var handlerClosureAddr, handlerBufAddr uint64
+
+//go:noinline
+func makeHandler(i int) *handler {
+	buf := make([]byte, handlerBuf)
+	buf[0] = byte(i)
+	h := &handler{name: "handler", fn: func() int { return int(buf[0]) }}
+	if i == 0 {
+		handlerClosureAddr = dump.Addr(*(*unsafe.Pointer)(unsafe.Pointer(&h.fn)))
+		handlerBufAddr = dump.Addr(unsafe.Pointer(&buf[0]))
+	}
+	return h
+}
+
 func schedule(i int) *time.Timer {
 	buf := make([]byte, timerBuf)
 	buf[0] = byte(i)
@@ -68,6 +102,9 @@ func main() {
 	for i := 0; i < timerBufs; i++ {
 		schedule(i)
 	}
+	for i := 0; i < handlerCount; i++ {
+		gHandlers = append(gHandlers, makeHandler(i))
+	}
 	n := os.Getpid()
 	gFunc = makeClosure(n)
 
@@ -94,8 +131,13 @@ func main() {
 	facts["timer_bufs"] = timerBufs
 	facts["timer_buf"] = timerBuf
 	facts["timer_closure"] = timerClosed
+	facts["handler_count"] = handlerCount
+	facts["handler_closure"] = handlerClosure
+	facts["ptr_handler_closure"] = handlerClosureAddr
+	facts["ptr_handler_buf"] = handlerBufAddr
 
 	dump.Write(path)
 	runtime.KeepAlive(gFunc)
+	runtime.KeepAlive(gHandlers)
 	facts.Print()
 }

@@ -631,6 +631,35 @@ class AnalyzeScenarios(AnalyzeTestCase):
             self.assertCum(c, g, (f["kept_objects_main.gFunc"], closure + buf))
         self.each_flavor("closure", check)
 
+    def test_closure_in_struct(self):
+        """closure/main.go's main.gHandlers: 8 handlers {name string; fn func() int}, each
+        fn a closure capturing a 512-byte buffer. A struct of a string and a func is walked
+        like any other: the closure is charged to `$closure. (main.makeHandler.func1)`
+        below the field `fn. (func() int)`, its buffer below it as `buf. ([]uint8)`
+        (closure offsets: Go >= 1.23). (A struct of leaf-kind members is walked without a
+        frame of its own; a func member needs one to name its closure, and until 11-27 the
+        closure was left to the bitmap, `$sub_objects$`.)"""
+        def check(c):
+            f, d, p = c.facts, c.d, c.p
+            n = f["handler_count"]
+            closure = size_at(d, f["ptr_handler_closure"])
+            buf = size_at(d, f["ptr_handler_buf"])
+            g = ("main.gHandlers",)
+            self.assertChildren(c, g, elems(n, "*main.handler"))
+            for i in range(n):
+                field = g + (elem(i, "*main.handler"), "fn. (func() int)")
+                node = field + ("$closure. (%s)" % f["handler_closure"],)
+                self.assertChildren(c, field[:-1], {field[-1]})
+                self.assertOwn(c, field, (0, 0))
+                self.assertChildren(c, field, {node[-1]})
+                self.assertOwn(c, node, (1, closure))
+                if go_minor(f["go_version"]) >= 23:
+                    self.assertChildren(c, node, {"buf. ([]uint8)"})
+                    self.assertOwn(c, node + ("buf. ([]uint8)",), (1, buf))
+                else:
+                    self.assertCum(c, node, (2, closure + buf))
+        self.each_flavor("closure", check)
+
     def test_closures_held_by_timers(self):
         """closure/main.go's 100 time.AfterFunc callbacks, each capturing a 1 KiB buffer,
         held by the runtime's timers (arg, an interface holding the func value): every
