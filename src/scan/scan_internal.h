@@ -243,6 +243,8 @@ struct scan_type {
 	uint8_t layout;          /* enum sync_layout */
 	bool flat;               /* a struct whose members walk_leaf() walks, or inert ones:
 				  * walked without a cursor frame (start_frame()) */
+	bool flat_ifaces;        /* flat, or so save for interface members: walked the same
+				  * way up to one walk_leaf() leaves to a frame of its own */
 };
 
 /*
@@ -586,6 +588,11 @@ static inline uint8_t scan_type_layout(const struct scan_tables *tb, uint32_t id
 static inline bool scan_type_flat(const struct scan_tables *tb, uint32_t id)
 {
 	return tb->types[id < tb->ntypes ? id : tb->ntypes].flat;
+}
+
+static inline bool scan_type_flat_ifaces(const struct scan_tables *tb, uint32_t id)
+{
+	return tb->types[id < tb->ntypes ? id : tb->ntypes].flat_ifaces;
 }
 
 static inline unsigned scan_member_role(const struct scan_tables *tb, uint32_t index)

@@ -357,10 +357,10 @@ static bool leaf_kind(unsigned kind)
 
 /*
  * Whether resolved type id is a plain struct (no sync layout, not an atomic.Pointer)
- * each of whose members is inert or of a leaf kind: most heap objects of many programs
- * (list nodes, records of strings, slices and pointers).
+ * each of whose members is inert or of a leaf kind (or, with ifaces, an interface): most
+ * heap objects of many programs (list nodes, records of strings, slices and pointers).
  */
-static bool type_flat(const struct scan_tables *tb, uint32_t id)
+static bool type_flat(const struct scan_tables *tb, uint32_t id, bool ifaces)
 {
 	const struct hr_type *t = tb->types[id].t;
 
@@ -373,7 +373,10 @@ static bool type_flat(const struct scan_tables *tb, uint32_t id)
 	for (uint32_t k = 0; k < t->member_count; k++) {
 		uint32_t type = hr_binary_member(tb->bin, t->first_member + k)->type;
 
-		if (!scan_type_inert(tb, type) && !leaf_kind(scan_resolved_type(tb, type)->kind))
+		unsigned kind = scan_resolved_type(tb, type)->kind;
+
+		if (!scan_type_inert(tb, type) && !leaf_kind(kind) &&
+		    !(ifaces && kind == HR_KIND_INTERFACE))
 			return false;
 	}
 	return true;
@@ -400,18 +403,21 @@ static int load_types(struct scan_ctx *ctx)
 		uint32_t resolved = layout_resolve(tb->bin, id);
 
 		tb->types[id] = (struct scan_type){ hr_binary_type(tb->bin, resolved), resolved, false,
-						    SL_NONE, false };
+						    SL_NONE, false, false };
 	}
 	/* the void type */
-	tb->types[n] = (struct scan_type){ hr_binary_type(tb->bin, n), n, true, SL_NONE, false };
+	tb->types[n] = (struct scan_type){ hr_binary_type(tb->bin, n), n, true, SL_NONE, false,
+					   false };
 	tb->ntypes = n;
 	for (uint32_t id = 0; id < n; id++)
 		tb->types[id].inert = type_inert(tb, state, id, 0);
 	free(state);
 	if (load_member_roles(tb) || sync_load_layouts(ctx))
 		return HR_ENOMEM;
-	for (uint32_t id = 0; id < n; id++)
-		tb->types[id].flat = type_flat(tb, id);
+	for (uint32_t id = 0; id < n; id++) {
+		tb->types[id].flat = type_flat(tb, id, false);
+		tb->types[id].flat_ifaces = type_flat(tb, id, true);
+	}
 	return HR_OK;
 }
 

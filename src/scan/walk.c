@@ -716,11 +716,14 @@ static bool walk_leaf(struct walker *wk, uint32_t parent, uint64_t addr, uint32_
 		      uint8_t mode, uint8_t name, uint64_t a, uint32_t name_type);
 
 /*
- * A flat struct (struct scan_type) at frame i, member by member as next_member() would
- * go, without the frame staying on the stack as a cursor: walk_leaf() does what each
- * member's push_known() would do, and checks its word's bit.
+ * A flat struct (struct scan_type: flat_ifaces) at frame i, member by member as
+ * next_member() would go, without the frame staying on the stack as a cursor: walk_leaf()
+ * does what each member's push_known() would do, and checks its word's bit. Returns true
+ * when a member needs a frame of its own (an interface holding a value in its data word
+ * that is no plain pointer): frame i is then left as start_frame() leaves a struct's
+ * cursor, next_member() to go on from that member.
  */
-static void walk_flat_struct(struct walker *wk, uint32_t i, uint32_t id)
+static bool walk_flat_struct(struct walker *wk, uint32_t i, uint32_t id)
 {
 	const struct scan_tables *tb = &wk->tables;
 	const struct hr_type *t = scan_resolved_type(tb, id);
@@ -730,9 +733,14 @@ static void walk_flat_struct(struct walker *wk, uint32_t i, uint32_t id)
 		uint32_t index = t->first_member + k;
 		const struct hr_member *m = hr_binary_member(tb->bin, index);
 
-		if (!scan_type_inert(tb, m->type))
-			walk_leaf(wk, i, addr + m->offset, m->type, M_VALUE, N_FIELD, index, m->type);
+		if (!scan_type_inert(tb, m->type) &&
+		    !walk_leaf(wk, i, addr + m->offset, m->type, M_VALUE, N_FIELD, index, m->type)) {
+			wk->frames[i].type = id;
+			wk->frames[i].next = k;
+			return true;
+		}
 	}
+	return false;
 }
 
 /*
@@ -826,10 +834,8 @@ static bool start_frame(struct walker *wk, uint32_t i)
 	default:
 		break;
 	}
-	if (f->mode == M_VALUE && scan_type_flat(tb, id)) { /* (flat types are structs) */
-		walk_flat_struct(wk, i, id);
-		return false;
-	}
+	if (f->mode == M_VALUE && scan_type_flat_ifaces(tb, id)) /* (flat types are structs) */
+		return walk_flat_struct(wk, i, id);
 	if (t->shape == HR_SHAPE_STRUCT) {
 		f->type = id;
 		f->next = 0;
@@ -851,6 +857,48 @@ static bool start_frame(struct walker *wk, uint32_t i)
 		return true;
 	}
 	return false;
+}
+
+/*
+ * An interface value at addr that walk_leaf() was given: walked as walk_iface() walks a
+ * frame of it, without the frame, when its data word points to the value (or is a
+ * pointer): named after its dynamic type as the frame would be. False when the value
+ * needs a frame of its own (one stored in the data word that is no plain pointer, or an
+ * interface type walked by a layout of its own), before anything is followed.
+ */
+static bool walk_leaf_iface(struct walker *wk, uint64_t addr, uint32_t type, uint8_t mode,
+			    const struct charge_to *to)
+{
+	const struct scan_tables *tb = &wk->tables;
+	struct charge_to data_to = *to;
+	uint32_t dyn, target = 0;
+	bool direct;
+
+	if (scan_type_layout(tb, type))
+		return false;
+	if (!region_has_ptrs(wk->region, addr, 2 * tb->ps))
+		return true; /* as next_member() skips a member without a pointer word */
+	dyn = layout_iface_dynamic(wk, wk->region, addr, type);
+	direct = dyn && layout_direct_iface(tb->bin, dyn, tb->ps, wk->ctx->go_minor);
+	if (direct) { /* a pointer in the data word: start_frame() of a frame of dyn */
+		const struct hr_type *t = scan_resolved_type(tb, dyn);
+
+		if (t->kind != HR_KIND_PTR || scan_type_layout(tb, dyn))
+			return false;
+		target = t->target;
+	}
+	/* the type word leads nowhere in the heap, save for types made by reflect */
+	follow_word_to(wk, addr, 0, 0, M_VALUE, N_SAME, 0, false, to);
+	if (!dyn)
+		return true;
+	if (to->name != N_SAME && to->name != N_ROOT)
+		data_to.name_type = dyn;
+	if (direct)
+		follow_word_to(wk, addr + tb->ps, target, 0, mode, N_SAME, 0, target != 0,
+			       &data_to);
+	else
+		follow_word_to(wk, addr + tb->ps, dyn, 0, mode, N_SAME, 0, true, &data_to);
+	return true;
 }
 
 /*
@@ -890,6 +938,8 @@ static bool walk_leaf(struct walker *wk, uint32_t parent, uint64_t addr, uint32_
 		follow_word_to(wk, addr, layout_pointee(tb->bin, t->target), 0, M_CHAN, N_SAME,
 			       scan_resolve(tb, type), true, &to);
 		return true;
+	case HR_KIND_INTERFACE:
+		return walk_leaf_iface(wk, addr, type, mode, &to);
 	case HR_KIND_FUNC: /* a frame of its own: its closure is named below it */
 		return false;
 	default:
@@ -911,6 +961,76 @@ void push_known(struct walker *wk, uint32_t parent, uint64_t addr, uint32_t type
 	child = push_child(wk, parent, addr, type, mode, name, a, name_type, aux);
 	if (child)
 		child->has_ptrs = 1;
+}
+
+/*
+ * Whether a swiss map slot {key K; elem V} of type slot (of the map type aux) can be
+ * walked in place (walk_slot_members()): flat (keys and values of pointers, strings,
+ * slices or numbers: most maps), its values no sync.Map entries.
+ */
+static bool slot_in_place(const struct scan_tables *tb, uint32_t slot, uint32_t aux)
+{
+	return scan_type_flat(tb, scan_resolve(tb, slot)) && !map_values_are_sync(tb, aux);
+}
+
+/*
+ * The key and value of the slot at addr, its type one slot_in_place() took, walked as a
+ * frame of it would walk them (next_member(), M_MAP_SLOT) without pushing one. That
+ * frame would be named as frame i (N_SAME), so they are named below i.
+ */
+static void walk_slot_members(struct walker *wk, uint32_t i, uint64_t addr, uint32_t slot,
+			      uint32_t aux)
+{
+	const struct scan_tables *tb = &wk->tables;
+	const struct hr_type *t = scan_resolved_type(tb, slot);
+
+	for (uint32_t k = 0; k < t->member_count && !wk->status; k++) {
+		uint32_t index = t->first_member + k;
+		const struct hr_member *m = hr_binary_member(tb->bin, index);
+		unsigned role = scan_member_role(tb, index);
+
+		if (scan_type_inert(tb, m->type) || (role != ROLE_KEY && role != ROLE_ELEM))
+			continue;
+		walk_leaf(wk, i, addr + m->offset, m->type, M_VALUE,
+			  role == ROLE_KEY ? N_MAPKEY : N_MAPVAL, 0,
+			  map_part(tb, aux, role == ROLE_KEY));
+	}
+}
+
+/*
+ * Group addr of run i, a swiss table's groups {ctrl; slots [8]slot}, walked in place
+ * when its slots can be (slot_in_place()): slot by slot, as the frames of the group, of
+ * its slots and of each slot would (all named as i: N_SAME). False for other storage
+ * (a bucket map's), before anything is walked: the caller pushes the group's frame.
+ */
+static bool walk_group_in_place(struct walker *wk, uint32_t i, uint64_t addr)
+{
+	const struct scan_tables *tb = &wk->tables;
+	uint32_t group = wk->frames[i].type, aux = wk->frames[i].aux, slots = 0;
+	const struct hr_type *t = scan_resolved_type(tb, group), *run;
+	uint64_t offset = 0;
+
+	if (scan_type_layout(tb, group) || t->shape != HR_SHAPE_STRUCT)
+		return false;
+	for (uint32_t k = 0; k < t->member_count; k++) {
+		const struct hr_member *m = hr_binary_member(tb->bin, t->first_member + k);
+		unsigned role = scan_member_role(tb, t->first_member + k);
+
+		if (role == ROLE_SLOTS && !slots) {
+			slots = m->type;
+			offset = m->offset;
+		} else if (role != ROLE_OTHER) {
+			return false;
+		}
+	}
+	run = scan_resolved_type(tb, slots);
+	if (!slots || scan_type_layout(tb, slots) || run->shape != HR_SHAPE_ARRAY ||
+	    !run->elem || !slot_in_place(tb, run->elem, aux))
+		return false;
+	for (uint64_t k = 0; k < run->count && !wk->status; k++)
+		walk_slot_members(wk, i, addr + offset + k * elem_size(tb, run->elem),
+				  scan_resolve(tb, run->elem), aux);
+	return true;
 }
 
 #define ELEMENTS_AHEAD 512 /* bytes */
@@ -946,6 +1066,12 @@ static bool next_element(struct walker *wk, uint32_t i)
 	if ((f->elem_name == N_MAPKEY || f->elem_name == N_MAPVAL) && f->aux)
 		name_type = map_part(tb, f->aux, f->elem_name == N_MAPKEY);
 	if (at >= f->addr + k * es) { /* the word found lies in it */
+		if (f->mode == M_MAP_SLOT && slot_in_place(tb, f->type, f->aux)) {
+			walk_slot_members(wk, i, f->addr + k * es, scan_resolve(tb, f->type), f->aux);
+			return true;
+		}
+		if (f->mode == M_MAP_STORAGE && walk_group_in_place(wk, i, f->addr + k * es))
+			return true;
 		push_known(wk, i, f->addr + k * es, f->type, f->mode, f->elem_name, k,
 			   (uint32_t)name_type, f->aux);
 		return true;
@@ -1054,11 +1180,13 @@ int walk_value(struct walker *wk, struct region *r, uint64_t addr, uint32_t type
 	if (!push_value(wk, addr, count, type, aux, NO_FRAME, name == N_SAME ? node : HR_CHAINS_NONE,
 			name, mode, elem_name))
 		return wk->status;
-	if (!count && mode == M_VALUE && scan_type_flat(tb, id)) {
+	if (!count && mode == M_VALUE && scan_type_flat_ifaces(tb, id)) {
 		/* what start_frame() comes to for it, without its checks (most heap objects) */
-		walk_flat_struct(wk, 0, id);
-		wk->nframes = 0;
-		return wk->status;
+		if (!walk_flat_struct(wk, 0, id)) {
+			wk->nframes = 0;
+			return wk->status;
+		}
+		wk->frames[0].started = 1; /* a cursor from the member left to a frame */
 	}
 	while (wk->nframes && !wk->status) {
 		uint32_t i = (uint32_t)wk->nframes - 1;

@@ -15,6 +15,11 @@
 //	                                        Go 1.26 stores it in the data word
 //	                                        itself, data word -> Small)
 //
+// main.gHolders []*Holder holds four heap structs {A *Small; V any; B []byte}, V
+// holding a *Big (a pointer in the data word), a boxed Small, a map (a map pointer in
+// the data word) and a OneWord. The interface sits between two fields of other kinds:
+// each of A, V's value and B is named by its field in every holder.
+//
 // Which of the two gWord is, the program reads from its own interface words:
 // "boxed_main.gWord" is 1 when the data word is not the OneWord's P.
 // All three are assigned in main from run-time values, so the compiler
@@ -29,6 +34,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"reflect"
 	"runtime"
@@ -63,6 +69,41 @@ type OneWord struct {
 	P *Small
 }
 
+// Holder is a heap struct with an interface between a pointer and a slice.
+type Holder struct {
+	A *Small
+	V any
+	B []byte
+}
+
+const holderBytes = 64 // holder i's B is (i+1)*holderBytes long
+
+var gHolders []*Holder
+
+// makeHolders fills gHolders; facts get each holder's address, its A, B and V words.
+func makeHolders(pid int64, facts dump.Facts) {
+	vals := []any{
+		&Big{Name: "held", Payload: make([]byte, payloadSize)},
+		Small{X: pid, Y: pid + 6, Z: pid + 7},
+		map[int]*Small{1: {X: pid + 8}},
+		OneWord{P: &Small{X: pid + 9}},
+	}
+	for i, v := range vals {
+		h := &Holder{A: &Small{X: pid + int64(i)}, V: v, B: make([]byte, (i+1)*holderBytes)}
+		gHolders = append(gHolders, h)
+	}
+	for i, h := range gHolders {
+		_, d := words(unsafe.Pointer(&h.V))
+		facts[fmt.Sprintf("ptr_holder%d", i)] = dump.Addr(unsafe.Pointer(h))
+		facts[fmt.Sprintf("ptr_holder%d.A", i)] = dump.Addr(unsafe.Pointer(h.A))
+		facts[fmt.Sprintf("ptr_holder%d.B", i)] = dump.Addr(unsafe.Pointer(&h.B[0]))
+		facts[fmt.Sprintf("ptr_holder%d.V", i)] = d
+	}
+	facts["ptr_holder3.V.P"] = dump.Addr(unsafe.Pointer(gHolders[3].V.(OneWord).P))
+	facts["holders"] = len(gHolders)
+	facts["holder_bytes"] = holderBytes
+}
+
 var (
 	gIface interface{}
 	gAny   any
@@ -94,6 +135,7 @@ func main() {
 	gWord = OneWord{P: word}
 
 	facts := dump.NewFacts()
+	makeHolders(pid, facts)
 	t, d := words(unsafe.Pointer(&gIface))
 	facts["type_word_main.gIface"] = t
 	facts["type_name_main.gIface"] = reflect.TypeOf(gIface).String()
@@ -146,5 +188,6 @@ func main() {
 	runtime.KeepAlive(gAny)
 	runtime.KeepAlive(gErr)
 	runtime.KeepAlive(gWord)
+	runtime.KeepAlive(gHolders)
 	facts.Print()
 }

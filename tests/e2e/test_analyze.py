@@ -591,6 +591,51 @@ class AnalyzeScenarios(AnalyzeTestCase):
             self.assertChildren(c, g + ("P. (*main.Small)",), set())
         self.each_flavor("iface", check)
 
+    def test_iface_in_heap_struct(self):
+        """iface/main.go's main.gHolders: four heap structs {A *Small; V any; B []byte},
+        V holding a *Big, a boxed Small, a map[int]*Small and a OneWord (boxed before Go
+        1.26). Each holder's three fields are named below it, V's value by its dynamic
+        type: the map and the unboxed OneWord are values in the data word that are no
+        plain pointer, walked with a frame of their own in the middle of the struct, B
+        after them."""
+        def check(c):
+            f, d, p = c.facts, c.d, c.p
+            small = size_class(d, f["sizeof_main.Small"])
+            dyn = ["*main.Big", "main.Small", "map[int]*main.Small", "main.OneWord"]
+            self.assertEqual(f["holders"], len(dyn))
+            g = ("main.gHolders",)
+            self.assertChildren(c, g, elems(len(dyn), "*main.Holder"))
+            for i, typ in enumerate(dyn):
+                h = g + (elem(i, "*main.Holder"),)
+                a, b, v = "A. (*main.Small)", "B. ([]uint8)", "V. (%s)" % typ
+                self.assertOwn(c, h, (1, size_at(d, f["ptr_holder%d" % i])))
+                self.assertChildren(c, h, {a, b, v})
+                self.assertOwn(c, h + (a,), (1, size_at(d, f["ptr_holder%d.A" % i])))
+                self.assertEqual(size_at(d, f["ptr_holder%d.A" % i]), small)
+                self.assertOwn(c, h + (b,), (1, size_at(d, f["ptr_holder%d.B" % i])))
+                self.assertEqual(size_at(d, f["ptr_holder%d.B" % i]),
+                                 size_class(d, (i + 1) * f["holder_bytes"]))
+            big = f["ptr_holder0.V"]
+            payload = size_at(d, word_at(d, big + f["offsetof_main.Big.Payload"]))
+            v = g + (elem(0, "*main.Holder"), "V. (*main.Big)")
+            self.assertOwn(c, v, (1, size_at(d, big)))
+            self.assertChildren(c, v, {"Payload. ([]uint8)"})
+            self.assertOwn(c, v + ("Payload. ([]uint8)",), (1, payload))
+            v = g + (elem(1, "*main.Holder"), "V. (main.Small)")
+            self.assertOwn(c, v, (1, small))
+            self.assertChildren(c, v, set())
+            v = g + (elem(2, "*main.Holder"), "V. (map[int]*main.Small)")
+            self.assertChildren(c, v, {"$mapval. (*main.Small)"})
+            self.assertOwn(c, v + ("$mapval. (*main.Small)",), (1, small))
+            self.assertAtLeast(c, own(p, v), (1, size_at(d, f["ptr_holder2.V"])), "the map")
+            v = g + (elem(3, "*main.Holder"), "V. (main.OneWord)")
+            boxed = go_minor(f["go_version"]) < 26
+            self.assertOwn(c, v, (1, size_at(d, f["ptr_holder3.V"])) if boxed else (0, 0))
+            self.assertChildren(c, v, {"P. (*main.Small)"})
+            self.assertOwn(c, v + ("P. (*main.Small)",), (1, small))
+            self.assertEqual(size_at(d, f["ptr_holder3.V.P"]), small)
+        self.each_flavor("iface", check)
+
     def test_chan(self):
         """chan/main.go: main.gChan (cap 64) holds 40 queued *Item in buffer slots 0..39
         (sent into an empty channel nobody receives from)."""
