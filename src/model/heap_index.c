@@ -776,11 +776,48 @@ static void place_by_rank(struct heap_index *idx)
 		unmap_ents(idx->chunks[c].ents, ENT_CHUNK);
 }
 
-/* Copies the runs in the order they were read, unmapping each chunk once it is done. */
+/*
+ * Runs [from, to) of a list in the order they were read, copied; each of the chunks
+ * [unmap_from, unmap_to) unmapped once no run of the list is left in it.
+ */
+struct file_part {
+	struct heap_index *idx;
+	const struct run_at *runs;
+	size_t from, to;
+	size_t unmap_from, unmap_to;
+};
+
+static void *place_file_part(void *arg)
+{
+	const struct file_part *part = arg;
+	struct heap_index *idx = part->idx;
+	size_t freed = part->unmap_from;
+
+	for (size_t k = part->from; k < part->to; k++) {
+		const struct heap_page *p = &idx->pages[part->runs[k].slot];
+
+		for (; freed < part->unmap_to && (freed + 1) << ENT_CHUNK_SHIFT <= p->pos; freed++)
+			unmap_ents(idx->chunks[freed].ents, ENT_CHUNK); /* no run left there */
+		copy_from_chunks(idx, p->pos, p->count, idx->ents + p->first);
+	}
+	for (; freed < part->unmap_to; freed++)
+		unmap_ents(idx->chunks[freed].ents, ENT_CHUNK);
+	return NULL;
+}
+
+/*
+ * Copies the runs in the order they were read, unmapping each chunk once it is done:
+ * the first half of them on another thread when there are two processors, each half
+ * unmapping the chunks only it reads (those both may read, after both are done). The
+ * entries' new pages cost their zeroing by the kernel, and on this project's VM much
+ * more: small-1g's 66 MB took 0.14 s on one core, the other idle.
+ */
 static int place_by_file_order(struct heap_index *idx)
 {
 	struct run_at *runs = malloc((idx->nstart ? idx->nstart : 1) * sizeof(*runs));
-	size_t n = 0, freed = 0;
+	struct file_part part[2];
+	size_t n = 0, half, shared_from, shared_to = 0;
+	pthread_t thread;
 
 	if (!runs)
 		return HR_ENOMEM;
@@ -788,15 +825,30 @@ static int place_by_file_order(struct heap_index *idx)
 		if (!idx->pages[idx->order[r]].whole)
 			runs[n++] = (struct run_at){ idx->pages[idx->order[r]].pos, idx->order[r] };
 	qsort(runs, n, sizeof(*runs), cmp_run_at);
-	for (size_t k = 0; k < n; k++) {
+	half = n / 2;
+	/* the first half's runs start before the second's first, and may end after it */
+	shared_from = half < n ? runs[half].pos >> ENT_CHUNK_SHIFT : idx->nchunks;
+	for (size_t k = 0; k < half; k++) {
 		const struct heap_page *p = &idx->pages[runs[k].slot];
+		size_t end = ((size_t)p->pos + p->count + ENT_CHUNK - 1) >> ENT_CHUNK_SHIFT;
 
-		for (; (freed + 1) << ENT_CHUNK_SHIFT <= p->pos; freed++) /* no run left there */
-			unmap_ents(idx->chunks[freed].ents, ENT_CHUNK);
-		copy_from_chunks(idx, p->pos, p->count, idx->ents + p->first);
+		shared_to = end > shared_to ? end : shared_to;
 	}
-	for (; freed < idx->nchunks; freed++)
-		unmap_ents(idx->chunks[freed].ents, ENT_CHUNK);
+	if (shared_to < shared_from)
+		shared_to = shared_from;
+	if (shared_to > idx->nchunks)
+		shared_to = idx->nchunks;
+	part[0] = (struct file_part){ idx, runs, 0, half, 0, shared_from };
+	part[1] = (struct file_part){ idx, runs, half, n, shared_to, idx->nchunks };
+	if (hr_cpus_usable() < 2 || pthread_create(&thread, NULL, place_file_part, &part[0])) {
+		part[0] = (struct file_part){ idx, runs, 0, n, 0, idx->nchunks };
+		place_file_part(&part[0]);
+	} else {
+		place_file_part(&part[1]);
+		pthread_join(thread, NULL);
+		for (size_t c = shared_from; c < shared_to; c++)
+			unmap_ents(idx->chunks[c].ents, ENT_CHUNK);
+	}
 	free(runs);
 	return HR_OK;
 }

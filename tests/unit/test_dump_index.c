@@ -496,6 +496,52 @@ static void test_place_by_rank(void **state)
 	heap_index_release(&idx);
 }
 
+/*
+ * An index whose final entries are under 32 MB, built from three chunks of entries read
+ * in an order that is not their pages' addresses': the runs are copied in file order
+ * (place_by_file_order()), the first half of them on another thread when there are two
+ * processors, each chunk unmapped once read. Every object reads back.
+ */
+enum { FILE_PAGES = 2000, FILE_PER_PAGE = 300, FILE_SIZE = 24 };
+
+static void test_place_by_file_order(void **state)
+{
+	struct hr_error err = { 0 };
+	struct heap_index idx;
+	uint64_t off = 0;
+
+	(void)state;
+	assert_int_equal(heap_index_init(&idx, 8), HR_OK);
+	for (uint64_t k = 0; k < FILE_PAGES; k++) {
+		uint64_t base = HEAP_START + k * 7919 % FILE_PAGES * 8192;
+
+		for (uint64_t j = 0; j < FILE_PER_PAGE; j++, off += FILE_SIZE + 8)
+			assert_int_equal(heap_index_add(&idx, base + j * FILE_SIZE, FILE_SIZE,
+							at(off)), HR_OK);
+	}
+	assert_true(idx.nchunks >= 3);
+	assert_int_equal(heap_index_finish(&idx, "t", NULL, 0, &err), HR_OK);
+	assert_int_equal(idx.nobj, (size_t)FILE_PAGES * FILE_PER_PAGE);
+	assert_int_equal(idx.nchunks, 0); /* all unmapped */
+	for (uint64_t k = 0; k < FILE_PAGES; k++) {
+		uint64_t pg = k * 7919 % FILE_PAGES;
+
+		for (uint64_t j = 0; j < FILE_PER_PAGE; j++) {
+			uint64_t want_off = (k * FILE_PER_PAGE + j) * (FILE_SIZE + 8);
+			size_t i = (size_t)(pg * FILE_PER_PAGE + j);
+			struct heap_span span;
+
+			if (heap_index_object(&idx, i, &span) != want_off ||
+			    span.addr != HEAP_START + pg * 8192 + j * FILE_SIZE ||
+			    span.size != FILE_SIZE)
+				fail_msg("object %zu of page %llu: 0x%llx at %llu", i,
+					 (unsigned long long)pg, (unsigned long long)span.addr,
+					 (unsigned long long)heap_index_object(&idx, i, &span));
+		}
+	}
+	heap_index_release(&idx);
+}
+
 /* An object as added to the index: where, how large, where its contents are. */
 struct packed_obj {
 	uint64_t addr;
@@ -735,6 +781,7 @@ int main(void)
 		cmocka_unit_test(test_overlap_found),
 		cmocka_unit_test(test_scan_split),
 		cmocka_unit_test(test_place_by_rank),
+		cmocka_unit_test(test_place_by_file_order),
 		cmocka_unit_test(test_entry_packing),
 		cmocka_unit_test(test_absorb_packing),
 		cmocka_unit_test(test_plan_pages_bounded),
