@@ -807,10 +807,10 @@ static void *place_file_part(void *arg)
 
 /*
  * Copies the runs in the order they were read, unmapping each chunk once it is done:
- * the first half of them on another thread when there are two processors, each half
- * unmapping the chunks only it reads (those both may read, after both are done). The
- * entries' new pages cost their zeroing by the kernel, and on this project's VM much
- * more: small-1g's 66 MB took 0.14 s on one core, the other idle.
+ * the first half of them on another thread when there are two processors and two
+ * chunks or more, each half unmapping the chunks only it reads (those both may read,
+ * after both are done). The entries' new pages cost their zeroing by the kernel, and on
+ * this project's VM much more: small-1g's 66 MB took 0.14 s on one core, the other idle.
  */
 static int place_by_file_order(struct heap_index *idx)
 {
@@ -840,7 +840,9 @@ static int place_by_file_order(struct heap_index *idx)
 		shared_to = idx->nchunks;
 	part[0] = (struct file_part){ idx, runs, 0, half, 0, shared_from };
 	part[1] = (struct file_part){ idx, runs, half, n, shared_to, idx->nchunks };
-	if (hr_cpus_usable() < 2 || pthread_create(&thread, NULL, place_file_part, &part[0])) {
+	/* (one chunk: not worth a thread, nor a question to the kernel about processors) */
+	if (idx->nchunks < 2 || hr_cpus_usable() < 2 ||
+	    pthread_create(&thread, NULL, place_file_part, &part[0])) {
 		part[0] = (struct file_part){ idx, runs, 0, n, 0, idx->nchunks };
 		place_file_part(&part[0]);
 	} else {
