@@ -437,6 +437,20 @@ static void test_scan_split(void **state)
 	heap_index_release(&idx);
 }
 
+/* Object i of idx reads back at addr, size bytes, its contents at off. */
+static void check_page_object(const struct heap_index *idx, uint64_t i, uint64_t addr,
+			      uint64_t size, uint64_t off)
+{
+	struct heap_span span;
+	uint64_t got = heap_index_object(idx, (size_t)i, &span);
+
+	if (got != off || span.addr != addr || span.size != size)
+		fail_msg("object %llu: 0x%llx, %llu bytes, at %llu; expected 0x%llx, %llu, %llu",
+			 (unsigned long long)i, (unsigned long long)span.addr,
+			 (unsigned long long)span.size, (unsigned long long)got,
+			 (unsigned long long)addr, (unsigned long long)size, (unsigned long long)off);
+}
+
 /*
  * An index whose final entries are 32 MB or more, at most 1/16 of its objects' bytes,
  * built on two processors: the entries are faulted in first and the runs copied in
@@ -481,16 +495,10 @@ static void test_place_by_rank(void **state)
 			continue;
 		for (uint64_t j = 0; j < RANK_PER_PAGE; j++) {
 			uint64_t slot = pg == whole ? RANK_PER_PAGE - 1 - j : j;
-			uint64_t want_off = (k * RANK_PER_PAGE + j) * (RANK_SIZE + 8);
-			size_t i = (size_t)(pg * RANK_PER_PAGE + slot);
-			struct heap_span span;
 
-			if (heap_index_object(&idx, i, &span) != want_off ||
-			    span.addr != HEAP_START + pg * 8192 + slot * RANK_SIZE ||
-			    span.size != RANK_SIZE)
-				fail_msg("object %zu of page %llu: 0x%llx at %llu", i,
-					 (unsigned long long)pg, (unsigned long long)span.addr,
-					 (unsigned long long)heap_index_object(&idx, i, &span));
+			check_page_object(&idx, pg * RANK_PER_PAGE + slot,
+					  HEAP_START + pg * 8192 + slot * RANK_SIZE, RANK_SIZE,
+					  (k * RANK_PER_PAGE + j) * (RANK_SIZE + 8));
 		}
 	}
 	heap_index_release(&idx);
@@ -526,18 +534,10 @@ static void test_place_by_file_order(void **state)
 	for (uint64_t k = 0; k < FILE_PAGES; k++) {
 		uint64_t pg = k * 7919 % FILE_PAGES;
 
-		for (uint64_t j = 0; j < FILE_PER_PAGE; j++) {
-			uint64_t want_off = (k * FILE_PER_PAGE + j) * (FILE_SIZE + 8);
-			size_t i = (size_t)(pg * FILE_PER_PAGE + j);
-			struct heap_span span;
-
-			if (heap_index_object(&idx, i, &span) != want_off ||
-			    span.addr != HEAP_START + pg * 8192 + j * FILE_SIZE ||
-			    span.size != FILE_SIZE)
-				fail_msg("object %zu of page %llu: 0x%llx at %llu", i,
-					 (unsigned long long)pg, (unsigned long long)span.addr,
-					 (unsigned long long)heap_index_object(&idx, i, &span));
-		}
+		for (uint64_t j = 0; j < FILE_PER_PAGE; j++)
+			check_page_object(&idx, pg * FILE_PER_PAGE + j,
+					  HEAP_START + pg * 8192 + j * FILE_SIZE, FILE_SIZE,
+					  (k * FILE_PER_PAGE + j) * (FILE_SIZE + 8));
 	}
 	heap_index_release(&idx);
 }
