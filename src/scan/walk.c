@@ -1035,6 +1035,37 @@ static bool walk_group_in_place(struct walker *wk, uint32_t i, uint64_t addr)
 
 #define ELEMENTS_AHEAD 512 /* bytes */
 
+/* Whether run f's elements are plain pointers, each one word that walk_leaf() follows. */
+static bool pointer_run(const struct scan_tables *tb, const struct vframe *f)
+{
+	return (f->mode == M_VALUE || f->mode == M_INTERNAL) &&
+	       scan_resolved_type(tb, f->type)->kind == HR_KIND_PTR;
+}
+
+/*
+ * The pointer elements of run i from its word w on, up to word to of the region (their
+ * bits set), followed one after the other as next_element() would push_known() each:
+ * a []*T of millions is one call, not one return to walk_value()'s loop per element.
+ */
+static void walk_pointer_run(struct walker *wk, uint32_t i, uint64_t w, uint64_t to,
+			     uint32_t name_type)
+{
+	const struct scan_tables *tb = &wk->tables;
+	const struct region *r = wk->region;
+	uint64_t first = scan_words(tb, wk->frames[i].addr - r->addr), at;
+
+	for (; w < to && !wk->status; w = hr_bit_next(r->bits, w + 1, to)) {
+		const struct vframe *f = &wk->frames[i]; /* the walk may move the stack */
+
+		at = w * tb->ps;
+		if (at + ELEMENTS_AHEAD < r->len)
+			__builtin_prefetch(r->data + at + ELEMENTS_AHEAD);
+		walk_leaf(wk, i, r->addr + at, f->type, f->mode, f->elem_name, w - first,
+			  name_type);
+	}
+	wk->frames[i].next = wk->frames[i].count;
+}
+
 /* Pushes the next element of run i that still holds pointer words; false when none. */
 static bool next_element(struct walker *wk, uint32_t i)
 {
@@ -1066,6 +1097,10 @@ static bool next_element(struct walker *wk, uint32_t i)
 	if ((f->elem_name == N_MAPKEY || f->elem_name == N_MAPVAL) && f->aux)
 		name_type = map_part(tb, f->aux, f->elem_name == N_MAPKEY);
 	if (at >= f->addr + k * es) { /* the word found lies in it */
+		if (es == tb->ps && !((f->addr - r->addr) % tb->ps) && pointer_run(tb, f)) {
+			walk_pointer_run(wk, i, w, to, (uint32_t)name_type);
+			return true;
+		}
 		if (f->mode == M_MAP_SLOT && slot_in_place(tb, f->type, f->aux)) {
 			walk_slot_members(wk, i, f->addr + k * es, scan_resolve(tb, f->type), f->aux);
 			return true;
