@@ -36,7 +36,11 @@
  * Workers read the tree under tree_lock's read side; this thread adds nodes under its
  * write side. Objects of more than DIRECT_BYTES (which may claim millions of objects,
  * a log too big to keep), and the rest of a chunk whose log has grown past its budget,
- * are walked by this thread when their turn comes, as on one thread.
+ * are walked by this thread when their turn comes, as on one thread. A long run of
+ * elements in such an object (a []*T of millions) is queued instead as pieces of a few
+ * KiB (scan_split_work(), walk.c), which workers share like other items; the static
+ * objects the pieces lead to are walked once the last piece is (pieces_open), as they
+ * would be after the run's one walk.
  */
 #include <sched.h>
 #include <stdlib.h>
@@ -94,10 +98,11 @@ struct log_entry {
 	union {
 		uint8_t seg;          /* E_STATIC: its segment */
 		uint8_t claim;        /* E_CLAIM: CLAIM_* flags */
+		uint8_t piece;        /* E_ITEM, E_DIRECT: struct work's */
 	};
 	uint32_t obj;
 	uint32_t node;      /* may be pending */
-	uint32_t type, aux, count, offset, goroutine;
+	uint32_t type, aux, count, offset, goroutine; /* E_LEFTOVER: offset, its first word */
 	uint64_t value;     /* E_CLAIM: size; E_STATIC: address; E_LEFTOVER: offset in bits */
 	uint64_t len;       /* E_CLAIM: its charge_sum; E_STATIC: length; E_LEFTOVER: words */
 };
@@ -294,6 +299,7 @@ static void log_work(struct log_entry *e, const struct work *w)
 	e->goroutine = w->goroutine;
 	e->mode = w->mode;
 	e->elem_name = w->elem_name;
+	e->piece = w->piece; /* a claim's flags are set after */
 }
 
 static struct work work_of(const struct log_entry *e, uint32_t node)
@@ -301,7 +307,8 @@ static struct work work_of(const struct log_entry *e, uint32_t node)
 	return (struct work){ .obj = e->obj, .node = node, .type = e->type, .aux = e->aux,
 			      .offset = e->offset, .count = e->count, .mode = e->mode,
 			      .elem_name = e->elem_name, .goroutine = e->goroutine,
-			      .streamed = e->kind == E_CLAIM && (e->claim & CLAIM_STREAMED) };
+			      .streamed = e->kind == E_CLAIM && (e->claim & CLAIM_STREAMED),
+			      .piece = e->kind == E_CLAIM ? 0 : e->piece };
 }
 
 uint32_t pass1_log_child(struct walker *wk, uint32_t parent, const char *name, size_t len)
@@ -369,7 +376,7 @@ void pass1_log_static(struct walker *wk, const struct static_view *v, uint64_t l
 }
 
 int pass1_log_leftover(struct walker *wk, uint32_t obj, uint32_t node, const uint64_t *bits,
-		       uint64_t nwords)
+		       uint64_t nwords, uint64_t first)
 {
 	struct p1_log *log = wk->log;
 	size_t words = (size_t)hr_bit_words(nwords);
@@ -380,6 +387,7 @@ int pass1_log_leftover(struct walker *wk, uint32_t obj, uint32_t node, const uin
 	e->obj = obj;
 	e->node = node;
 	e->len = nwords;
+	e->offset = (uint32_t)first; /* a piece's: in an object of up to 4 GiB */
 	e->value = LEFTOVER_ALL_BITS;
 	if (!bits)
 		return HR_OK;
@@ -447,15 +455,22 @@ static void walk_item(struct worker *worker, struct chunk *ch, size_t i)
 
 	ch->first_entry[i] = (uint32_t)ch->log.n;
 	if (ch->log.n >= (ch->log.streamed ? p->stream_budget : p->log_budget) ||
-	    hr_dump_object(wk->tables.dump, w->obj).size > DIRECT_BYTES) {
+	    scan_work_bytes(&wk->tables, w) > DIRECT_BYTES) {
 		if ((e = log_push(wk, E_DIRECT)))
 			log_work(e, w);
 		return;
 	}
-	if (!ch->log.streamed) /* a stream's: counted as applied (some are not) */
+	if (!ch->log.streamed && !(w->piece & PIECE_CONT)) /* a stream's: counted as applied */
 		wk->counts.worker_objects++;
 	ch->log.item = *w; /* logged with its first entry; a stream's have first_entry */
 	ch->log.item_logged = ch->log.streamed;
+	if (w->piece && !ch->log.streamed) {
+		/* logged even if nothing else is: applying it tells where the run's pieces
+		 * end (scan_results.pieces_open) */
+		ch->log.item_logged = true;
+		if ((e = log_push(wk, E_ITEM)))
+			log_work(e, w);
+	}
 	wk->holder = w->obj;
 	wk->cur_goroutine = w->goroutine;
 	if (scan_walk_object(wk, w) && !wk->status)
@@ -540,6 +555,11 @@ static int fifo_push(struct stream *st, const struct work *w)
 	return HR_OK;
 }
 
+static int fifo_push_to(void *st, const struct work *w)
+{
+	return fifo_push(st, w);
+}
+
 /* Whether obj was visited as far as the worker knows; it is from now on. */
 static bool seen_before(struct stream *st, uint32_t obj)
 {
@@ -568,7 +588,7 @@ static int queue_claims(const struct scan_tables *tb, struct stream *st, struct 
 			continue;
 		e->claim |= CLAIM_STREAMED;
 		w = work_of(e, e->node);
-		if (fifo_push(st, &w))
+		if (scan_split_work(tb, &w, fifo_push_to, st)) /* as this thread will queue it */
 			return HR_ENOMEM;
 		hr_dump_prefetch_object(tb->dump, w.obj, w.offset, HR_PREFETCH_ENTRY);
 	}
@@ -788,6 +808,7 @@ static int apply_entry(struct walker *wk, struct p1_log *log, const struct log_e
 	case E_DIRECT: /* the next object: the static objects the last one led to come first */
 		if ((rc = scan_walk_statics(wk)))
 			return rc;
+		wk->res->pieces_open = e->piece & PIECE_MORE;
 		wk->holder = e->obj;
 		wk->cur_goroutine = e->goroutine;
 		if (e->kind == E_ITEM)
@@ -801,7 +822,7 @@ static int apply_entry(struct walker *wk, struct p1_log *log, const struct log_e
 	default:
 		return scan_add_leftover(wk, e->obj, e->node,
 					 e->value == LEFTOVER_ALL_BITS ? NULL : log->bits + e->value,
-					 e->len);
+					 e->len, e->offset);
 	}
 }
 
@@ -961,10 +982,21 @@ static void take_chunks(struct p1_pool *p, bool partial)
 	while (taken - p->applied < RING_CHUNKS && (queued = queue_length(queue)) &&
 	       (queued >= size || partial)) {
 		struct chunk *ch = ring_at(p, taken++);
+		uint64_t weight = 0;
 
 		ch->nitems = 0;
-		while (ch->nitems < size && queue_take(queue, &ch->items[ch->nitems]))
-			ch->nitems++;
+		/*
+		 * A piece of a run may claim an object an element: a chunk takes pieces of
+		 * up to a quarter of its log's budget in elements, so that their claims
+		 * are logged rather than left to this thread, and the ring's logs stay
+		 * small (records-1g's peak: 124 MB with the whole budget, 97 MB so).
+		 */
+		while (ch->nitems < size && weight < p->log_budget / 4 &&
+		       queue_take(queue, &ch->items[ch->nitems])) {
+			const struct work *w = &ch->items[ch->nitems++];
+
+			weight += w->piece ? w->count : 1;
+		}
 		ch->walked = false;
 		partial = false;
 	}
@@ -1046,7 +1078,7 @@ static bool same_work(const struct work *a, const struct work *b)
 	return a->obj == b->obj && a->node == b->node && a->type == b->type &&
 	       a->aux == b->aux && a->offset == b->offset && a->count == b->count &&
 	       a->mode == b->mode && a->elem_name == b->elem_name &&
-	       a->goroutine == b->goroutine;
+	       a->goroutine == b->goroutine && a->piece == b->piece;
 }
 
 /* Stops the stream (the worker will see it between chunks). */
@@ -1275,6 +1307,7 @@ static int walk_alone(struct walker *wk, struct work_queue *queue, struct p1_poo
 
 	if (!queue_pop(queue, wk->tables.dump, &w))
 		return HR_OK;
+	wk->res->pieces_open = w.piece & PIECE_MORE;
 	wk->holder = w.obj;
 	wk->cur_goroutine = w.goroutine;
 	if (p && p->stream.active) {

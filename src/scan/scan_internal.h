@@ -93,8 +93,18 @@ struct work {
 	uint8_t mode;       /* enum walk_mode of the value or of each element */
 	uint8_t elem_name;  /* enum name_kind of each element when count != 0 */
 	uint8_t streamed;   /* a worker walks it ahead of this thread (pass1_threads.c) */
+	uint8_t piece;      /* PIECE_*: a part of a long run (scan_split_work()), or 0 */
 	uint32_t goroutine; /* index + 1 of the goroutine whose stack reached it first, or 0 */
 };
+
+/*
+ * A long run of elements (a []*T of millions) is queued as pieces of a few KiB, walked
+ * one after the other as the run would be, which workers can share. A piece but the
+ * first starts at its first element (the words before it are an earlier piece's); one
+ * but the last ends with its last element. Its elements are named as the run's.
+ */
+#define PIECE_CONT 1 /* not the first piece */
+#define PIECE_MORE 2 /* not the last piece */
 
 /* What an item of the queue holds besides its object: interned (work_queue.c). */
 struct view {
@@ -165,7 +175,12 @@ struct leftover {
 	uint32_t node;
 	uint64_t bits;      /* offset of its bit words in scan_results.leftover_bits */
 	uint32_t goroutine; /* of the object: its words' drains reach for it */
+	/* a piece's (LEFTOVER_PART | its first word; its bits follow a word counting them),
+	 * or 0: the whole object's */
+	uint32_t part;
 };
+
+#define LEFTOVER_PART (UINT32_C(1) << 31)
 
 /* A root pointer word pass 1 did not follow, for pass 2: charged to node. */
 struct root_word {
@@ -360,6 +375,9 @@ struct scan_results {
 
 	struct work_queue queue;     /* pass 1, first in first out */
 	struct statics statics;      /* pass 1: static objects to walk before the next heap object */
+	/* pass 1: the last piece walked or applied has more pieces after it: the static
+	 * objects found wait until the whole run is walked, as they would for one walk */
+	bool pieces_open;
 
 	struct leftover *leftovers;
 	size_t nleftovers, leftovers_cap;
@@ -422,6 +440,9 @@ struct walker {
 	size_t nframes, frames_cap;
 	uint32_t *path;            /* scratch for frame_node(), frames_cap long */
 	struct region *region;     /* the region being walked */
+	/* added to the index of the elements of the walk's first frame: a piece's after
+	 * the first are named as elements 10 and on of the run ("[10+]") */
+	uint64_t index_base;
 	const char *root_name;     /* for N_ROOT */
 	size_t root_name_len;
 
@@ -614,6 +635,14 @@ void scan_charge(struct walker *wk, uint32_t node, uint32_t goroutine, uint64_t 
 		 uint64_t bytes, bool typed);
 int scan_enqueue(struct walker *wk, const struct work *w);
 /*
+ * Gives w to push (with ctx), or, a long run of elements in a big object, its pieces in
+ * order (PIECE_*). The first error push returns, or 0.
+ */
+int scan_split_work(const struct scan_tables *tb, const struct work *w,
+		    int (*push)(void *ctx, const struct work *w), void *ctx);
+/* The bytes w walks: its object's, or a piece's elements'. */
+uint64_t scan_work_bytes(const struct scan_tables *tb, const struct work *w);
+/*
  * Queues claimed object w->obj to be walked by view w, noting its type if kept (walk.c);
  * or, pointer_free (the object surely holds no pointer word: its walk would do nothing),
  * only notes its type.
@@ -625,11 +654,14 @@ int scan_object_region(const struct scan_tables *tb, uint32_t obj, uint64_t **bi
 /* Reports progress now and then: objects charged so far, plus `uncounted` not yet in sum. */
 void scan_progress(struct walker *wk, const char *phase, uint64_t uncounted);
 
-/* Walks one queued heap object (pass 1) and keeps its unticked words for pass 2. */
+/* Walks one queued heap object or piece (pass 1) and keeps its unticked words for pass 2. */
 int scan_walk_object(struct walker *wk, const struct work *w);
-/* Keeps the unticked pointer words of object obj (bits: its region's, or NULL: all). */
+/*
+ * Keeps the unticked pointer words of object obj: bits (its region's, nwords from word
+ * first of the object), or NULL: all its words.
+ */
 int scan_add_leftover(struct walker *wk, uint32_t obj, uint32_t node, const uint64_t *bits,
-		      uint64_t nwords);
+		      uint64_t nwords, uint64_t first);
 /* Walks the static objects found so far (pass 1). */
 int scan_walk_statics(struct walker *wk);
 
@@ -644,7 +676,7 @@ void pass1_log_claim(struct walker *wk, const struct work *w, uint64_t size, boo
 void pass1_log_static(struct walker *wk, const struct static_view *v, uint64_t len);
 /* For a worker: an object's unticked words (scan_add_leftover()). */
 int pass1_log_leftover(struct walker *wk, uint32_t obj, uint32_t node, const uint64_t *bits,
-		       uint64_t nwords);
+		       uint64_t nwords, uint64_t first);
 /* With workers: takes queued objects into chunks for them (during a long walk). */
 void pass1_feed(struct walker *wk);
 /* --- mark.c ------------------------------------------------------------------------- */

@@ -195,10 +195,15 @@ inline bool scan_claim(struct walker *wk, uint32_t obj, uint64_t size, uint32_t 
 
 #define FEED_EVERY 256 /* objects queued; see pass1_feed() */
 
+static int push_to_queue(void *queue, const struct work *w)
+{
+	return queue_push(queue, w);
+}
+
 int scan_enqueue(struct walker *wk, const struct work *w)
 {
 	struct scan_results *res = wk->res;
-	int rc = queue_push(&res->queue, w);
+	int rc = scan_split_work(&wk->tables, w, push_to_queue, &res->queue);
 
 	res->sum.queued_objects++;
 	if (res->pool && ++res->queued_since_feed >= FEED_EVERY) {
@@ -553,28 +558,48 @@ static bool leads_somewhere(const struct walker *wk, uint64_t value)
 }
 
 int scan_add_leftover(struct walker *wk, uint32_t obj, uint32_t node, const uint64_t *bits,
-		      uint64_t nwords)
+		      uint64_t nwords, uint64_t first)
 {
 	struct scan_results *res = wk->res;
 	struct leftover *l;
 	size_t words = (size_t)hr_bit_words(nwords);
+	bool part = bits && (first || nwords != hr_dump_object(wk->tables.dump, obj).size /
+						  wk->tables.ps);
 
 	if (wk->log)
-		return pass1_log_leftover(wk, obj, node, bits, nwords);
+		return pass1_log_leftover(wk, obj, node, bits, nwords, first);
 	l = hr_array_push((void **)&res->leftovers, &res->nleftovers, &res->leftovers_cap,
 			  sizeof(*l));
 	if (!l)
 		return HR_ENOMEM;
 	*l = (struct leftover){ .obj = obj, .node = node, .bits = LEFTOVER_ALL,
-				.goroutine = wk->cur_goroutine };
+				.goroutine = wk->cur_goroutine,
+				.part = part ? LEFTOVER_PART | (uint32_t)first : 0 };
 	if (!bits)
 		return HR_OK;
 	if (hr_array_reserve((void **)&res->leftover_bits, &res->leftover_bits_cap,
-			     res->leftover_bits_len + words, sizeof(uint64_t)))
+			     res->leftover_bits_len + words + part, sizeof(uint64_t)))
 		return HR_ENOMEM;
 	l->bits = res->leftover_bits_len;
+	if (part)
+		res->leftover_bits[res->leftover_bits_len++] = nwords;
 	memcpy(res->leftover_bits + res->leftover_bits_len, bits, words * sizeof(uint64_t));
 	res->leftover_bits_len += words;
+	return HR_OK;
+}
+
+/* A region over words [first, first + nwords) of heap object o, its bits copied. */
+static int object_part_region(const struct scan_tables *tb, struct hr_object o, uint64_t first,
+			      uint64_t nwords, uint64_t **bits, size_t *cap, struct region *r)
+{
+	uint64_t at = first * tb->ps;
+
+	if (hr_array_reserve((void **)bits, cap, hr_bit_words(nwords) + 1, sizeof(uint64_t)))
+		return HR_ENOMEM;
+	hr_dump_ptr_bits_at(tb->dump, o.addr + at, nwords, *bits);
+	*r = (struct region){ o.addr + at, first + nwords == o.size / tb->ps ? o.size - at
+									    : nwords * tb->ps,
+			      o.data + at, *bits, nwords, tb->ps };
 	return HR_OK;
 }
 
@@ -582,13 +607,23 @@ int scan_object_region(const struct scan_tables *tb, uint32_t obj, uint64_t **bi
 		       struct region *r)
 {
 	struct hr_object o = hr_dump_object(tb->dump, obj);
-	uint64_t nwords = o.size / tb->ps;
 
-	if (hr_array_reserve((void **)bits, cap, hr_bit_words(nwords) + 1, sizeof(uint64_t)))
-		return HR_ENOMEM;
-	hr_dump_ptr_bits_at(tb->dump, o.addr, nwords, *bits);
-	*r = (struct region){ o.addr, o.size, o.data, *bits, nwords, tb->ps };
-	return HR_OK;
+	return object_part_region(tb, o, 0, o.size / tb->ps, bits, cap, r);
+}
+
+/*
+ * The region piece w walks (see PIECE_*): its elements, from the object's start for
+ * the first piece, to its end for the last.
+ */
+static int piece_region(struct walker *wk, const struct work *w, struct region *r)
+{
+	const struct scan_tables *tb = &wk->tables;
+	struct hr_object o = hr_dump_object(tb->dump, w->obj);
+	uint64_t first = w->piece & PIECE_CONT ? scan_words(tb, w->offset) : 0;
+	uint64_t end = w->piece & PIECE_MORE ? scan_words(tb, w->offset + scan_work_bytes(tb, w))
+					     : o.size / tb->ps;
+
+	return object_part_region(tb, o, first, end - first, &wk->obj_bits, &wk->obj_bits_cap, r);
 }
 
 /* --- pass 1: roots ------------------------------------------------------------------ */
@@ -1144,7 +1179,7 @@ inline int scan_walk_statics(struct walker *wk)
 {
 	struct statics *st = &wk->res->statics;
 
-	while (st->done < st->n && !wk->status) {
+	while (st->done < st->n && !wk->status && !wk->res->pieces_open) {
 		struct static_view v = st->views[st->done++];
 
 		wk->holder = HR_SCAN_BY_ROOT; /* the path of what it reaches starts at a root */
@@ -1158,19 +1193,26 @@ inline int scan_walk_statics(struct walker *wk)
 
 int scan_walk_object(struct walker *wk, const struct work *w)
 {
+	const struct scan_tables *tb = &wk->tables;
 	struct region r;
+	uint64_t first;
 
-	if (scan_object_region(&wk->tables, w->obj, &wk->obj_bits, &wk->obj_bits_cap, &r))
+	if (w->piece ? piece_region(wk, w, &r)
+		     : scan_object_region(tb, w->obj, &wk->obj_bits, &wk->obj_bits_cap, &r))
 		return HR_ENOMEM;
 	if (!bits_any(r.bits, 0, r.nwords))
 		return HR_OK; /* nothing inside leads anywhere */
 	if (!w->type && w->mode != M_CLOSURE) /* no view: every pointer word is pass 2's */
-		return scan_add_leftover(wk, w->obj, w->node, NULL, r.nwords);
-	if (walk_value(wk, &r, r.addr + w->offset, w->type, w->count, w->mode, w->elem_name,
-		       w->aux, N_SAME, w->node))
+		return scan_add_leftover(wk, w->obj, w->node, NULL, r.nwords, 0);
+	first = scan_words(tb, r.addr - hr_dump_object(tb->dump, w->obj).addr);
+	wk->index_base = w->piece & PIECE_CONT ? 10 : 0; /* see N_INDEX */
+	walk_value(wk, &r, r.addr - first * tb->ps + w->offset, w->type, w->count, w->mode,
+		   w->elem_name, w->aux, N_SAME, w->node);
+	wk->index_base = 0;
+	if (wk->status)
 		return wk->status;
 	if (bits_any(r.bits, 0, r.nwords))
-		return scan_add_leftover(wk, w->obj, w->node, r.bits, r.nwords);
+		return scan_add_leftover(wk, w->obj, w->node, r.bits, r.nwords, first);
 	return HR_OK;
 }
 
@@ -1258,7 +1300,7 @@ static int follow_leftover(struct walker *wk, const struct leftover *l)
 {
 	const struct scan_tables *tb = &wk->tables;
 	struct hr_object o = hr_dump_object(tb->dump, l->obj);
-	uint64_t nwords = o.size / tb->ps;
+	uint64_t nwords = o.size / tb->ps, first = 0;
 	uint32_t node = HR_CHAINS_NONE;
 	const uint64_t *bits;
 	struct region all;
@@ -1271,9 +1313,14 @@ static int follow_leftover(struct walker *wk, const struct leftover *l)
 	} else {
 		bits = wk->res->leftover_bits + l->bits;
 	}
+	if (l->part) { /* a piece's words: their count first */
+		first = l->part & ~LEFTOVER_PART;
+		nwords = *bits++;
+	}
 	for (uint64_t w = hr_bit_next(bits, 0, nwords); w < nwords && !rc;
 	     w = hr_bit_next(bits, w + 1, nwords))
-		rc = follow_untyped(wk, hr_dump_word(tb->dump, o.data + w * tb->ps), &node, l->node);
+		rc = follow_untyped(wk, hr_dump_word(tb->dump, o.data + (first + w) * tb->ps),
+				    &node, l->node);
 	return rc;
 }
 

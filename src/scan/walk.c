@@ -396,6 +396,65 @@ void scan_queue_view(struct walker *wk, const struct work *w, bool pointer_free)
 		wk->status = HR_ENOMEM;
 }
 
+static uint64_t elem_size(const struct scan_tables *tb, uint32_t type)
+{
+	return scan_resolved_type(tb, type)->size;
+}
+
+#define PIECE_OBJECT_MIN (64u << 10) /* bytes: a smaller object is one item */
+#define PIECE_BYTES (8u << 10)       /* a piece's elements: 1024 pointers */
+
+/*
+ * The elements of a piece when w is a long run to walk in pieces (*count: the run's
+ * elements, as start_frame() would clip them to the object); else 0. Only runs by value
+ * (no map storage), of elements of whole words, in an object of up to 4 GiB (a piece's
+ * offset is 32-bit); at least 16 elements a piece, so only the first is named by index.
+ */
+static uint64_t piece_elements(const struct scan_tables *tb, const struct work *w,
+			       uint64_t *count)
+{
+	struct hr_object o;
+	uint64_t es, room;
+
+	if (w->piece || !w->type || !w->count || w->count == COUNT_FILL ||
+	    (w->mode != M_VALUE && w->mode != M_INTERNAL))
+		return 0;
+	o = hr_dump_object(tb->dump, w->obj);
+	es = elem_size(tb, w->type);
+	if (o.size < PIECE_OBJECT_MIN || o.size > UINT32_MAX || w->offset >= o.size ||
+	    w->offset % tb->ps || !es || es % tb->ps || es > PIECE_BYTES / 16)
+		return 0;
+	room = (o.size - w->offset) / es;
+	*count = w->count < room ? w->count : room;
+	return *count > PIECE_BYTES / es ? PIECE_BYTES / es : 0;
+}
+
+int scan_split_work(const struct scan_tables *tb, const struct work *w,
+		    int (*push)(void *ctx, const struct work *w), void *ctx)
+{
+	uint64_t count, per = piece_elements(tb, w, &count), es;
+	struct work p = *w;
+	int rc;
+
+	if (!per)
+		return push(ctx, w);
+	es = elem_size(tb, w->type);
+	for (uint64_t k = 0; k < count; k += per) {
+		p.offset = (uint32_t)(w->offset + k * es);
+		p.count = (uint32_t)(count - k < per ? count - k : per);
+		p.piece = (uint8_t)((k ? PIECE_CONT : 0) | (k + per < count ? PIECE_MORE : 0));
+		if ((rc = push(ctx, &p)))
+			return rc;
+	}
+	return HR_OK;
+}
+
+uint64_t scan_work_bytes(const struct scan_tables *tb, const struct work *w)
+{
+	return w->piece ? (uint64_t)w->count * elem_size(tb, w->type)
+			: hr_dump_object(tb->dump, w->obj).size;
+}
+
 bool follow_value(struct walker *wk, uint64_t value, uint32_t type, uint32_t count,
 		  uint8_t mode, uint8_t elem_name, uint32_t aux, bool typed, uint32_t frame)
 {
@@ -705,11 +764,6 @@ static void walk_unsafe_pointer(struct walker *wk, uint32_t i)
 		wk->counts.header_typed++;
 		follow_word(wk, f.addr, type, 0, child_mode(&f), N_SAME, 0, true, i);
 	}
-}
-
-static uint64_t elem_size(const struct scan_tables *tb, uint32_t type)
-{
-	return scan_resolved_type(tb, type)->size;
 }
 
 static bool walk_leaf(struct walker *wk, uint32_t parent, uint64_t addr, uint32_t type,
@@ -1053,6 +1107,7 @@ static void walk_pointer_run(struct walker *wk, uint32_t i, uint64_t w, uint64_t
 	const struct scan_tables *tb = &wk->tables;
 	const struct region *r = wk->region;
 	uint64_t first = scan_words(tb, wk->frames[i].addr - r->addr), at;
+	uint64_t base = i ? 0 : wk->index_base;
 
 	for (; w < to && !wk->status; w = hr_bit_next(r->bits, w + 1, to)) {
 		const struct vframe *f = &wk->frames[i]; /* the walk may move the stack */
@@ -1060,7 +1115,7 @@ static void walk_pointer_run(struct walker *wk, uint32_t i, uint64_t w, uint64_t
 		at = w * tb->ps;
 		if (at + ELEMENTS_AHEAD < r->len)
 			__builtin_prefetch(r->data + at + ELEMENTS_AHEAD);
-		walk_leaf(wk, i, r->addr + at, f->type, f->mode, f->elem_name, w - first,
+		walk_leaf(wk, i, r->addr + at, f->type, f->mode, f->elem_name, w - first + base,
 			  name_type);
 	}
 	wk->frames[i].next = wk->frames[i].count;
@@ -1072,7 +1127,7 @@ static bool next_element(struct walker *wk, uint32_t i)
 	const struct scan_tables *tb = &wk->tables;
 	struct vframe *f = &wk->frames[i];
 	struct region *r = wk->region;
-	uint64_t es = elem_size(tb, f->type), from, to, w, at, k, name_type = f->type;
+	uint64_t es = elem_size(tb, f->type), from, to, w, at, k, index, name_type = f->type;
 
 	if (f->next >= f->count)
 		return false;
@@ -1096,6 +1151,7 @@ static bool next_element(struct walker *wk, uint32_t i)
 		__builtin_prefetch(r->data + (at - r->addr) + ELEMENTS_AHEAD);
 	if ((f->elem_name == N_MAPKEY || f->elem_name == N_MAPVAL) && f->aux)
 		name_type = map_part(tb, f->aux, f->elem_name == N_MAPKEY);
+	index = k + (i ? 0 : wk->index_base);
 	if (at >= f->addr + k * es) { /* the word found lies in it */
 		if (es == tb->ps && !((f->addr - r->addr) % tb->ps) && pointer_run(tb, f)) {
 			walk_pointer_run(wk, i, w, to, (uint32_t)name_type);
@@ -1107,12 +1163,12 @@ static bool next_element(struct walker *wk, uint32_t i)
 		}
 		if (f->mode == M_MAP_STORAGE && walk_group_in_place(wk, i, f->addr + k * es))
 			return true;
-		push_known(wk, i, f->addr + k * es, f->type, f->mode, f->elem_name, k,
+		push_known(wk, i, f->addr + k * es, f->type, f->mode, f->elem_name, index,
 			   (uint32_t)name_type, f->aux);
 		return true;
 	}
-	push_child(wk, i, f->addr + k * es, f->type, f->mode, f->elem_name, k, (uint32_t)name_type,
-		   f->aux);
+	push_child(wk, i, f->addr + k * es, f->type, f->mode, f->elem_name, index,
+		   (uint32_t)name_type, f->aux);
 	return true;
 }
 

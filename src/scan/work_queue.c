@@ -28,7 +28,9 @@
 #define ITEM_HAS_COUNT (UINT32_C(1) << 30)
 #define ITEM_HAS_RUN (UINT32_C(1) << 29)   /* a last word: objects after the first */
 #define ITEM_STREAMED (UINT32_C(1) << 28) /* struct work's streamed */
-#define ITEM_VIEW_MASK (ITEM_STREAMED - 1)
+#define ITEM_PIECE_CONT (UINT32_C(1) << 27) /* struct work's piece */
+#define ITEM_PIECE_MORE (UINT32_C(1) << 26)
+#define ITEM_VIEW_MASK (ITEM_PIECE_MORE - 1)
 #define ITEM_MAX_WORDS 4
 #define CHUNK_WORDS 16380 /* a chunk is 64 KiB */
 
@@ -202,7 +204,9 @@ int queue_push(struct work_queue *q, const struct work *w)
 	}
 	if (id < 0)
 		return HR_ENOMEM;
-	tag = (uint32_t)id | (w->streamed ? ITEM_STREAMED : 0);
+	tag = (uint32_t)id | (w->streamed ? ITEM_STREAMED : 0) |
+	      (w->piece & PIECE_CONT ? ITEM_PIECE_CONT : 0) |
+	      (w->piece & PIECE_MORE ? ITEM_PIECE_MORE : 0);
 	if (!w->offset && !explicit_count && extend_run(q, w->obj, tag))
 		return HR_OK;
 	if (!(item = tail_room(q)))
@@ -245,7 +249,9 @@ static bool take_item(struct work_queue *q, struct work *w)
 	v = &q->views[item[1] & ITEM_VIEW_MASK];
 	*w = (struct work){ .obj = item[0], .node = v->node, .type = v->type, .aux = v->aux,
 			    .count = v->count, .mode = v->mode, .elem_name = v->elem_name,
-			    .goroutine = v->goroutine, .streamed = !!(item[1] & ITEM_STREAMED) };
+			    .goroutine = v->goroutine, .streamed = !!(item[1] & ITEM_STREAMED),
+			    .piece = (uint8_t)((item[1] & ITEM_PIECE_CONT ? PIECE_CONT : 0) |
+					       (item[1] & ITEM_PIECE_MORE ? PIECE_MORE : 0)) };
 	if (item[1] & ITEM_HAS_OFFSET)
 		w->offset = item[n++];
 	if (item[1] & ITEM_HAS_COUNT)
