@@ -60,6 +60,7 @@ PROGRAMS = [
     "syncmap",
     "server",
     "deadslot",
+    "pieces",
 ]
 
 DUMP_MAGIC = b"go1.7 heap dump\n"

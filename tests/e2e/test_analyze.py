@@ -974,6 +974,42 @@ class AnalyzeScenarios(AnalyzeTestCase):
             self.assertGreater(float(m.group(1)), 99.0, err)
         self.each_flavor("static", check)
 
+    def test_pieces(self):
+        """pieces/main.go: long runs of pointers, which heapref queues in pieces of a few
+        KiB, must read as one run walked at once. main.bigList's 20,000 Nodes: [0]..[9]
+        and [10+] as for any slice; the static Node it holds (main.seed's, nil since) is
+        walked after the whole run, so the later element it also points to (as a Twin)
+        is the run's: no `twin. (*main.Twin)` chain. main.tail = other[5000:]: the 5,000
+        array words before the view (in its first piece) are left to the GC bitmap, its
+        $sub_objects$: those Nodes and their bufs."""
+        def check(c):
+            f, d = c.facts, c.d
+            node = size_class(d, f["sizeof_main.Node"])
+            n, static = f["big_n"], d.find(f["sptr_main.seed"]) is None
+            bl = ("main.bigList",)
+            self.assertOwn(c, bl, (1, size_at(d, f["ptr_main.bigList"])))
+            self.assertChildren(c, bl, elems(n, "*main.Node"))
+            nbuf = size_class(d, f["node_buf"])
+            for i in range(10):
+                e = bl + (elem(i, "*main.Node"),)
+                self.assertOwn(c, e, (1, node))
+                self.assertChildren(c, e, {"buf. ([]uint8)"})
+                self.assertOwn(c, e + ("buf. ([]uint8)",), (1, nbuf))
+            rest = bl + (elem(10, "*main.Node"),)
+            heap_nodes = n - 10 - (1 if static else 0)  # a static Node is no heap object
+            self.assertOwn(c, rest, (heap_nodes, heap_nodes * node))
+            self.assertChildren(c, rest, {"buf. ([]uint8)"})
+            self.assertOwn(c, rest + ("buf. ([]uint8)",),
+                           (n - 10, (n - 11) * nbuf + size_class(d, f["seed_buf"])))
+
+            tl, cut = ("main.tail",), f["cut"]
+            k = f["other_n"] - cut
+            self.assertOwn(c, tl, (1, size_at(d, f["ptr_other"])))
+            self.assertChildren(c, tl, elems(k, "*main.Node") | {SUB})
+            self.assertOwn(c, tl + (elem(10, "*main.Node"),), (k - 10, (k - 10) * node))
+            self.assertCum(c, tl + (SUB,), (2 * cut, cut * (node + size_class(d, f["tail_buf"]))))
+        self.each_flavor("pieces", check)
+
     def test_syncmap(self):
         """syncmap/main.go: main.items (sync.Map, 100 string keys -> *Item with a
         1024-byte buf), main.mixed (sync.Map, 3 entries each of Key -> *Item,
