@@ -1307,7 +1307,6 @@ static int walk_alone(struct walker *wk, struct work_queue *queue, struct p1_poo
 
 	if (!queue_pop(queue, wk->tables.dump, &w))
 		return HR_OK;
-	wk->res->pieces_open = w.piece & PIECE_MORE;
 	wk->holder = w.obj;
 	wk->cur_goroutine = w.goroutine;
 	if (p && p->stream.active) {
@@ -1327,10 +1326,15 @@ static int walk_alone(struct walker *wk, struct work_queue *queue, struct p1_poo
 		if (w.streamed && st->active) {
 			st->window_streamed++;
 			rc = stream_apply(wk, p, &w, &applied);
-			if (rc || applied)
+			if (rc || applied) {
+				/* only now: an E_DIRECT entry of its log walks the static objects
+				 * found so far first, by the last piece's pieces_open, as in a chunk */
+				wk->res->pieces_open = w.piece & PIECE_MORE;
 				return rc;
+			}
 		}
 	}
+	wk->res->pieces_open = w.piece & PIECE_MORE;
 	return scan_walk_object(wk, &w);
 }
 

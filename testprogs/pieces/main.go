@@ -7,7 +7,7 @@
 //	              statAt is the Node main.seed was initialised with (a static
 //	              object in a default build), with a seedBuf-byte buf; main
 //	              then sets seed to nil, so the element is its only holder. That
-//	              Node's twin is element nextAt (a later piece's) seen as a Twin,
+//	              Node's twin is element nextAt (the last piece's) seen as a Twin,
 //	              a struct of the same layout: the run claims it as a Node before
 //	              the static Node is walked, so no chain goes through twin.
 //	main.tail     other[cut:] of a []*Node of otherN Nodes with tailBuf-byte
@@ -40,7 +40,7 @@ type Twin Node
 const (
 	bigN    = 20000 // 160 KB of pointers: about 20 pieces
 	statAt  = 15000
-	nextAt  = 16000
+	nextAt  = 19900 // in the last piece: any piece boundary after statAt counts
 	nodeBuf = 48
 	seedBuf = 4096
 	otherN  = 10000 // 80 KB
