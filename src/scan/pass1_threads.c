@@ -102,7 +102,7 @@ struct log_entry {
 	};
 	uint32_t obj;
 	uint32_t node;      /* may be pending */
-	uint32_t type, aux, count, offset, goroutine; /* E_LEFTOVER: offset, its first word */
+	uint32_t type, aux, count, offset, goroutine; /* E_LEFTOVER: offset, its part */
 	uint64_t value;     /* E_CLAIM: size; E_STATIC: address; E_LEFTOVER: offset in bits */
 	uint64_t len;       /* E_CLAIM: its charge_sum; E_STATIC: length; E_LEFTOVER: words */
 };
@@ -376,7 +376,7 @@ void pass1_log_static(struct walker *wk, const struct static_view *v, uint64_t l
 }
 
 int pass1_log_leftover(struct walker *wk, uint32_t obj, uint32_t node, const uint64_t *bits,
-		       uint64_t nwords, uint64_t first)
+		       uint64_t nwords, uint32_t part)
 {
 	struct p1_log *log = wk->log;
 	size_t words = (size_t)hr_bit_words(nwords);
@@ -387,7 +387,7 @@ int pass1_log_leftover(struct walker *wk, uint32_t obj, uint32_t node, const uin
 	e->obj = obj;
 	e->node = node;
 	e->len = nwords;
-	e->offset = (uint32_t)first; /* a piece's: in an object of up to 4 GiB */
+	e->offset = part;
 	e->value = LEFTOVER_ALL_BITS;
 	if (!bits)
 		return HR_OK;

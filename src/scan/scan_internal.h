@@ -657,11 +657,12 @@ void scan_progress(struct walker *wk, const char *phase, uint64_t uncounted);
 /* Walks one queued heap object or piece (pass 1) and keeps its unticked words for pass 2. */
 int scan_walk_object(struct walker *wk, const struct work *w);
 /*
- * Keeps the unticked pointer words of object obj: bits (its region's, nwords from word
- * first of the object), or NULL: all its words.
+ * Keeps the unticked pointer words of object obj: bits (its region's, nwords long), or
+ * NULL: all its words. part: 0 for a region of the whole object, else a piece's region,
+ * LEFTOVER_PART | its first word (struct leftover).
  */
 int scan_add_leftover(struct walker *wk, uint32_t obj, uint32_t node, const uint64_t *bits,
-		      uint64_t nwords, uint64_t first);
+		      uint64_t nwords, uint32_t part);
 /* Walks the static objects found so far (pass 1). */
 int scan_walk_statics(struct walker *wk);
 
@@ -676,7 +677,7 @@ void pass1_log_claim(struct walker *wk, const struct work *w, uint64_t size, boo
 void pass1_log_static(struct walker *wk, const struct static_view *v, uint64_t len);
 /* For a worker: an object's unticked words (scan_add_leftover()). */
 int pass1_log_leftover(struct walker *wk, uint32_t obj, uint32_t node, const uint64_t *bits,
-		       uint64_t nwords, uint64_t first);
+		       uint64_t nwords, uint32_t part);
 /* With workers: takes queued objects into chunks for them (during a long walk). */
 void pass1_feed(struct walker *wk);
 /* --- mark.c ------------------------------------------------------------------------- */

@@ -558,27 +558,24 @@ static bool leads_somewhere(const struct walker *wk, uint64_t value)
 }
 
 int scan_add_leftover(struct walker *wk, uint32_t obj, uint32_t node, const uint64_t *bits,
-		      uint64_t nwords, uint64_t first)
+		      uint64_t nwords, uint32_t part)
 {
 	struct scan_results *res = wk->res;
 	struct leftover *l;
 	size_t words = (size_t)hr_bit_words(nwords);
-	bool part = bits && (first || nwords != hr_dump_object(wk->tables.dump, obj).size /
-						  wk->tables.ps);
 
 	if (wk->log)
-		return pass1_log_leftover(wk, obj, node, bits, nwords, first);
+		return pass1_log_leftover(wk, obj, node, bits, nwords, part);
 	l = hr_array_push((void **)&res->leftovers, &res->nleftovers, &res->leftovers_cap,
 			  sizeof(*l));
 	if (!l)
 		return HR_ENOMEM;
 	*l = (struct leftover){ .obj = obj, .node = node, .bits = LEFTOVER_ALL,
-				.goroutine = wk->cur_goroutine,
-				.part = part ? LEFTOVER_PART | (uint32_t)first : 0 };
+				.goroutine = wk->cur_goroutine, .part = bits ? part : 0 };
 	if (!bits)
 		return HR_OK;
 	if (hr_array_reserve((void **)&res->leftover_bits, &res->leftover_bits_cap,
-			     res->leftover_bits_len + words + part, sizeof(uint64_t)))
+			     res->leftover_bits_len + words + !!part, sizeof(uint64_t)))
 		return HR_ENOMEM;
 	l->bits = res->leftover_bits_len;
 	if (part)
@@ -1212,7 +1209,8 @@ int scan_walk_object(struct walker *wk, const struct work *w)
 	if (wk->status)
 		return wk->status;
 	if (bits_any(r.bits, 0, r.nwords))
-		return scan_add_leftover(wk, w->obj, w->node, r.bits, r.nwords, first);
+		return scan_add_leftover(wk, w->obj, w->node, r.bits, r.nwords,
+					 w->piece ? LEFTOVER_PART | (uint32_t)first : 0);
 	return HR_OK;
 }
 
