@@ -356,6 +356,8 @@ static void test_overlap_found(void **state)
  * checked against the first half's last object: 70,000 pages of dense grids, grids with
  * free slots (mapped after the scan) and lone objects read back; an overlap across the
  * halves' boundary is caught, and of two overlaps the one at the lower address named.
+ * (The halves are of objects: the pages hold 2, 3 and 1 in turn, so the middle object,
+ * the 70,000th, is the first of page 35,000, SPLIT_PAGES / 2.)
  */
 enum { SPLIT_PAGES = 70000 };
 
