@@ -26,6 +26,7 @@ struct cursor {
 	struct half *half;       /* the second half, read by another thread; or NULL */
 	const uint8_t *half_start; /* where it starts: a copy, read every record, of a field
 				    * whose cache line the other thread writes all the time */
+	bool steal_open;         /* the other thread may take on part of what this one reads */
 	struct legacy *legacy;   /* go1.3 and go1.4 dumps: what their records need; or NULL */
 	struct prerelease *pre;  /* the pre-release go1.3 layout: frames and roots to link */
 	uint64_t nrecords;

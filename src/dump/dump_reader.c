@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -532,18 +533,43 @@ static const record_parser parsers[HR_REC_KIND_COUNT] = {
  * not trusted: this thread must end a record exactly there. If it steps over it instead,
  * the other thread's work is thrown away and this one reads on alone. Either way the
  * result, errors included, is what one thread reading the whole file makes.
+ *
+ * The middle is one of estimated cost, and the estimate can be far off (small-1g: the
+ * other thread was done 0.1 s before this one). So the other thread, done, takes on
+ * the second half of what this one has left (a steal): it guesses a start in the same
+ * way and reads from there to its own first start, into a third index. This thread
+ * checks that start as it checks the first: ending a record there, it waits for the
+ * stolen part and takes it; stepping over it, it drops it and reads on.
  */
 #define SPLIT_MIN_BYTES ((size_t)64 << 20)
 #define SPLIT_SYNC_RECORDS 16
+#define STEAL_MIN_BYTES ((size_t)8 << 20) /* left to this thread, for a steal */
+#define STEAL_NONE ((uintptr_t)1)         /* steal_at: the other thread took none */
 
-struct half {
-	struct cursor c;      /* its own, over the same dump (read-only to it but for c.heap) */
+/* What one thread reads into an index of its own. */
+struct part {
+	struct cursor c;
 	struct heap_index heap;
-	const uint8_t *start; /* the guessed record boundary it starts at */
 	int rc;               /* as parse_object() returned, at c.rec */
 	struct hr_error err;
-	atomic_bool cancel;   /* set when this thread stepped over start */
+};
+
+struct half {
+	struct part first;    /* its own cursor over the same dump (read-only to it but for
+			       * c.heap), from start */
+	const uint8_t *start; /* the guessed record boundary it starts at */
+	struct part steal;    /* from steal_at to start, once the first part is done */
+	bool steal_ready;     /* steal.heap is set up (and so to be released) */
+	bool joined;          /* the thread is joined */
+	atomic_bool cancel;   /* set when this thread stepped over start, or failed */
+	atomic_bool cancel_steal; /* set when this thread stepped over steal_at */
 	pthread_t thread;
+	/* each on a cache line of its own: this thread writes main_pos every record */
+	char pad0[64];
+	_Atomic uintptr_t main_pos;  /* where this thread is */
+	char pad1[64];
+	_Atomic uintptr_t steal_at;  /* 0 until decided; then STEAL_NONE or where it starts */
+	char pad2[64];
 };
 
 /* A uvarint at *p, without a report: false if it does not end before end. */
@@ -667,20 +693,70 @@ static const uint8_t *balanced_middle(const struct hr_dump *d, const uint8_t *fr
 	return from + (end - from) / 2;
 }
 
+/* Object records into p from p->c.pos on, until the first other record, stop or past it
+ * (NULL: none), or a cancel. */
+static void read_part(struct part *p, const uint8_t *stop, atomic_bool *cancel,
+		      atomic_bool *cancel_too)
+{
+	struct cursor *c = &p->c;
+
+	while (c->pos < c->end && *c->pos == HR_REC_OBJECT && /* kind 1, as one byte */
+	       (!stop || c->pos < stop) &&
+	       !atomic_load_explicit(cancel, memory_order_relaxed) &&
+	       !atomic_load_explicit(cancel_too, memory_order_relaxed)) {
+		c->rec = c->pos++;
+		c->kind = HR_REC_OBJECT;
+		if ((p->rc = parse_object(c)))
+			break;
+		c->nrecords++;
+	}
+}
+
+/* p reads from pos, with an index planned as the dump's. */
+static int part_init(struct part *p, struct hr_dump *d, const uint8_t *pos, const uint8_t *end)
+{
+	if (heap_index_init(&p->heap, d->params.ptr_size))
+		return HR_ENOMEM;
+	heap_index_plan_pages(&p->heap, d->params.heap_start, d->params.heap_end, d->map_len);
+	p->c = (struct cursor){ .d = d, .pos = pos, .end = end, .err = &p->err, .heap = &p->heap };
+	return HR_OK;
+}
+
+/* Where the other thread would take over from this one, which is at from; or NULL. */
+static const uint8_t *steal_start(const struct half *h, const uint8_t *from)
+{
+	const struct hr_dump *d = h->first.c.d;
+
+	if (from < d->map || from >= h->start || (size_t)(h->start - from) < d->dump.steal_min)
+		return NULL;
+	if (d->dump.steal_at > (size_t)(from - d->map) && d->dump.steal_at < (size_t)(h->start - d->map))
+		return find_split(d, d->map + d->dump.steal_at, h->start);
+	return find_split(d, balanced_middle(d, from, h->start), h->start);
+}
+
+/* The other thread, its first part done: takes on the second half of what is left. */
+static void steal(struct half *h)
+{
+	const uint8_t *at = NULL;
+
+	if (!h->first.rc && !atomic_load(&h->cancel))
+		at = steal_start(h, (const uint8_t *)atomic_load(&h->main_pos));
+	if (at && !part_init(&h->steal, h->first.c.d, at, h->first.c.end))
+		h->steal_ready = true;
+	else
+		at = NULL;
+	atomic_store_explicit(&h->steal_at, at ? (uintptr_t)at : STEAL_NONE, memory_order_release);
+	if (at)
+		read_part(&h->steal, h->start, &h->cancel, &h->cancel_steal);
+}
+
 /* The other thread: object records from h->start on, until the first other record. */
 static void *read_half(void *arg)
 {
 	struct half *h = arg;
-	struct cursor *c = &h->c;
 
-	while (c->pos < c->end && *c->pos == HR_REC_OBJECT && /* kind 1, as one byte */
-	       !atomic_load_explicit(&h->cancel, memory_order_relaxed)) {
-		c->rec = c->pos++;
-		c->kind = HR_REC_OBJECT;
-		if ((h->rc = parse_object(c)))
-			break;
-		c->nrecords++;
-	}
+	read_part(&h->first, NULL, &h->cancel, &h->cancel);
+	steal(h);
 	return NULL;
 }
 
@@ -700,23 +776,33 @@ static void start_half(struct cursor *c)
 		start = find_split(d, balanced_middle(d, c->pos, c->end), c->end);
 	if (!start || !(h = calloc(1, sizeof(*h))))
 		return;
-	if (heap_index_init(&h->heap, d->params.ptr_size)) {
+	if (part_init(&h->first, d, start, c->end)) {
 		free(h);
 		return;
 	}
-	heap_index_plan_pages(&h->heap, d->params.heap_start, d->params.heap_end, d->map_len);
 	h->start = start;
-	h->c = (struct cursor){ .d = d, .pos = start, .end = c->end, .err = &h->err,
-				.heap = &h->heap };
 	atomic_init(&h->cancel, false);
+	atomic_init(&h->cancel_steal, false);
+	atomic_init(&h->main_pos, (uintptr_t)c->pos);
+	atomic_init(&h->steal_at, 0);
 	if (pthread_create(&h->thread, NULL, read_half, h)) {
-		heap_index_release(&h->heap);
+		heap_index_release(&h->first.heap);
 		free(h);
 		return;
 	}
 	c->half = h;
 	c->half_start = start;
+	c->steal_open = true;
 	d->dump.split_start = (size_t)(start - d->map);
+	while (d->dump.steal_wait && !atomic_load(&h->steal_at))
+		sched_yield(); /* (tests: the steal decided before this thread reads on) */
+}
+
+static void join_thread(struct half *h)
+{
+	if (!h->joined)
+		pthread_join(h->thread, NULL);
+	h->joined = true;
 }
 
 /* Waits for the other thread and drops its work. */
@@ -727,10 +813,53 @@ static void drop_half(struct cursor *c)
 	if (!h)
 		return;
 	atomic_store(&h->cancel, true);
-	pthread_join(h->thread, NULL);
-	heap_index_release(&h->heap);
+	join_thread(h);
+	heap_index_release(&h->first.heap);
+	if (h->steal_ready)
+		heap_index_release(&h->steal.heap);
 	free(h);
 	c->half = NULL;
+}
+
+/* Takes p's objects into this thread's index (p's index is released), and goes on from
+ * where p stopped. */
+static int take_part(struct cursor *c, struct part *p)
+{
+	if (heap_index_absorb(c->heap, &p->heap))
+		return cur_nomem(c);
+	c->d->counts[HR_REC_OBJECT] += p->c.nrecords;
+	c->nrecords += p->c.nrecords;
+	c->pos = p->c.pos;
+	return HR_OK;
+}
+
+/*
+ * This thread reached where the other took over (c->pos >= steal_at). Exactly there:
+ * takes the stolen part (or its error), and goes on from the record it stopped at,
+ * which may be before, at or past h->start. Past it: drops it.
+ */
+static int join_steal(struct cursor *c, const uint8_t *at)
+{
+	struct half *h = c->half;
+	int rc;
+
+	c->steal_open = false;
+	if (c->pos != at) {
+		atomic_store(&h->cancel_steal, true);
+		c->d->dump.steal = DUMP_SPLIT_DROPPED;
+		return HR_OK;
+	}
+	join_thread(h);
+	h->steal_ready = false;
+	if ((rc = h->steal.rc)) {
+		heap_index_release(&h->steal.heap);
+		*c->err = h->steal.err; /* the error reading on would have met */
+		return rc;
+	}
+	c->d->dump.steal = DUMP_SPLIT_KEPT;
+	rc = take_part(c, &h->steal);
+	heap_index_release(&h->steal.heap); /* (absorbed: already so, but for no memory) */
+	return rc;
 }
 
 /*
@@ -747,22 +876,42 @@ static int join_half(struct cursor *c)
 		c->d->dump.split = DUMP_SPLIT_DROPPED;
 		return HR_OK;
 	}
-	pthread_join(h->thread, NULL);
+	join_thread(h);
+	if (h->steal_ready) /* taken on when this thread was past its start */
+		heap_index_release(&h->steal.heap);
 	c->half = NULL;
-	rc = h->rc;
+	rc = h->first.rc;
 	if (rc) {
-		*c->err = h->err; /* the error reading on alone would have met */
-	} else if ((rc = heap_index_absorb(c->heap, &h->heap))) {
-		rc = cur_nomem(c);
-	} else {
-		c->d->counts[HR_REC_OBJECT] += h->c.nrecords;
-		c->nrecords += h->c.nrecords;
-		c->pos = h->c.pos;
+		*c->err = h->first.err; /* the error reading on alone would have met */
+	} else if (!(rc = take_part(c, &h->first))) {
 		c->d->dump.split = DUMP_SPLIT_KEPT;
 	}
-	heap_index_release(&h->heap);
+	heap_index_release(&h->first.heap);
 	free(h);
 	return rc;
+}
+
+/*
+ * Before each record of this thread while the other reads: says where it is, for a
+ * steal; takes the stolen part or the second half once it reaches their starts.
+ */
+static int meet_half(struct cursor *c)
+{
+	struct half *h = c->half;
+	int rc;
+
+	if (c->steal_open) {
+		uintptr_t at;
+
+		atomic_store_explicit(&h->main_pos, (uintptr_t)c->pos, memory_order_relaxed);
+		at = atomic_load_explicit(&h->steal_at, memory_order_relaxed);
+		if (at == STEAL_NONE)
+			c->steal_open = false;
+		else if (at && (uintptr_t)c->pos >= at && (rc = join_steal(c, (const uint8_t *)at)))
+			return rc;
+	}
+	/* (after a steal taken, c->pos is where it stopped: at the start, or past it) */
+	return c->pos >= c->half_start ? join_half(c) : HR_OK;
 }
 
 /* ---------------------------------------------------------------------------------- */
@@ -825,7 +974,7 @@ static int parse_records(struct cursor *c)
 	int rc;
 
 	while (c->pos < c->end) {
-		if (c->half && c->pos >= c->half_start && (rc = join_half(c)))
+		if (c->half && (rc = meet_half(c)))
 			return rc;
 		if (c->pos >= c->end)
 			break;
@@ -925,6 +1074,7 @@ static struct hr_dump *dump_new(const char *name, struct hr_error *err)
 		return NULL;
 	}
 	d->dump.split_min = SPLIT_MIN_BYTES;
+	d->dump.steal_min = STEAL_MIN_BYTES;
 	d->prov = (struct hr_provenance){ .source = HR_SOURCE_DUMP, .go_version = "", .caveat = "" };
 	return d;
 }
@@ -935,16 +1085,19 @@ struct hr_dump *hr_dump_open_bytes(const void *bytes, size_t len, const char *na
 	return dump_open_bytes_split(bytes, len, name, SPLIT_MIN_BYTES, err);
 }
 
-/* A dump read from bytes the caller keeps, split as split_min and split_at say. */
-static struct hr_dump *open_bytes(const void *bytes, size_t len, const char *name,
-				  size_t split_min, size_t split_at, struct hr_error *err)
+/* A dump read from bytes the caller keeps, split as plan says. */
+struct hr_dump *dump_open_bytes_planned(const void *bytes, size_t len, const char *name,
+					const struct dump_split_plan *plan, struct hr_error *err)
 {
 	struct hr_dump *d = dump_new(name, err);
 
 	if (!d)
 		return NULL;
-	d->dump.split_min = split_min;
-	d->dump.split_at = split_at;
+	d->dump.split_min = plan->split_min;
+	d->dump.split_at = plan->split_at;
+	d->dump.steal_min = plan->steal_min;
+	d->dump.steal_at = plan->steal_at;
+	d->dump.steal_wait = plan->steal_wait;
 	d->map = bytes;
 	d->map_len = len;
 	if (parse_dump(d, err)) {
@@ -957,13 +1110,19 @@ static struct hr_dump *open_bytes(const void *bytes, size_t len, const char *nam
 struct hr_dump *dump_open_bytes_split(const void *bytes, size_t len, const char *name,
 				      size_t split_min, struct hr_error *err)
 {
-	return open_bytes(bytes, len, name, split_min, 0, err);
+	struct dump_split_plan plan = { .split_min = split_min,
+					.steal_min = split_min < STEAL_MIN_BYTES ? split_min
+										 : STEAL_MIN_BYTES };
+
+	return dump_open_bytes_planned(bytes, len, name, &plan, err);
 }
 
 struct hr_dump *dump_open_bytes_split_at(const void *bytes, size_t len, const char *name,
 					 size_t split_at, struct hr_error *err)
 {
-	return open_bytes(bytes, len, name, 0, split_at, err);
+	struct dump_split_plan plan = { .split_at = split_at };
+
+	return dump_open_bytes_planned(bytes, len, name, &plan, err);
 }
 
 static int map_file(struct hr_dump *d, const char *path, struct hr_error *err)
@@ -1052,5 +1211,10 @@ enum dump_split dump_split_outcome(const struct hr_dump *d)
 size_t dump_split_start(const struct hr_dump *d)
 {
 	return d->dump.split_start;
+}
+
+enum dump_split dump_steal_outcome(const struct hr_dump *d)
+{
+	return (enum dump_split)d->dump.steal;
 }
 

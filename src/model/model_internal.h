@@ -236,6 +236,10 @@ struct dump_extras {
 	size_t split_at;        /* 0, or where tests have the second half's start looked for */
 	int split;              /* enum dump_split (src/dump/dump_internal.h): what became of that */
 	size_t split_start;     /* where the second half was guessed to start (an offset) */
+	size_t steal_min;       /* bytes left to the first thread for the second to take some */
+	size_t steal_at;        /* 0, or where tests have the steal's start looked for */
+	bool steal_wait;        /* tests: the first thread waits until the steal is decided */
+	int steal;              /* enum dump_split: what became of the steal */
 };
 
 /* The heap model (model.h). */

@@ -163,12 +163,15 @@ static void write_views(const struct hr_dump *d)
 	fclose(out);
 }
 
-/* The same dump read with the second half on another thread: same objects, or error. */
+/*
+ * The same dump read with the second half on another thread, as plan says: same
+ * objects, or error.
+ */
 static void check_split(const uint8_t *data, size_t size, const struct hr_dump *one,
-			const struct hr_error *one_err)
+			const struct hr_error *one_err, const struct dump_split_plan *plan)
 {
 	struct hr_error err = { 0 };
-	struct hr_dump *two = dump_open_bytes_split(data, size, NAME, 1, &err);
+	struct hr_dump *two = dump_open_bytes_planned(data, size, NAME, plan, &err);
 	size_t n;
 
 	FUZZ_CHECK(!two == !one, "split read: %s; one thread: %s", two ? "accepted" : err.msg,
@@ -201,7 +204,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct hr_error err = { 0 };
 	struct hr_dump *d = hr_dump_open_bytes(data, size, NAME, &err);
 
-	check_split(data, size, d, &err);
+	/* split at the middle of the estimated cost; and a steal made sure of, from the
+	 * middle of the part before a second half of the last quarter */
+	check_split(data, size, d, &err, &(struct dump_split_plan){ .split_min = 1 });
+	check_split(data, size, d, &err, &(struct dump_split_plan){
+		.split_at = size - size / 4, .steal_at = size / 2, .steal_wait = true });
 	if (!d) {
 		FUZZ_CHECK_ERROR(&err, HR_EINPUT, NAME ": byte ");
 		return 0;

@@ -4,7 +4,9 @@
  * must make exactly what one thread reading the whole file makes: the same objects,
  * pointer bits and record counts, the same first error. Each dump here is read both
  * ways (split_min 0: always split; SIZE_MAX: never) and the two results compared,
- * including when the guessed start of the second half is no record boundary at all.
+ * including when the guessed start of the second half is no record boundary at all;
+ * so are steals (the second thread taking on part of the first half), which the tests
+ * of split_min 0 may make, and the tests of steals make for sure.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -275,6 +277,166 @@ static void test_split_same_errors(void **state)
 	}
 }
 
+/* ------------------------------------------------------------------------------ */
+/* Steals: the second thread, done first, takes on part of what the first has left  */
+
+/*
+ * Reads b with one thread and as plan says (the first thread waiting for the steal to
+ * be decided); both must succeed alike. Returns the split's outcome in *split and the
+ * steal's.
+ */
+static enum dump_split read_planned(const struct dumpbuf *b, struct dump_split_plan plan,
+				    enum dump_split *split)
+{
+	struct hr_error e1 = { 0 }, e2 = { 0 };
+	struct hr_dump *one = open_with(b, SIZE_MAX, &e1), *two;
+	enum dump_split steal;
+
+	plan.steal_wait = true;
+	two = dump_open_bytes_planned(b->bytes, b->len, "t.dump", &plan, &e2);
+	if (!one)
+		fail_msg("one thread: %s", e1.msg);
+	if (!two)
+		fail_msg("two threads: %s", e2.msg);
+	*split = dump_split_outcome(two);
+	steal = dump_steal_outcome(two);
+	assert_same_dump(one, two);
+	hr_dump_free(one);
+	hr_dump_free(two);
+	return steal;
+}
+
+/* The file's offset of the start of the last spans add_spans() adds from here. */
+static size_t spans_from(struct dumpbuf *b, uint64_t page, int spans)
+{
+	size_t at = b->len;
+
+	add_spans(b, page, spans);
+	return at;
+}
+
+/*
+ * The second half is a few spans at the end: the second thread is done while the
+ * first has nearly all the file left, and takes on the second half of that. The
+ * first thread ends a record where the stolen part starts, takes it, then the second
+ * half: the same index.
+ */
+static void test_steal_taken(void **state)
+{
+	struct dumpbuf b = { 0 };
+	struct dump_split_plan plan = { 0 };
+	enum dump_split split;
+
+	(void)state;
+	db_header(&b);
+	db_params(&b, HEAP_START, HEAP_END);
+	add_spans(&b, 0, 60);
+	plan.split_at = spans_from(&b, 200, 4);
+	db_eof(&b);
+	assert_int_equal(read_planned(&b, plan, &split), if_two_cpus(DUMP_SPLIT_KEPT));
+	assert_int_equal(split, if_two_cpus(DUMP_SPLIT_KEPT));
+	dumpbuf_release(&b);
+}
+
+/*
+ * The stolen part's start falls inside an object whose contents look like object
+ * records: the first thread steps over it, drops the stolen part and reads on to the
+ * second half, which it takes.
+ */
+static void test_steal_wrong_guess_dropped(void **state)
+{
+	struct dumpbuf b = { 0 };
+	struct dump_split_plan plan = { 0 };
+	enum dump_split split;
+
+	(void)state;
+	db_header(&b);
+	db_params(&b, HEAP_START, HEAP_END);
+	add_spans(&b, 0, 12);
+	plan.steal_at = add_decoy(&b, HEAP_START + (UINT64_C(1) << 31));
+	add_spans(&b, 1000, 8);
+	plan.split_at = spans_from(&b, 1200, 4);
+	db_eof(&b);
+	assert_int_equal(read_planned(&b, plan, &split), if_two_cpus(DUMP_SPLIT_DROPPED));
+	assert_int_equal(split, if_two_cpus(DUMP_SPLIT_KEPT));
+	dumpbuf_release(&b);
+}
+
+/*
+ * The second half's start is the wrong guess, inside a decoy, and the stolen part
+ * starts before it: reading on from a true boundary, the stolen part steps over the
+ * second half's start. The first thread takes the stolen part and drops the second
+ * half, then reads on alone from where the stolen part stopped.
+ */
+static void test_steal_steps_over_second_half(void **state)
+{
+	struct dumpbuf b = { 0 };
+	struct dump_split_plan plan = { 0 };
+	enum dump_split split;
+
+	(void)state;
+	db_header(&b);
+	db_params(&b, HEAP_START, HEAP_END);
+	add_spans(&b, 0, 12);
+	plan.steal_at = spans_from(&b, 100, 8);
+	plan.split_at = add_decoy(&b, HEAP_START + (UINT64_C(1) << 31));
+	add_spans(&b, 1000, 4);
+	db_eof(&b);
+	assert_int_equal(read_planned(&b, plan, &split), if_two_cpus(DUMP_SPLIT_KEPT));
+	assert_int_equal(split, if_two_cpus(DUMP_SPLIT_DROPPED));
+	dumpbuf_release(&b);
+}
+
+/*
+ * A record of another kind in the stolen part: it stops there, and the first thread,
+ * having taken it, reads that record and on to the second half.
+ */
+static void test_steal_stops_at_other_record(void **state)
+{
+	struct dumpbuf b = { 0 };
+	struct dump_split_plan plan = { 0 };
+	enum dump_split split;
+
+	(void)state;
+	db_header(&b);
+	db_params(&b, HEAP_START, HEAP_END);
+	add_spans(&b, 0, 12);
+	plan.steal_at = spans_from(&b, 100, 8);
+	add_other_root(&b, HEAP_START + 8);
+	add_spans(&b, 300, 8);
+	plan.split_at = spans_from(&b, 1000, 4);
+	db_eof(&b);
+	assert_int_equal(read_planned(&b, plan, &split), if_two_cpus(DUMP_SPLIT_KEPT));
+	assert_int_equal(split, if_two_cpus(DUMP_SPLIT_KEPT));
+	dumpbuf_release(&b);
+}
+
+/* A bad object in the stolen part: the same first error as one thread's. */
+static void test_steal_same_error(void **state)
+{
+	uint64_t outside = 4096;
+	struct dumpbuf b = { 0 };
+	struct dump_split_plan plan = { .steal_wait = true };
+	struct hr_error e1 = { 0 }, e2 = { 0 };
+
+	(void)state;
+	db_header(&b);
+	db_params(&b, HEAP_START, HEAP_END);
+	add_spans(&b, 0, 12);
+	plan.steal_at = spans_from(&b, 100, 8);
+	db_object(&b, HEAP_START + (UINT64_C(1) << 30), 16, 0, &outside, 1);
+	add_spans(&b, 300, 8);
+	plan.split_at = spans_from(&b, 1000, 4);
+	db_eof(&b);
+	assert_null(open_with(&b, SIZE_MAX, &e1));
+	assert_null(dump_open_bytes_planned(b.bytes, b.len, "t.dump", &plan, &e2));
+	assert_int_equal(e2.code, e1.code);
+	assert_string_equal(e2.msg, e1.msg);
+	if (!strstr(e1.msg, "lies outside the object"))
+		fail_msg("\"%s\" does not say \"lies outside the object\"", e1.msg);
+	dumpbuf_release(&b);
+}
+
 /* A dump cut short inside the second half: the same "no EOF record" count. */
 static void test_split_truncated(void **state)
 {
@@ -298,6 +460,11 @@ int main(void)
 		cmocka_unit_test(test_split_balances_cost),
 		cmocka_unit_test(test_split_same_errors),
 		cmocka_unit_test(test_split_truncated),
+		cmocka_unit_test(test_steal_taken),
+		cmocka_unit_test(test_steal_wrong_guess_dropped),
+		cmocka_unit_test(test_steal_steps_over_second_half),
+		cmocka_unit_test(test_steal_stops_at_other_record),
+		cmocka_unit_test(test_steal_same_error),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
