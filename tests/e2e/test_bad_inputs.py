@@ -880,6 +880,13 @@ class Cases:
         analyze_with("a FIFO with no writer as the binary", "fifo-binary", 1,
                      ["fifo-binary", "FIFO"])
         lab.remove("fifo-binary")
+        # the binary is opened while the dump is read: the dump's error still comes first
+        name = lab.write("half.dump", self.buf[:len(self.buf) // 2])
+        args = ("analyze", "-o", "out.pb.gz", "missing-binary", name)
+        res = lab.run(*args)
+        lab.add("a dump cut in half, and a missing binary", cmd(*args), 1, first_line(res),
+                lab.refusal(res, 1, [name], True), refused + " (the dump's error, first)")
+        lab.remove(name)
         args = ("analyze", "-o", "out.pb.gz", self.dump, self.bin)
         res = lab.run(*args)
         lab.add("binary and dump swapped", cmd(*args), 2, res.lines[0] if res.lines else "",
