@@ -92,7 +92,7 @@ static int open_dump_and_binary(const struct heap_input *in, const char *binary_
 		return err->code;
 	}
 	if (!in->binary)
-		return err->code; /* (HR_OK) */
+		return HR_OK;
 	*bin = b.bin;
 	*err = b.err;
 	if (check_go_binary(in->binary, binary_name, *dump, bin, err))

@@ -693,6 +693,19 @@ static const uint8_t *balanced_middle(const struct hr_dump *d, const uint8_t *fr
 	return from + (end - from) / 2;
 }
 
+/*
+ * Where a thread could start reading records of [from, end): the first plausible
+ * boundary from the middle of their estimated cost, or from byte test_at of the file
+ * when a test puts it inside; NULL if none.
+ */
+static const uint8_t *guess_start(const struct hr_dump *d, const uint8_t *from,
+				  const uint8_t *end, size_t test_at)
+{
+	if (test_at > (size_t)(from - d->map) && test_at < (size_t)(end - d->map))
+		return find_split(d, d->map + test_at, end);
+	return find_split(d, balanced_middle(d, from, end), end);
+}
+
 /* Object records into p from p->c.pos on, until the first other record, stop or past it
  * (NULL: none), or a cancel. */
 static void read_part(struct part *p, const uint8_t *stop, atomic_bool *cancel,
@@ -729,9 +742,7 @@ static const uint8_t *steal_start(const struct half *h, const uint8_t *from)
 
 	if (from < d->map || from >= h->start || (size_t)(h->start - from) < d->dump.steal_min)
 		return NULL;
-	if (d->dump.steal_at > (size_t)(from - d->map) && d->dump.steal_at < (size_t)(h->start - d->map))
-		return find_split(d, d->map + d->dump.steal_at, h->start);
-	return find_split(d, balanced_middle(d, from, h->start), h->start);
+	return guess_start(d, from, h->start, d->dump.steal_at);
 }
 
 /* The other thread, its first part done: takes on the second half of what is left. */
@@ -770,10 +781,7 @@ static void start_half(struct cursor *c)
 
 	if (left < d->dump.split_min || hr_cpus_usable() < 2)
 		return;
-	if (d->dump.split_at > (size_t)(c->pos - d->map) && d->dump.split_at < d->map_len)
-		start = find_split(d, d->map + d->dump.split_at, c->end);
-	else
-		start = find_split(d, balanced_middle(d, c->pos, c->end), c->end);
+	start = guess_start(d, c->pos, c->end, d->dump.split_at);
 	if (!start || !(h = calloc(1, sizeof(*h))))
 		return;
 	if (part_init(&h->first, d, start, c->end)) {
@@ -805,6 +813,14 @@ static void join_thread(struct half *h)
 	h->joined = true;
 }
 
+/* Releases the stolen part's index, if the other thread set one up and it is not taken. */
+static void release_steal(struct half *h)
+{
+	if (h->steal_ready)
+		heap_index_release(&h->steal.heap);
+	h->steal_ready = false;
+}
+
 /* Waits for the other thread and drops its work. */
 static void drop_half(struct cursor *c)
 {
@@ -815,8 +831,7 @@ static void drop_half(struct cursor *c)
 	atomic_store(&h->cancel, true);
 	join_thread(h);
 	heap_index_release(&h->first.heap);
-	if (h->steal_ready)
-		heap_index_release(&h->steal.heap);
+	release_steal(h);
 	free(h);
 	c->half = NULL;
 }
@@ -850,15 +865,11 @@ static int join_steal(struct cursor *c, const uint8_t *at)
 		return HR_OK;
 	}
 	join_thread(h);
-	h->steal_ready = false;
-	if ((rc = h->steal.rc)) {
-		heap_index_release(&h->steal.heap);
+	if ((rc = h->steal.rc))
 		*c->err = h->steal.err; /* the error reading on would have met */
-		return rc;
-	}
-	c->d->dump.steal = DUMP_SPLIT_KEPT;
-	rc = take_part(c, &h->steal);
-	heap_index_release(&h->steal.heap); /* (absorbed: already so, but for no memory) */
+	else if (!(rc = take_part(c, &h->steal)))
+		c->d->dump.steal = DUMP_SPLIT_KEPT;
+	release_steal(h); /* (absorbed: already so, but for no memory) */
 	return rc;
 }
 
@@ -877,8 +888,7 @@ static int join_half(struct cursor *c)
 		return HR_OK;
 	}
 	join_thread(h);
-	if (h->steal_ready) /* taken on when this thread was past its start */
-		heap_index_release(&h->steal.heap);
+	release_steal(h); /* taken on when this thread was past its start */
 	c->half = NULL;
 	rc = h->first.rc;
 	if (rc) {
