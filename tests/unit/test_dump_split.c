@@ -117,17 +117,24 @@ static enum dump_split read_both_ways(const struct dumpbuf *b)
 	return read_both_ways_at(b, 0);
 }
 
-/* Reads b both ways; both must fail with the same error line. */
-static void assert_same_error(const struct dumpbuf *b, const char *expect)
+/* Reads b with one thread and as plan says; both must fail with the same error line. */
+static void assert_same_error_planned(const struct dumpbuf *b,
+				      const struct dump_split_plan *plan, const char *expect)
 {
 	struct hr_error e1 = { 0 }, e2 = { 0 };
 
 	assert_null(open_with(b, SIZE_MAX, &e1));
-	assert_null(open_with(b, 0, &e2));
+	assert_null(dump_open_bytes_planned(b->bytes, b->len, "t.dump", plan, &e2));
 	assert_int_equal(e2.code, e1.code);
 	assert_string_equal(e2.msg, e1.msg);
 	if (!strstr(e1.msg, expect))
 		fail_msg("\"%s\" does not say \"%s\"", e1.msg, expect);
+}
+
+/* Reads b both ways (split_min 0: always split); the same error line. */
+static void assert_same_error(const struct dumpbuf *b, const char *expect)
+{
+	assert_same_error_planned(b, &(struct dump_split_plan){ 0 }, expect);
 }
 
 /* A heap of spans, some cut by the middle of the file: read in halves, the same index. */
@@ -281,32 +288,41 @@ static void test_split_same_errors(void **state)
 /* Steals: the second thread, done first, takes on part of what the first has left  */
 
 /*
- * Reads b with one thread and as plan says (the first thread waiting for the steal to
- * be decided); both must succeed alike. Returns the split's outcome in *split and the
- * steal's.
+ * Ends b with the EOF record and reads it with one thread and as plan says (the first
+ * thread waiting for the steal to be decided); both must succeed alike, the steal and
+ * the split come to what the test says, and b is released.
  */
-static enum dump_split read_planned(const struct dumpbuf *b, struct dump_split_plan plan,
-				    enum dump_split *split)
+static void check_planned(struct dumpbuf *b, struct dump_split_plan plan,
+			  enum dump_split steal, enum dump_split split)
 {
 	struct hr_error e1 = { 0 }, e2 = { 0 };
-	struct hr_dump *one = open_with(b, SIZE_MAX, &e1), *two;
-	enum dump_split steal;
+	struct hr_dump *one, *two;
 
+	db_eof(b);
+	one = open_with(b, SIZE_MAX, &e1);
 	plan.steal_wait = true;
 	two = dump_open_bytes_planned(b->bytes, b->len, "t.dump", &plan, &e2);
 	if (!one)
 		fail_msg("one thread: %s", e1.msg);
 	if (!two)
 		fail_msg("two threads: %s", e2.msg);
-	*split = dump_split_outcome(two);
-	steal = dump_steal_outcome(two);
+	assert_int_equal(dump_steal_outcome(two), if_two_cpus(steal));
+	assert_int_equal(dump_split_outcome(two), if_two_cpus(split));
 	assert_same_dump(one, two);
 	hr_dump_free(one);
 	hr_dump_free(two);
-	return steal;
+	dumpbuf_release(b);
 }
 
-/* The file's offset of the start of the last spans add_spans() adds from here. */
+/* b with its header and params record, then 12 spans from page 0. */
+static void steal_dump_begin(struct dumpbuf *b)
+{
+	db_header(b);
+	db_params(b, HEAP_START, HEAP_END);
+	add_spans(b, 0, 12);
+}
+
+/* add_spans() at the end of b; returns the offset in b where those spans start. */
 static size_t spans_from(struct dumpbuf *b, uint64_t page, int spans)
 {
 	size_t at = b->len;
@@ -325,17 +341,12 @@ static void test_steal_taken(void **state)
 {
 	struct dumpbuf b = { 0 };
 	struct dump_split_plan plan = { 0 };
-	enum dump_split split;
 
 	(void)state;
-	db_header(&b);
-	db_params(&b, HEAP_START, HEAP_END);
-	add_spans(&b, 0, 60);
+	steal_dump_begin(&b);
+	add_spans(&b, 100, 48);
 	plan.split_at = spans_from(&b, 200, 4);
-	db_eof(&b);
-	assert_int_equal(read_planned(&b, plan, &split), if_two_cpus(DUMP_SPLIT_KEPT));
-	assert_int_equal(split, if_two_cpus(DUMP_SPLIT_KEPT));
-	dumpbuf_release(&b);
+	check_planned(&b, plan, DUMP_SPLIT_KEPT, DUMP_SPLIT_KEPT);
 }
 
 /*
@@ -347,19 +358,13 @@ static void test_steal_wrong_guess_dropped(void **state)
 {
 	struct dumpbuf b = { 0 };
 	struct dump_split_plan plan = { 0 };
-	enum dump_split split;
 
 	(void)state;
-	db_header(&b);
-	db_params(&b, HEAP_START, HEAP_END);
-	add_spans(&b, 0, 12);
+	steal_dump_begin(&b);
 	plan.steal_at = add_decoy(&b, HEAP_START + (UINT64_C(1) << 31));
 	add_spans(&b, 1000, 8);
 	plan.split_at = spans_from(&b, 1200, 4);
-	db_eof(&b);
-	assert_int_equal(read_planned(&b, plan, &split), if_two_cpus(DUMP_SPLIT_DROPPED));
-	assert_int_equal(split, if_two_cpus(DUMP_SPLIT_KEPT));
-	dumpbuf_release(&b);
+	check_planned(&b, plan, DUMP_SPLIT_DROPPED, DUMP_SPLIT_KEPT);
 }
 
 /*
@@ -372,19 +377,13 @@ static void test_steal_steps_over_second_half(void **state)
 {
 	struct dumpbuf b = { 0 };
 	struct dump_split_plan plan = { 0 };
-	enum dump_split split;
 
 	(void)state;
-	db_header(&b);
-	db_params(&b, HEAP_START, HEAP_END);
-	add_spans(&b, 0, 12);
+	steal_dump_begin(&b);
 	plan.steal_at = spans_from(&b, 100, 8);
 	plan.split_at = add_decoy(&b, HEAP_START + (UINT64_C(1) << 31));
 	add_spans(&b, 1000, 4);
-	db_eof(&b);
-	assert_int_equal(read_planned(&b, plan, &split), if_two_cpus(DUMP_SPLIT_KEPT));
-	assert_int_equal(split, if_two_cpus(DUMP_SPLIT_DROPPED));
-	dumpbuf_release(&b);
+	check_planned(&b, plan, DUMP_SPLIT_KEPT, DUMP_SPLIT_DROPPED);
 }
 
 /*
@@ -395,20 +394,14 @@ static void test_steal_stops_at_other_record(void **state)
 {
 	struct dumpbuf b = { 0 };
 	struct dump_split_plan plan = { 0 };
-	enum dump_split split;
 
 	(void)state;
-	db_header(&b);
-	db_params(&b, HEAP_START, HEAP_END);
-	add_spans(&b, 0, 12);
+	steal_dump_begin(&b);
 	plan.steal_at = spans_from(&b, 100, 8);
 	add_other_root(&b, HEAP_START + 8);
 	add_spans(&b, 300, 8);
 	plan.split_at = spans_from(&b, 1000, 4);
-	db_eof(&b);
-	assert_int_equal(read_planned(&b, plan, &split), if_two_cpus(DUMP_SPLIT_KEPT));
-	assert_int_equal(split, if_two_cpus(DUMP_SPLIT_KEPT));
-	dumpbuf_release(&b);
+	check_planned(&b, plan, DUMP_SPLIT_KEPT, DUMP_SPLIT_KEPT);
 }
 
 /* A bad object in the stolen part: the same first error as one thread's. */
@@ -417,23 +410,15 @@ static void test_steal_same_error(void **state)
 	uint64_t outside = 4096;
 	struct dumpbuf b = { 0 };
 	struct dump_split_plan plan = { .steal_wait = true };
-	struct hr_error e1 = { 0 }, e2 = { 0 };
 
 	(void)state;
-	db_header(&b);
-	db_params(&b, HEAP_START, HEAP_END);
-	add_spans(&b, 0, 12);
+	steal_dump_begin(&b);
 	plan.steal_at = spans_from(&b, 100, 8);
 	db_object(&b, HEAP_START + (UINT64_C(1) << 30), 16, 0, &outside, 1);
 	add_spans(&b, 300, 8);
 	plan.split_at = spans_from(&b, 1000, 4);
 	db_eof(&b);
-	assert_null(open_with(&b, SIZE_MAX, &e1));
-	assert_null(dump_open_bytes_planned(b.bytes, b.len, "t.dump", &plan, &e2));
-	assert_int_equal(e2.code, e1.code);
-	assert_string_equal(e2.msg, e1.msg);
-	if (!strstr(e1.msg, "lies outside the object"))
-		fail_msg("\"%s\" does not say \"lies outside the object\"", e1.msg);
+	assert_same_error_planned(&b, &plan, "lies outside the object");
 	dumpbuf_release(&b);
 }
 
