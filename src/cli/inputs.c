@@ -70,17 +70,20 @@ static void *open_binary_thread(void *arg)
 }
 
 /*
- * Reads the dump at in->input and opens its binary at the same time: loading a
- * binary's DWARF is work of one thread (0.025 s for the benchmark's, much more for a
- * large service's) that the dump's reading leaves room for. The first error is the
- * dump's, as when they were opened one after the other.
+ * Reads the dump at in->input and opens its binary at the same time when the input
+ * starts as a dump does (is_dump): loading a binary's DWARF is work of one thread
+ * (0.025 s for the benchmark's, much more for a large service's) that the dump's
+ * reading leaves room for. The first error is the dump's, as when they were opened one
+ * after the other; one of a file that is no dump at all, or cannot be read, comes
+ * before the binary is loaded.
  */
 static int open_dump_and_binary(const struct heap_input *in, const char *binary_name,
-				struct hr_binary **bin, struct hr_dump **dump, struct hr_error *err)
+				bool is_dump, struct hr_binary **bin, struct hr_dump **dump,
+				struct hr_error *err)
 {
 	struct binary_opening b = { .path = in->binary, .name = binary_name };
 
-	if (in->binary)
+	if (in->binary && is_dump)
 		b.started = pthread_create(&b.thread, NULL, open_binary_thread, &b) == 0;
 	*dump = hr_dump_open(in->input, err);
 	if (b.started)
@@ -130,11 +133,12 @@ int open_heap_input(const struct heap_input *in, struct hr_binary **bin, struct 
 {
 	const char *name = in->input_name ? in->input_name : in->input;
 	const char *binary_name = in->binary_name ? in->binary_name : in->binary;
+	enum hr_input_kind kind = hr_input_kind_of(in->input);
 
 	*bin = NULL;
 	*dump = NULL;
-	if (hr_input_kind_of(in->input) != HR_INPUT_CORE)
-		return open_dump_and_binary(in, binary_name, bin, dump, err);
+	if (kind != HR_INPUT_CORE)
+		return open_dump_and_binary(in, binary_name, kind == HR_INPUT_DUMP, bin, dump, err);
 	if (!in->binary)
 		return hr_error_set(err, HR_EUSAGE, "%s is a core file: give the binary too "
 				    "(BINARY CORE)", name);

@@ -745,17 +745,36 @@ static const uint8_t *steal_start(const struct half *h, const uint8_t *from)
 	return guess_start(d, from, h->start, d->dump.steal_at);
 }
 
-/* The other thread, its first part done: takes on the second half of what is left. */
+/*
+ * Releases the stolen part's index, if one was set up and is not taken: by the other
+ * thread, when it finds no start, or by this one after joining it.
+ */
+static void release_steal(struct half *h)
+{
+	if (h->steal_ready)
+		heap_index_release(&h->steal.heap);
+	h->steal_ready = false;
+}
+
+/*
+ * The other thread, its first part done: takes on the second half of what is left.
+ * The part's index is made first (its page table, planned as the dump's, takes some
+ * milliseconds on a heap of gigabytes), and where the first thread is, after it: a
+ * start chosen before would more often be one the first thread has passed by then.
+ */
 static void steal(struct half *h)
 {
 	const uint8_t *at = NULL;
 
-	if (!h->first.rc && !atomic_load(&h->cancel))
-		at = steal_start(h, (const uint8_t *)atomic_load(&h->main_pos));
-	if (at && !part_init(&h->steal, h->first.c.d, at, h->first.c.end))
+	if (!h->first.rc && !atomic_load(&h->cancel) && !atomic_load(&h->cancel_steal) &&
+	    !part_init(&h->steal, h->first.c.d, h->start, h->first.c.end)) {
 		h->steal_ready = true;
-	else
-		at = NULL;
+		at = steal_start(h, (const uint8_t *)atomic_load(&h->main_pos));
+		if (at)
+			h->steal.c.pos = at;
+		else
+			release_steal(h);
+	}
 	atomic_store_explicit(&h->steal_at, at ? (uintptr_t)at : STEAL_NONE, memory_order_release);
 	if (at)
 		read_part(&h->steal, h->start, &h->cancel, &h->cancel_steal);
@@ -806,19 +825,12 @@ static void start_half(struct cursor *c)
 		sched_yield(); /* (tests: the steal decided before this thread reads on) */
 }
 
+/* Waits for the other thread to end, once: a steal taken joins it before the half does. */
 static void join_thread(struct half *h)
 {
 	if (!h->joined)
 		pthread_join(h->thread, NULL);
 	h->joined = true;
-}
-
-/* Releases the stolen part's index, if the other thread set one up and it is not taken. */
-static void release_steal(struct half *h)
-{
-	if (h->steal_ready)
-		heap_index_release(&h->steal.heap);
-	h->steal_ready = false;
 }
 
 /* Waits for the other thread and drops its work. */
@@ -887,8 +899,11 @@ static int join_half(struct cursor *c)
 		c->d->dump.split = DUMP_SPLIT_DROPPED;
 		return HR_OK;
 	}
+	/* a steal this thread never met (it passed the start before the other thread said
+	 * where it would be): stopped, not waited for */
+	atomic_store(&h->cancel_steal, true);
 	join_thread(h);
-	release_steal(h); /* taken on when this thread was past its start */
+	release_steal(h); /* a steal not taken: dropped, or never met */
 	c->half = NULL;
 	rc = h->first.rc;
 	if (rc) {
@@ -914,6 +929,7 @@ static int meet_half(struct cursor *c)
 		uintptr_t at;
 
 		atomic_store_explicit(&h->main_pos, (uintptr_t)c->pos, memory_order_relaxed);
+		/* (relaxed: the stolen part is read only after the thread is joined) */
 		at = atomic_load_explicit(&h->steal_at, memory_order_relaxed);
 		if (at == STEAL_NONE)
 			c->steal_open = false;
