@@ -99,6 +99,20 @@ const struct hr_defer *hr_dump_defers(const struct hr_dump *dump, size_t *count)
 const struct hr_panic *hr_dump_panics(const struct hr_dump *dump, size_t *count);
 /* NULL when the dump has no memstats record. */
 const struct hr_memstats *hr_dump_memstats(const struct hr_dump *dump);
+/*
+ * How the dump's records were read (for --stats). From 64 MiB, a second thread reads
+ * the second half from second_at, a record's start found by looking; if that was no
+ * record's start, the first thread read on alone (second_kept false). When the second
+ * thread was done first, it may have taken on the first's rest from steal_at (0: no
+ * such steal; kept even when second_at's part was not). All 0 for a model a dump did
+ * not build.
+ */
+struct hr_dump_reading {
+	uint64_t second_at;   /* 0: one thread read it all */
+	bool second_kept;
+	uint64_t steal_at;
+};
+struct hr_dump_reading hr_dump_reading(const struct hr_dump *dump);
 
 /* --- types the records give (go1.3 and go1.4 dumps) ----------------------------------- */
 /*

@@ -594,6 +594,7 @@ static int analysis_open(const char *binary, const char *dump,
 			return err->code;
 	}
 	stats_mark(o->stats, "read+index", stderr); /* open_heap_input() checked it is Go */
+	stats_reading(o->stats, an->dump, stderr);
 	stats_mark(o->stats, "binary", stderr);
 	return HR_OK;
 }

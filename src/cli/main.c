@@ -48,6 +48,7 @@ static struct hr_dump *open_dump(const char *binary, const char *path, struct st
 			hr_dump_object_count(dump)
 				? (double)hr_dump_index_bytes(dump) / (double)hr_dump_object_count(dump)
 				: 0.0);
+		stats_reading(stats, dump, stderr);
 	}
 	return dump;
 }

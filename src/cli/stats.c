@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* stats.c - timing and peak-memory sampling for --stats (see stats.h). */
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <time.h>
 
+#include "heapref/dump.h"
 #include "stats.h"
 
 struct stats {
@@ -106,6 +108,24 @@ void stats_mark(struct stats *s, const char *phase, FILE *out)
 		wall, cpu - s->cpu0, (double)peak / 1024.0);
 	s->wall0 = now;
 	s->cpu0 = cpu;
+}
+
+void stats_reading(const struct stats *s, const struct hr_dump *dump, FILE *out)
+{
+	struct hr_dump_reading r;
+	char steal[96] = "";
+
+	if (!s || !hr_dump_format_minor(dump))
+		return;
+	r = hr_dump_reading(dump);
+	if (r.steal_at)
+		snprintf(steal, sizeof(steal), "; the second took on the first's rest from byte %" PRIu64,
+			 r.steal_at);
+	if (!r.second_at)
+		fprintf(out, "heapref: reading: one thread\n");
+	else
+		fprintf(out, "heapref: reading: two threads, the second from byte %" PRIu64 "%s%s\n",
+			r.second_at, r.second_kept ? "" : " (dropped: no record starts there)", steal);
 }
 
 void stats_stop(struct stats *s)

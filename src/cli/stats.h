@@ -16,6 +16,12 @@ struct stats;
 struct stats *stats_start(void);
 /* Prints "stats: PHASE: wall, CPU, peak anonymous RSS" for the time since the last mark. */
 void stats_mark(struct stats *s, const char *phase, FILE *out);
+struct hr_dump;
+/*
+ * With s (--stats): how dump's records were read, by one thread or two (see
+ * hr_dump_reading()): "heapref: reading: ...". Nothing for a core or a process.
+ */
+void stats_reading(const struct stats *s, const struct hr_dump *dump, FILE *out);
 /* Stops sampling; NULL is fine. */
 void stats_stop(struct stats *s);
 

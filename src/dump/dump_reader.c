@@ -879,8 +879,10 @@ static int join_steal(struct cursor *c, const uint8_t *at)
 	join_thread(h);
 	if ((rc = h->steal.rc))
 		*c->err = h->steal.err; /* the error reading on would have met */
-	else if (!(rc = take_part(c, &h->steal)))
+	else if (!(rc = take_part(c, &h->steal))) {
 		c->d->dump.steal = DUMP_SPLIT_KEPT;
+		c->d->dump.steal_start = (size_t)(at - c->d->map);
+	}
 	release_steal(h); /* (absorbed: already so, but for no memory) */
 	return rc;
 }
@@ -1242,5 +1244,16 @@ size_t dump_split_start(const struct hr_dump *d)
 enum dump_split dump_steal_outcome(const struct hr_dump *d)
 {
 	return (enum dump_split)d->dump.steal;
+}
+
+struct hr_dump_reading hr_dump_reading(const struct hr_dump *d)
+{
+	bool kept = d->dump.split == DUMP_SPLIT_KEPT;
+
+	return (struct hr_dump_reading){
+		.second_at = d->dump.split_start,
+		.second_kept = kept,
+		.steal_at = d->dump.steal == DUMP_SPLIT_KEPT ? d->dump.steal_start : 0,
+	};
 }
 

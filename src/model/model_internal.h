@@ -240,6 +240,7 @@ struct dump_extras {
 	size_t steal_at;        /* 0, or where tests have the steal's start looked for */
 	bool steal_wait;        /* tests: the first thread waits until the steal is decided */
 	int steal;              /* enum dump_split: what became of the steal */
+	size_t steal_start;     /* where a kept steal started (an offset) */
 };
 
 /* The heap model (model.h). */

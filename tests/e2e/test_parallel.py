@@ -37,6 +37,7 @@ import tempfile
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import dumpfmt  # noqa: E402
 import profile  # noqa: E402
 import progs  # noqa: E402
 import reach  # noqa: E402
@@ -99,6 +100,48 @@ class SecondThreads(unittest.TestCase):
         threads."""
         self.check_same("stripped", ldflags="-s -w")
 
+    def run_stats(self, binary, dump, one_cpu):
+        cmd = ([shutil.which("taskset"), "-c", "0"] if one_cpu else []) + [
+            HEAPREF, "analyze", "--stats", "-o", os.path.join(self.tmp, "stats.pb.gz"),
+            binary, dump]
+        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           timeout=TIMEOUT)
+        err = p.stderr.decode(errors="replace")
+        self.assertEqual(p.returncode, 0, err)
+        lines = [l for l in err.splitlines() if l.startswith("heapref: reading: ")]
+        self.assertEqual(len(lines), 1, err)
+        return lines[0]
+
+    def test_reading_stats(self):
+        """--stats says how the records were read: on two processors by two threads,
+        the second from an object record's start (found independently by dumpfmt), and a
+        steal, if the second thread took one, from another one before it; on one
+        processor by one thread."""
+        binary, dump, _ = progs.prepare("gen", WORK, args=GEN_ARGS, go=GO, env=ENV)
+        self.assertEqual(self.run_stats(binary, dump, True), "heapref: reading: one thread")
+        line = self.run_stats(binary, dump, False)
+        m = READING_RE.fullmatch(line)
+        self.assertIsNotNone(m, line)
+        with open(dump, "rb") as f:
+            _, recs = dumpfmt.split(f.read())
+        starts, at = set(), dumpfmt.HEADER_LEN
+        for r in recs:
+            if r.kind == dumpfmt.OBJECT:
+                starts.add(at)
+            at += len(r.raw)
+        second = int(m.group(1))
+        self.assertTrue(second in starts, "byte %d: no object record starts there" % second)
+        self.assertIsNone(m.group(2), "gen's dump: the second thread's start is a record's, "
+                          "so it is kept")
+        if m.group(3):
+            steal = int(m.group(3))
+            self.assertTrue(steal in starts, "byte %d: no object record starts there" % steal)
+            self.assertLess(steal, second)
+
+
+READING_RE = re.compile(r"heapref: reading: two threads, the second from byte (\d+)"
+                        r"( \(dropped: no record starts there\))?"
+                        r"(?:; the second took on the first's rest from byte (\d+))?")
 
 # (--threads, HEAPREF_TEST_PASS1_CHUNK, HEAPREF_TEST_PASS1_STREAM): the first is the
 # reference

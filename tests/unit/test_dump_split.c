@@ -292,6 +292,29 @@ static void test_split_same_errors(void **state)
  * thread waiting for the steal to be decided); both must succeed alike, the steal and
  * the split come to what the test says, and b is released.
  */
+/*
+ * What --stats says of the reading (hr_dump_reading()) agrees with what happened: one
+ * read by one thread; two's second thread from the start found, kept or not, and its
+ * steal, if taken, from before that start: from the plan's, which tests put at a
+ * record's start.
+ */
+static void assert_reading(const struct hr_dump *one, const struct hr_dump *two,
+			   const struct dump_split_plan *plan)
+{
+	struct hr_dump_reading r1 = hr_dump_reading(one), r2 = hr_dump_reading(two);
+	bool stolen = dump_steal_outcome(two) == DUMP_SPLIT_KEPT;
+
+	assert_true(!r1.second_at && !r1.second_kept && !r1.steal_at);
+	assert_int_equal(r2.second_at, dump_split_start(two));
+	assert_int_equal(r2.second_kept, dump_split_outcome(two) == DUMP_SPLIT_KEPT);
+	assert_int_equal(r2.steal_at != 0, stolen);
+	if (stolen) {
+		assert_true(r2.steal_at < r2.second_at);
+		if (plan->steal_at)
+			assert_int_equal(r2.steal_at, plan->steal_at);
+	}
+}
+
 static void check_planned(struct dumpbuf *b, struct dump_split_plan plan,
 			  enum dump_split steal, enum dump_split split)
 {
@@ -308,6 +331,7 @@ static void check_planned(struct dumpbuf *b, struct dump_split_plan plan,
 		fail_msg("two threads: %s", e2.msg);
 	assert_int_equal(dump_steal_outcome(two), if_two_cpus(steal));
 	assert_int_equal(dump_split_outcome(two), if_two_cpus(split));
+	assert_reading(one, two, &plan);
 	assert_same_dump(one, two);
 	hr_dump_free(one);
 	hr_dump_free(two);
