@@ -20,7 +20,8 @@ struct hr_dump *dump_open_bytes_split(const void *bytes, size_t len, const char 
 /*
  * dump_open_bytes_split() with split_min 0, the second half's start looked for from
  * byte split_at of the file rather than from the middle of the estimated cost (tests
- * put it where they need it). The result is the same wherever it is.
+ * put it where they need it). The result is the same wherever it is. steal_min is 0
+ * too: whether a steal happens is then a matter of timing, and changes nothing either.
  */
 struct hr_dump *dump_open_bytes_split_at(const void *bytes, size_t len, const char *name,
 					 size_t split_at, struct hr_error *err);
@@ -38,7 +39,9 @@ struct hr_dump *dump_open_bytes_planned(const void *bytes, size_t len, const cha
 					const struct dump_split_plan *plan, struct hr_error *err);
 /* What became of reading the second half with another thread (and of a steal). */
 enum dump_split {
-	DUMP_SPLIT_NONE,    /* not tried: a small file, one processor, no plausible start */
+	DUMP_SPLIT_NONE,    /* not tried: a small file, one processor, no plausible start
+			     * (a steal: also the second thread not done first, or less than
+			     * steal_min left to the first) */
 	DUMP_SPLIT_DROPPED, /* its start was no record boundary: read by one thread after all */
 	DUMP_SPLIT_KEPT,
 };
