@@ -55,6 +55,8 @@ struct hr_scan_summary {
 	uint64_t streams;        /* times a narrow walk gave a worker part of it to walk ahead */
 	uint64_t stream_objects; /* of worker_objects, walked ahead that way */
 	uint64_t stream_stops;   /* streams stopped: a claim the rest of the walk made first */
+	uint64_t split_runs;     /* long runs of elements (a []*T of thousands) queued in pieces */
+	uint64_t pieces;         /* the pieces they were queued in */
 	unsigned go_minor;       /* the N of the dump's go1.N build version, 0 unknown */
 };
 

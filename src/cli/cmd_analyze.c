@@ -620,9 +620,11 @@ static void on_phase(void *ctx, const char *phase, const struct hr_analysis *an,
 	if (p->stats && !strcmp(phase, "pass 1"))
 		fprintf(stderr, "heapref: threads of pass 1: %u; heap objects walked by workers: "
 			"%" PRIu64 " of %" PRIu64 " queued, %" PRIu64 " of them ahead of a "
-			"narrow walk (%" PRIu64 " times, %" PRIu64 " stopped by a claim)\n",
+			"narrow walk (%" PRIu64 " times, %" PRIu64 " stopped by a claim); %" PRIu64
+			" long runs queued in %" PRIu64 " pieces\n",
 			sum->pass1_threads, sum->worker_objects, sum->queued_objects,
-			sum->stream_objects, sum->streams, sum->stream_stops);
+			sum->stream_objects, sum->streams, sum->stream_stops, sum->split_runs,
+			sum->pieces);
 	if (p->stats && !strcmp(phase, "dominators"))
 		fprintf(stderr, "heapref: the dominator tree: %s\n",
 			an->dominators_made == HR_DOM_MADE_BESIDE ? "made beside pass 1's heap walk"

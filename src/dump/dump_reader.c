@@ -1256,4 +1256,3 @@ struct hr_dump_reading hr_dump_reading(const struct hr_dump *d)
 		.steal_at = d->dump.steal == DUMP_SPLIT_KEPT ? d->dump.steal_start : 0,
 	};
 }
-

@@ -195,16 +195,30 @@ inline bool scan_claim(struct walker *wk, uint32_t obj, uint64_t size, uint32_t 
 
 #define FEED_EVERY 256 /* objects queued; see pass1_feed() */
 
-static int push_to_queue(void *queue, const struct work *w)
+/* The queue, and the items pushed to it for one queued object: its pieces if more than 1. */
+struct queue_pushes {
+	struct work_queue *queue;
+	uint64_t items;
+};
+
+static int push_to_queue(void *ctx, const struct work *w)
 {
-	return queue_push(queue, w);
+	struct queue_pushes *q = ctx;
+
+	q->items++;
+	return queue_push(q->queue, w);
 }
 
 int scan_enqueue(struct walker *wk, const struct work *w)
 {
 	struct scan_results *res = wk->res;
-	int rc = scan_split_work(&wk->tables, w, push_to_queue, &res->queue);
+	struct queue_pushes q = { &res->queue, 0 };
+	int rc = scan_split_work(&wk->tables, w, push_to_queue, &q);
 
+	if (q.items > 1) {
+		res->sum.split_runs++;
+		res->sum.pieces += q.items;
+	}
 	res->sum.queued_objects++;
 	if (res->pool && ++res->queued_since_feed >= FEED_EVERY) {
 		res->queued_since_feed = 0;

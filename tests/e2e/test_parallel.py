@@ -149,7 +149,11 @@ THREAD_RUNS = [(1, None, None), (2, None, None), (2, "1", None), (3, "1", None),
                (2, "5", None), (2, None, "1,1"), (3, None, "1,3"), (2, None, "16,64")]
 WORKERS_RE = re.compile(r"heapref: threads of pass 1: (\d+); heap objects walked by workers: "
                         r"(\d+) of (\d+) queued, (\d+) of them ahead of a narrow walk "
-                        r"\((\d+) times, (\d+) stopped by a claim\)")
+                        r"\((\d+) times, (\d+) stopped by a claim\); (\d+) long runs queued "
+                        r"in (\d+) pieces")
+# pieces/main.go's long runs (walk.c's PIECE_*): elements of 8 bytes in objects of 64 KiB
+# or more are queued 1024 to a piece
+PIECE_ELEMENTS = 1024
 REACHED_RE = re.compile(r"heapref: reachable: (\d+) objects")
 
 
@@ -192,6 +196,8 @@ class Pass1Threads(unittest.TestCase):
                 m = WORKERS_RE.search(err)
                 self.assertIsNotNone(m, err)
                 got["workers"] = tuple(int(m.group(k)) for k in range(1, 7))
+                # the same with any threads: part of what is compared with one thread's
+                got["pieces"] = (int(m.group(7)), int(m.group(8)))
                 got["reached"] = int(REACHED_RE.search(err).group(1))
         for cmd in ("retained", "goroutines"):
             got[cmd], _ = self.run_heapref(threads, chunk, stream, [cmd, "--format", "tsv",
@@ -200,7 +206,7 @@ class Pass1Threads(unittest.TestCase):
 
     def test_every_program_same_outputs(self):
         for name in progs.PROGRAMS:
-            binary, dump, _ = progs.prepare(name, WORK, go=GO, env=ENV)
+            binary, dump, facts = progs.prepare(name, WORK, go=GO, env=ENV)
             big = sum(1 for size in reach.load(dump).sizes if size > 64 << 10)
             ref = None
             for threads, chunk, stream in THREAD_RUNS:
@@ -214,6 +220,14 @@ class Pass1Threads(unittest.TestCase):
                     self.assertGreater(queued, 0, name)
                     self.assertLessEqual(ahead, by_workers)
                     self.assertLessEqual(stops, streams)
+                    runs, pieces = got["pieces"]
+                    self.assertGreaterEqual(pieces, 2 * runs, name)
+                    if name == "pieces":
+                        # main.bigList's run, and main.tail's from its view on: no
+                        # other object of this small heap holds a long run
+                        want = [facts["big_n"], facts["other_n"] - facts["cut"]]
+                        self.assertEqual((runs, pieces), (2, sum(-(-n // PIECE_ELEMENTS)
+                                                                 for n in want)), name)
                     if threads == 1 or not stream:
                         self.assertEqual((ahead, streams), (0, 0))
                     if threads == 1:
