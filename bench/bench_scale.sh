@@ -34,21 +34,22 @@
 #
 # For each dump it prints the machine's load (1-minute average) before and after the
 # runs; the floor: `cat DUMP > /dev/null` of the cached file (read once, then the fastest
-# of 3, printed with all three and its speed in GB/s); heapref's warm-up run after it (not counted, as the floor's first read);
-# heapref's phases (read+index, binary, pass 1, pass 2, output) from --stats: wall, CPU
-# and peak anonymous memory (heapref's own memory, sampled every ms, without the mapped
-# dump); the whole process's wall (the total), user+system CPU and peak RSS with the
-# mapping; and a check of the reached totals against gen's facts, so that a broken
-# analysis cannot post a good time: gen's kept_objects / kept_bytes (what it allocated
-# and keeps, counted by itself) <= heapref's reached <= the runtime's live heap at dump
-# time (memstats_heap_objects / memstats_heap_alloc, which add the runtime's own
-# objects and, for maps, their storage). Then a summary table, a table per phase (ns
-# per object in the dump and the phase's wall against the floor), the 10M/1M ratios of
-# the shapes (linear time => the ratio of their objects: ~10, ~16 for small) and the
-# issue's goals for mixed-4g, and for each 1 GiB-class set (mixed-1g, small-1g,
-# records-1g) whether its total is within 10x its floor (issue 33). The process line adds
-# its system CPU time, and one more run under `strace -f -c` counts heapref's system calls
-# (fails above 100,000: a system call per object or per drain shows as millions).
+# of 3, printed with all three and its speed in GB/s); heapref's warm-up run after it
+# (not counted, as the floor's first read); heapref's phases (read+index, binary, pass 1,
+# pass 2, output) from --stats: wall, CPU and peak anonymous memory (heapref's own
+# memory, sampled every ms, without the mapped dump); the whole process's wall (the
+# total), user+system CPU and peak RSS with the mapping; and a check of the reached
+# totals against gen's facts, so that a broken analysis cannot post a good time: gen's
+# kept_objects / kept_bytes (what it allocated and keeps, counted by itself) <= heapref's
+# reached <= the runtime's live heap at dump time (memstats_heap_objects /
+# memstats_heap_alloc, which add the runtime's own objects and, for maps, their storage).
+# Then a summary table, a table per phase (ns per object in the dump and the phase's wall
+# against the floor), the 10M/1M ratios of the shapes (linear time => the ratio of their
+# objects: ~10, ~16 for small) and the issue's goals for mixed-4g, and for each
+# 1 GiB-class set (mixed-1g, small-1g, records-1g) whether its total is within 10x its
+# floor (issue 33). The process line adds its system CPU time, and one more run under
+# `strace -f -c` counts heapref's system calls (fails above 100,000: a system call per
+# object or per drain shows as millions).
 # Exit status: 0, or 1 if heapref failed or a check failed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -97,8 +98,8 @@ echo "started: $(date -u '+%Y-%m-%d %H:%M UTC'), load $(cut -d' ' -f1-3 /proc/lo
 
 # floor: cat of the cached file, in seconds: one read to cache it, then the fastest of 3
 # (one timed read varied 2x on the loaded machine). Prints the fastest, then all three:
-# the floor moves from run to run (0.047 to 0.107 s for records-1g here, 11-28), and
-# every ratio with it.
+# the floor moves between runs (0.039 to 0.116 s for records-1g here since 11-27,
+# docs/performance.md), and every ratio with it.
 cat_floor() {
   local i t0 t1 best_ns= all=
   cat "$dump" > /dev/null
