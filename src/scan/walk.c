@@ -1061,6 +1061,79 @@ static void walk_slot_members(struct walker *wk, uint32_t i, uint64_t addr, uint
 	}
 }
 
+#define NIL_PLAN_MAX 4 /* words */
+
+/*
+ * The offsets in a slot of the words walk_slot_members() follows, when each member it
+ * walks is one such word (a pointer, string, slice, map or channel): their count, or 0
+ * when some member is not (an interface, whose nil data word the walk leaves).
+ */
+static unsigned slot_nil_plan(const struct scan_tables *tb, uint32_t slot,
+			      uint64_t offsets[NIL_PLAN_MAX])
+{
+	const struct hr_type *t = scan_resolved_type(tb, slot);
+	unsigned n = 0;
+
+	for (uint32_t k = 0; k < t->member_count; k++) {
+		uint32_t index = t->first_member + k;
+		const struct hr_member *m = hr_binary_member(tb->bin, index);
+		unsigned role = scan_member_role(tb, index);
+
+		if (scan_type_inert(tb, m->type) || (role != ROLE_KEY && role != ROLE_ELEM))
+			continue;
+		switch (scan_resolved_type(tb, m->type)->kind) {
+		case HR_KIND_PTR:
+		case HR_KIND_STRING:
+		case HR_KIND_SLICE:
+		case HR_KIND_MAP:
+		case HR_KIND_CHAN:
+			if (n == NIL_PLAN_MAX)
+				return 0;
+			offsets[n++] = m->offset;
+			break;
+		default:
+			return 0;
+		}
+	}
+	return n;
+}
+
+/* Whether follow_word_to() would only tick the word at addr: nil, or nothing to follow. */
+static bool word_is_nil(const struct walker *wk, uint64_t addr, uint64_t *bit)
+{
+	const struct scan_tables *tb = &wk->tables;
+	const struct region *r = wk->region;
+
+	*bit = UINT64_MAX;
+	if (addr < r->addr || (addr - r->addr) & (tb->ps - 1) || addr - r->addr >= r->len)
+		return true;
+	*bit = scan_words(tb, addr - r->addr);
+	if (*bit >= r->nwords || !hr_bit_get(r->bits, *bit)) {
+		*bit = UINT64_MAX;
+		return true;
+	}
+	return region_word(tb, r, addr) == 0;
+}
+
+/*
+ * An empty slot (all the words its walk follows nil: a swiss table is up to 7/8 full)
+ * settled as walk_slot_members() would, without it: its words ticked. False, having
+ * done nothing, if it is not one.
+ */
+static bool settle_nil_slot(struct walker *wk, uint64_t addr, const uint64_t *offsets,
+			    unsigned n)
+{
+	uint64_t bits[NIL_PLAN_MAX];
+
+	for (unsigned j = 0; j < n; j++)
+		if (!word_is_nil(wk, addr + offsets[j], &bits[j]))
+			return false;
+	for (unsigned j = 0; j < n; j++)
+		if (bits[j] != UINT64_MAX)
+			hr_bit_clear(wk->region->bits, bits[j]);
+	return true;
+}
+
 /*
  * Group addr of run i, a swiss table's groups {ctrl; slots [8]slot}, walked in place
  * when its slots can be (slot_in_place()): slot by slot, as the frames of the group, of
@@ -1072,7 +1145,8 @@ static bool walk_group_in_place(struct walker *wk, uint32_t i, uint64_t addr)
 	const struct scan_tables *tb = &wk->tables;
 	uint32_t group = wk->frames[i].type, aux = wk->frames[i].aux, slots = 0;
 	const struct hr_type *t = scan_resolved_type(tb, group), *run;
-	uint64_t offset = 0;
+	uint64_t offset = 0, nil_offsets[NIL_PLAN_MAX];
+	unsigned nil_words;
 
 	if (scan_type_layout(tb, group) || t->shape != HR_SHAPE_STRUCT)
 		return false;
@@ -1091,9 +1165,13 @@ static bool walk_group_in_place(struct walker *wk, uint32_t i, uint64_t addr)
 	if (!slots || scan_type_layout(tb, slots) || run->shape != HR_SHAPE_ARRAY ||
 	    !run->elem || !slot_in_place(tb, run->elem, aux))
 		return false;
-	for (uint64_t k = 0; k < run->count && !wk->status; k++)
-		walk_slot_members(wk, i, addr + offset + k * elem_size(tb, run->elem),
-				  scan_resolve(tb, run->elem), aux);
+	nil_words = slot_nil_plan(tb, run->elem, nil_offsets);
+	for (uint64_t k = 0; k < run->count && !wk->status; k++) {
+		uint64_t slot = addr + offset + k * elem_size(tb, run->elem);
+
+		if (!nil_words || !settle_nil_slot(wk, slot, nil_offsets, nil_words))
+			walk_slot_members(wk, i, slot, scan_resolve(tb, run->elem), aux);
+	}
 	return true;
 }
 
