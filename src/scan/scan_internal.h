@@ -461,6 +461,10 @@ struct walker {
 	struct hr_frame_vars fv;   /* scratch for frame variables */
 	struct hr_frame_vars closure_fv; /* scratch for a closure's captured variables */
 	struct walk_counts counts;
+	struct iface_memo {        /* layout_iface_dynamic()'s last answer */
+		uint64_t word;         /* 0: none */
+		uint32_t iface_type, dyn;
+	} iface_memo;
 
 	char name_buf[1024];
 	struct node_cache_entry node_cache[NODE_CACHE_SIZE];
