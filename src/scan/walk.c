@@ -162,22 +162,32 @@ static void format_name(const struct scan_tables *tb, char *buf, size_t len, uns
  * The child of parent for a name (kind, a, b), through a small cache so that the name
  * is formatted and hashed once per distinct chain, not once per object.
  */
-static uint32_t named_child(struct walker *wk, uint32_t parent, unsigned kind, uint64_t a,
-			    uint32_t b, const char *str)
+static __attribute__((noinline)) uint32_t
+named_child_made(struct walker *wk, struct node_cache_entry *e, uint32_t parent, unsigned kind,
+		 uint64_t a, uint32_t b, const char *str)
 {
-	uint64_t h = ((uint64_t)parent * 0x9E3779B97F4A7C15u) ^ (a * 0xC2B2AE3D27D4EB4Fu) ^
-		     ((uint64_t)b << 32 | kind);
-	struct node_cache_entry *e = &wk->node_cache[(h ^ (h >> 29)) % NODE_CACHE_SIZE];
 	uint32_t child;
 
-	if (e->child && e->parent == parent && e->kind == kind && e->a == a && e->b == b &&
-	    (!(e->child & PENDING_NODE) || e->log_seq == wk->log_seq))
-		return e->child;
 	format_name(&wk->tables, wk->name_buf, sizeof(wk->name_buf), kind, a, b, str);
 	child = make_child(wk, parent, wk->name_buf);
 	*e = (struct node_cache_entry){ .a = a, .parent = parent, .b = b, .child = child,
 					.kind = kind, .log_seq = wk->log_seq };
 	return child;
+}
+
+/* (A cache hit, nearly every call, is inlined: the walk names a child for each claim.) */
+static inline __attribute__((always_inline)) uint32_t
+named_child(struct walker *wk, uint32_t parent, unsigned kind, uint64_t a, uint32_t b,
+	    const char *str)
+{
+	uint64_t h = ((uint64_t)parent * 0x9E3779B97F4A7C15u) ^ (a * 0xC2B2AE3D27D4EB4Fu) ^
+		     ((uint64_t)b << 32 | kind);
+	struct node_cache_entry *e = &wk->node_cache[(h ^ (h >> 29)) % NODE_CACHE_SIZE];
+
+	if (e->child && e->parent == parent && e->kind == kind && e->a == a && e->b == b &&
+	    (!(e->child & PENDING_NODE) || e->log_seq == wk->log_seq))
+		return e->child;
+	return named_child_made(wk, e, parent, kind, a, b, str);
 }
 
 uint32_t sub_objects_node(struct walker *wk, uint32_t parent)
@@ -229,6 +239,9 @@ uint32_t frame_node(struct walker *wk, uint32_t i)
 {
 	size_t n = 0;
 	uint32_t j;
+
+	if (wk->frames[i].node != HR_CHAINS_NONE) /* nearly always: made once per frame */
+		return wk->frames[i].node;
 
 	/* Parents sit below their children on the stack, so the path is at most i long. */
 	for (j = i; j != NO_FRAME && wk->frames[j].node == HR_CHAINS_NONE; j = wk->frames[j].parent)
