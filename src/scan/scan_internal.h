@@ -189,6 +189,12 @@ struct root_word {
 	uint32_t goroutine;  /* index + 1 of the goroutine whose frame holds it, or 0 */
 };
 
+/* layout_iface_dynamic()'s last answer, a walker's. */
+struct iface_memo {
+	uint64_t word;         /* 0: none */
+	uint32_t iface_type, dyn;
+};
+
 struct node_cache_entry {
 	uint64_t a;
 	uint32_t parent;
@@ -461,10 +467,9 @@ struct walker {
 	struct hr_frame_vars fv;   /* scratch for frame variables */
 	struct hr_frame_vars closure_fv; /* scratch for a closure's captured variables */
 	struct walk_counts counts;
-	struct iface_memo {        /* layout_iface_dynamic()'s last answer */
-		uint64_t word;         /* 0: none */
-		uint32_t iface_type, dyn;
-	} iface_memo;
+	struct iface_memo iface_memo;
+	int8_t nil_nowhere;        /* address 0 in neither heap nor data: 1, 0, or -1 not
+				    * known yet (walk.c, nil_leads_nowhere()) */
 
 	char name_buf[1024];
 	struct node_cache_entry node_cache[NODE_CACHE_SIZE];

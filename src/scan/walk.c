@@ -31,6 +31,7 @@ void walker_init(struct walker *wk, const struct scan_ctx *ctx, struct scan_resu
 	wk->res = res;
 	wk->visited = res->visited;
 	wk->holder = HR_SCAN_BY_ROOT;
+	wk->nil_nowhere = -1;
 }
 
 void walker_release(struct walker *wk)
@@ -343,8 +344,23 @@ struct static_view *static_accept(struct walker *wk, const struct static_view *v
 }
 
 /*
- * Inlined into follow_word_to(), its caller for nearly every word: pass 1 of small-1m
- * runs 3.9% fewer instructions (callgrind, one thread).
+ * Whether address 0 is in neither heap nor data, as in every Go process: a nil word
+ * then leads nowhere. (A made-up dump may put an object or a segment there; it is
+ * followed as any other word then.) Found once per walker.
+ */
+static bool nil_leads_nowhere(struct walker *wk)
+{
+	uint64_t start, size;
+
+	if (wk->nil_nowhere < 0)
+		wk->nil_nowhere = hr_dump_object_span_at(wk->tables.dump, 0, &start, &size) < 0 &&
+				  static_segment(wk->res, 0) < 0;
+	return wk->nil_nowhere;
+}
+
+/*
+ * Inlined into follow_word_to(), its caller for nearly every word (and follow_value()):
+ * pass 1 of small-1m runs 3.9% fewer instructions (callgrind, one thread).
  */
 static inline __attribute__((always_inline)) bool
 follow_charged(struct walker *wk, uint64_t value, uint32_t type, uint32_t count,
@@ -359,9 +375,9 @@ follow_charged(struct walker *wk, uint64_t value, uint32_t type, uint32_t count,
 	struct work w;
 	bool pointer_free;
 
-	/* nil: in neither heap nor data, settled as below without the lookup (on small-1g
-	 * 12M of the about 43M words followed, mostly in maps' empty slots) */
-	if (!value)
+	/* nil, settled as below without the lookup (before empty swiss slots were settled
+	 * apart, 12M of the about 43M words small-1g followed) */
+	if (!value && nil_leads_nowhere(wk))
 		return true;
 	i = hr_dump_object_span_at(tb->dump, value, &start, &size);
 	if (i < 0)
@@ -486,6 +502,21 @@ bool follow_value(struct walker *wk, uint64_t value, uint32_t type, uint32_t cou
 }
 
 /* follow_word() charging to a frame-less value's node (see struct charge_to). */
+/*
+ * Whether the word at addr of the walk's region is a pointer word not yet settled: in
+ * the region, aligned, its bit set; *bit its bit.
+ */
+static inline bool region_ptr_word(const struct walker *wk, uint64_t addr, uint64_t *bit)
+{
+	const struct scan_tables *tb = &wk->tables;
+	const struct region *r = wk->region;
+
+	if (addr < r->addr || (addr - r->addr) & (tb->ps - 1) || addr - r->addr >= r->len)
+		return false;
+	*bit = scan_words(tb, addr - r->addr);
+	return *bit < r->nwords && hr_bit_get(r->bits, *bit);
+}
+
 static void follow_word_to(struct walker *wk, uint64_t addr, uint32_t type, uint64_t count,
 			   uint8_t mode, uint8_t elem_name, uint32_t aux, bool typed,
 			   const struct charge_to *to)
@@ -494,10 +525,7 @@ static void follow_word_to(struct walker *wk, uint64_t addr, uint32_t type, uint
 	struct region *r = wk->region;
 	uint64_t w;
 
-	if (addr < r->addr || (addr - r->addr) & (tb->ps - 1) || addr - r->addr >= r->len)
-		return;
-	w = scan_words(tb, addr - r->addr);
-	if (w >= r->nwords || !hr_bit_get(r->bits, w))
+	if (!region_ptr_word(wk, addr, &w))
 		return;
 	if (count >= COUNT_FILL)
 		count = COUNT_FILL;
@@ -995,7 +1023,7 @@ static bool walk_leaf(struct walker *wk, uint32_t parent, uint64_t addr, uint32_
 
 	if (mode != M_VALUE && mode != M_INTERNAL)
 		return false;
-	switch (t->kind) {
+	switch (t->kind) { /* (the one-word kinds: see slot_nil_plan()) */
 	case HR_KIND_PTR:
 		follow_word_to(wk, addr, t->target, 0, mode, N_SAME, 0, t->target != 0, &to);
 		return true;
@@ -1078,8 +1106,10 @@ static void walk_slot_members(struct walker *wk, uint32_t i, uint64_t addr, uint
 
 /*
  * The offsets in a slot of the words walk_slot_members() follows, when each member it
- * walks is one such word (a pointer, string, slice, map or channel): their count, or 0
- * when some member is not (an interface, whose nil data word the walk leaves).
+ * walks is one such word (a pointer, string, slice, map or channel: the kinds walk_leaf()
+ * follows as one word, kept in step with it): their count. 0 when some member is not
+ * (an interface, whose nil data word the walk leaves), when there are more than
+ * NIL_PLAN_MAX, or none.
  */
 static unsigned slot_nil_plan(const struct scan_tables *tb, uint32_t slot,
 			      uint64_t offsets[NIL_PLAN_MAX])
@@ -1111,21 +1141,17 @@ static unsigned slot_nil_plan(const struct scan_tables *tb, uint32_t slot,
 	return n;
 }
 
-/* Whether follow_word_to() would only tick the word at addr: nil, or nothing to follow. */
-static bool word_is_nil(const struct walker *wk, uint64_t addr, uint64_t *bit)
+/*
+ * Whether follow_word_to() would at most tick the word at addr: a nil pointer word
+ * (*bit its bit), or no pointer word to follow (*bit UINT64_MAX).
+ */
+static bool word_is_nil(struct walker *wk, uint64_t addr, uint64_t *bit)
 {
-	const struct scan_tables *tb = &wk->tables;
-	const struct region *r = wk->region;
-
-	*bit = UINT64_MAX;
-	if (addr < r->addr || (addr - r->addr) & (tb->ps - 1) || addr - r->addr >= r->len)
-		return true;
-	*bit = scan_words(tb, addr - r->addr);
-	if (*bit >= r->nwords || !hr_bit_get(r->bits, *bit)) {
+	if (!region_ptr_word(wk, addr, bit)) {
 		*bit = UINT64_MAX;
 		return true;
 	}
-	return region_word(tb, r, addr) == 0;
+	return region_word(&wk->tables, wk->region, addr) == 0 && nil_leads_nowhere(wk);
 }
 
 /*
