@@ -501,7 +501,6 @@ bool follow_value(struct walker *wk, uint64_t value, uint32_t type, uint32_t cou
 			      &(struct charge_to){ .frame = frame, .name = N_SAME });
 }
 
-/* follow_word() charging to a frame-less value's node (see struct charge_to). */
 /*
  * Whether the word at addr of the walk's region is a pointer word not yet settled: in
  * the region, aligned, its bit set; *bit its bit.
@@ -517,6 +516,7 @@ static inline bool region_ptr_word(const struct walker *wk, uint64_t addr, uint6
 	return *bit < r->nwords && hr_bit_get(r->bits, *bit);
 }
 
+/* follow_word() charging to a frame-less value's node (see struct charge_to). */
 static void follow_word_to(struct walker *wk, uint64_t addr, uint32_t type, uint64_t count,
 			   uint8_t mode, uint8_t elem_name, uint32_t aux, bool typed,
 			   const struct charge_to *to)
