@@ -254,6 +254,23 @@ def _thread_states(pid):
     return states
 
 
+def wait_all_stopped(pid, seconds):
+    """Whether every thread of pid is in a tracing stop ("t") within seconds.
+
+    heapref's stop seizes every thread; the low-pause copy borrows one beforehand for
+    a moment (core_borrow.c), and a look at the main thread alone may catch that."""
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        try:
+            states = _thread_states(pid)
+        except OSError:
+            return False   # the process is gone
+        if states and all(s == "t" for s in states):
+            return True
+        time.sleep(0.01)
+    return False
+
+
 def wait_settled(pid, timeout=10.0):
     """Waits until no thread of pid runs, twice in a row 20 ms apart (or timeout).
 

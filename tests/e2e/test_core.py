@@ -190,7 +190,7 @@ class ProcessNeverLeftStopped(unittest.TestCase):
             h = subprocess.Popen([progs.HEAPREF, "analyze", "--pid", str(pid), binary,
                                   "-o", os.path.join(work, "p.pb.gz")], env=env,
                                  stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-            stopped = _wait_for_state(pid, "t", 60)
+            stopped = progs.wait_all_stopped(pid, 60)
             h.send_signal(signal.SIGKILL)
             h.wait()
             return stopped, _wait_for_state(pid, "S", 10)

@@ -483,7 +483,7 @@ class Processes(unittest.TestCase):
             while time.monotonic() < end and not leftovers(self.dir):
                 time.sleep(0.02)
             state["tmp"] = leftovers(self.dir)
-            self.assertTrue(_wait_stopped(pid, 20), "never stopped")
+            self.assertTrue(progs.wait_all_stopped(pid, 20), "never stopped")
             state["modes"] = [mode_of(self.path(n)) for n in leftovers(self.dir)]
             h.send_signal(sig)
             h.communicate(timeout=60)
@@ -516,7 +516,8 @@ class Processes(unittest.TestCase):
 
         def take(pid):
             h = self.start_holding(pid, core, 5)
-            stopped = _wait_stopped(pid, 20)
+            stopped = progs.wait_all_stopped(pid, 20)
+            time.sleep(0.5)   # past the copy (milliseconds), into the 5 s hold after it
             os.kill(pid, signal.SIGKILL)
             got["err"] = h.communicate(timeout=60)[1].decode()
             got["code"] = h.returncode
@@ -590,15 +591,6 @@ class Processes(unittest.TestCase):
 def _state(pid):
     with open("/proc/%d/stat" % pid) as f:
         return f.read().rsplit(")", 1)[1].split()[0]
-
-
-def _wait_stopped(pid, seconds):
-    end = time.monotonic() + seconds
-    while time.monotonic() < end:
-        if _state(pid) == "t":
-            return True
-        time.sleep(0.01)
-    return False
 
 
 def _wait_running(pid, seconds):
