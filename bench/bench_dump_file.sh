@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # Sourced by the benchmarks (bash). Its functions:
 #
-#   bench_build                     builds heapref in build-bench (Release, no tests)
+#   bench_build                     builds heapref in build-bench (Release, no tests, from
+#                                   a profile: scripts/build-pgo.sh), as users get it
 #   bench_dump SHAPE OBJECTS BYTES  makes sure bench/work/ holds the dump testprogs/gen
 #                                   writes for `-shape SHAPE -objects OBJECTS -bytes BYTES`
 #                                   (BYTES matters for the mixed shape only), generating it
@@ -32,8 +33,7 @@
 work=bench/work
 
 bench_build() {
-  cmake -S . -B build-bench -DCMAKE_BUILD_TYPE=Release -DHEAPREF_TESTS=OFF >/dev/null
-  cmake --build build-bench -j2 >/dev/null
+  bash scripts/build-pgo.sh build-bench >/dev/null
 }
 
 # bench_dump_name SHAPE OBJECTS BYTES: the dump's path (the mixed shape keeps the name
@@ -150,5 +150,6 @@ bench_start() {
   bench_build
   heapref=build-bench/heapref
   echo "machine: $(nproc) cores, $(uname -m); heapref: $heapref ($(git rev-parse --short HEAD 2>/dev/null || echo ?)$(git diff --quiet HEAD -- src include 2>/dev/null || echo ', modified'))"
+  echo "built: $("$heapref" --version | sed -n 's/^built //p')"
   echo "started: $(date -u '+%Y-%m-%d %H:%M UTC'), load $(cut -d' ' -f1-3 /proc/loadavg)"
 }

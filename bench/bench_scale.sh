@@ -24,7 +24,8 @@
 #   --runs N        heapref runs per dump under 2 GB; the fastest is reported (default 3)
 #   --big-runs N    heapref runs per dump of 2 GB or more (default 2)
 #   --heapref PATH  heapref binary to measure (default build-bench/heapref, which this
-#                   script builds Release from the work tree first)
+#                   script builds from the work tree first: Release, from a profile,
+#                   scripts/build-pgo.sh)
 #   --threads N     heapref analyze --threads N (default: heapref's, one per processor)
 #   --reach         also run tests/e2e/reach.py (an independent Python reachability
 #                   computation) on each dump up to --reach-max bytes, and require
@@ -94,6 +95,7 @@ for s in "${sets[@]}"; do
 done
 
 echo "machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(uname -m); heapref: $heapref ($(git rev-parse --short HEAD 2>/dev/null || echo ?)$(git diff --quiet HEAD -- src include 2>/dev/null || echo ', modified'))"
+echo "built: $("$heapref" --version | sed -n 's/^built //p')"
 echo "started: $(date -u '+%Y-%m-%d %H:%M UTC'), load $(cut -d' ' -f1-3 /proc/loadavg)"
 
 # floor: cat of the cached file, in seconds: one read to cache it, then the fastest of 3

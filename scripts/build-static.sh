@@ -3,7 +3,8 @@
 # One file that runs anywhere the service runs: heapref linked statically (its libraries
 # and libc), for linux/amd64 or, cross-compiled, linux/arm64. Installs what is missing
 # (scripts/install-deps.sh, --arm64 for the cross-compiler and Debian's arm64 libraries),
-# builds in build-static-ARCH/ and says where the file is and how big.
+# builds in build-static-ARCH/ and says where the file is and how big. The amd64 file is
+# built from a profile of its own runs (scripts/build-pgo.sh; Go on PATH for those).
 #   bash scripts/build-static.sh [amd64|arm64] [--package]
 # --package: also the Debian package of that file (cpack -G DEB), in build-static-ARCH/.
 set -euo pipefail
@@ -29,9 +30,15 @@ else
 fi
 
 dir=build-static-$arch
-cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Release -DHEAPREF_STATIC=ON -DHEAPREF_TESTS=OFF \
-  "${cross[@]}" >/dev/null
-cmake --build "$dir" -j"$(nproc)" >/dev/null
+if [ ${#cross[@]} -eq 0 ]; then
+  # built from a profile of its own runs (scripts/build-pgo.sh), which a cross-compiled
+  # file cannot make here: it would run under qemu
+  bash scripts/build-pgo.sh "$dir" -DHEAPREF_STATIC=ON >/dev/null
+else
+  cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Release -DHEAPREF_STATIC=ON -DHEAPREF_TESTS=OFF \
+    "${cross[@]}" >/dev/null
+  cmake --build "$dir" -j"$(nproc)" >/dev/null
+fi
 echo "heapref: built $dir/heapref, static, linux/$arch, $(stat -c %s "$dir/heapref") bytes"
 if $package; then
   (cd "$dir" && cpack -G DEB >/dev/null)
