@@ -4,14 +4,20 @@
 # built with counters, run on the training dumps of scripts/pgo-train.sh, built again
 # from the counts. The same output byte for byte, a sixth fewer instructions in pass 1
 # and a fifth fewer in the read (docs/performance.md, "Built from a profile").
-#   bash scripts/build-pgo.sh BUILD_DIR [CMAKE_ARGS...]
+#   bash scripts/build-pgo.sh [--run-with CMD] BUILD_DIR [CMAKE_ARGS...]
+# --run-with: a command that runs the build's heapref for the training, for a
+# cross-compiled build (qemu-aarch64-static: scripts/build-static.sh arm64).
 # The profile is kept with a digest of the sources and the arguments it was trained
 # for, and reused while they are the same (in a git checkout). Needs Go on PATH for
-# the training programs; without it, builds without a profile and says so. Not for a
-# cross-compiled build: the training runs the build's own heapref.
+# the training programs; without it, builds without a profile and says so.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-[ $# -ge 1 ] || { echo "usage: build-pgo.sh BUILD_DIR [CMAKE_ARGS...]" >&2; exit 2; }
+run_with=()
+if [ "${1:-}" = --run-with ]; then
+  run_with=(--run-with "$2")
+  shift 2
+fi
+[ $# -ge 1 ] || { echo "usage: build-pgo.sh [--run-with CMD] BUILD_DIR [CMAKE_ARGS...]" >&2; exit 2; }
 dir=$1
 shift
 mkdir -p "$dir"
@@ -43,7 +49,7 @@ if [ -z "$digest" ] || [ "$(cat "$profile/trained-on" 2>/dev/null)" != "$digest"
   configure "$@" -DHEAPREF_PGO=generate
   build
   rm -rf "$profile"
-  bash scripts/pgo-train.sh "$dir/heapref" "$dir/pgo-train"
+  bash scripts/pgo-train.sh "${run_with[@]}" "$dir/heapref" "$dir/pgo-train"
   [ -z "$digest" ] || echo "$digest" > "$profile/trained-on"
 fi
 configure "$@" -DHEAPREF_PGO=use

@@ -3,8 +3,9 @@
 # One file that runs anywhere the service runs: heapref linked statically (its libraries
 # and libc), for linux/amd64 or, cross-compiled, linux/arm64. Installs what is missing
 # (scripts/install-deps.sh, --arm64 for the cross-compiler and Debian's arm64 libraries),
-# builds in build-static-ARCH/ and says where the file is and how big. The amd64 file is
-# built from a profile of its own runs (scripts/build-pgo.sh; Go on PATH for those).
+# builds in build-static-ARCH/ and says where the file is and how big. Each file is built
+# from a profile of its own runs (scripts/build-pgo.sh; Go on PATH for those), the arm64
+# one's run under qemu-user.
 #   bash scripts/build-static.sh [amd64|arm64] [--package]
 # --package: also the Debian package of that file (cpack -G DEB), in build-static-ARCH/.
 set -euo pipefail
@@ -30,15 +31,11 @@ else
 fi
 
 dir=build-static-$arch
-if [ ${#cross[@]} -eq 0 ]; then
-  # built from a profile of its own runs (scripts/build-pgo.sh), which a cross-compiled
-  # file cannot make here: it would run under qemu
-  bash scripts/build-pgo.sh "$dir" -DHEAPREF_STATIC=ON >/dev/null
-else
-  cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Release -DHEAPREF_STATIC=ON -DHEAPREF_TESTS=OFF \
-    "${cross[@]}" >/dev/null
-  cmake --build "$dir" -j"$(nproc)" >/dev/null
-fi
+# from a profile of its own runs (scripts/build-pgo.sh); the arm64 file's, cross-compiled,
+# under qemu-user
+run_with=()
+[ ${#cross[@]} -eq 0 ] || run_with=(--run-with qemu-aarch64-static)
+bash scripts/build-pgo.sh "${run_with[@]}" "$dir" -DHEAPREF_STATIC=ON "${cross[@]}" >/dev/null
 echo "heapref: built $dir/heapref, static, linux/$arch, $(stat -c %s "$dir/heapref") bytes"
 if $package; then
   (cd "$dir" && cpack -G DEB >/dev/null)

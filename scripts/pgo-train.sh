@@ -5,10 +5,16 @@
 # (list, map, slice, goroutines), so that bench/bench_scale.sh's sets (small, records,
 # mixed) measure the build on heaps it was not trained on. The dumps (about 60 MB) are
 # written into WORK and removed after; what stays is the counts, where the build said.
-#   bash scripts/pgo-train.sh HEAPREF WORK
+#   bash scripts/pgo-train.sh [--run-with CMD] HEAPREF WORK
+# --run-with: a command that runs HEAPREF (qemu-aarch64-static for an arm64 build).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-[ $# -eq 2 ] || { echo "usage: pgo-train.sh HEAPREF WORK" >&2; exit 2; }
+runner=()
+if [ "${1:-}" = --run-with ]; then
+  runner=("$2")
+  shift 2
+fi
+[ $# -eq 2 ] || { echo "usage: pgo-train.sh [--run-with CMD] HEAPREF WORK" >&2; exit 2; }
 heapref=$(realpath "$1")
 mkdir -p "$2"
 work=$(realpath "$2")
@@ -20,7 +26,7 @@ train() {
   local shape=$1 objects=$2 dump="$work/$1.hdump"
   shift 2
   "$gen" -shape "$shape" -objects "$objects" "$dump" > /dev/null
-  "$heapref" analyze "$@" -o "$work/$shape.pb.gz" "$gen" "$dump" 2> "$work/$shape.err" ||
+  "${runner[@]}" "$heapref" analyze "$@" -o "$work/$shape.pb.gz" "$gen" "$dump" 2> "$work/$shape.err" ||
     { cat "$work/$shape.err" >&2; exit 1; }
 }
 train list 300000
@@ -28,7 +34,7 @@ train slice 300000
 train goroutines 10000
 train map 300000
 # pass 1 on one thread as well: a one-core machine's walk, without workers
-"$heapref" analyze --threads 1 -o "$work/map.pb.gz" "$gen" "$work/map.hdump" 2> "$work/map.err" ||
+"${runner[@]}" "$heapref" analyze --threads 1 -o "$work/map.pb.gz" "$gen" "$work/map.hdump" 2> "$work/map.err" ||
   { cat "$work/map.err" >&2; exit 1; }
 rm -f "$work"/*.hdump "$work"/*.pb.gz "$work"/*.err "$gen"
 echo "heapref: trained on gen's list, slice, goroutines and map shapes"
