@@ -300,8 +300,9 @@ static const char help_usage[] =
 static const char version_usage[] =
 	"usage: heapref version\n"
 	"  the version, the commit it was built from, how it was built (static or\n"
-	"  dynamic, for which system and processor, by which compiler) and the releases\n"
-	"  of the libraries in it: what a bug report needs\n";
+	"  dynamic, for which system and processor, by which compiler, whether from a\n"
+	"  profile of its own runs) and the releases of the libraries in it: what a bug\n"
+	"  report needs\n";
 
 static const struct {
 	const char *cmd;
