@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # The training runs of a profile-guided build (scripts/build-pgo.sh): HEAPREF, built with
 # counters, analyses the dumps testprogs/gen writes for shapes the benchmarks do not time
-# (list, map, slice, goroutines), so that bench/bench_scale.sh's sets (small, records,
+# (list, map, slice, goroutines; analyze, and retained and suspects of one), so that bench/bench_scale.sh's sets (small, records,
 # mixed) measure the build on heaps it was not trained on. The dumps (about 60 MB) are
 # written into WORK and removed after; what stays is the counts, where the build said.
 #   bash scripts/pgo-train.sh [--run-with CMD] HEAPREF WORK
@@ -29,12 +29,17 @@ train() {
   "${runner[@]}" "$heapref" analyze "$@" -o "$work/$shape.pb.gz" "$gen" "$dump" 2> "$work/$shape.err" ||
     { cat "$work/$shape.err" >&2; exit 1; }
 }
-train list 300000
 train slice 300000
 train goroutines 10000
 train map 300000
+train list 300000
 # pass 1 on one thread as well: a one-core machine's walk, without workers
 "${runner[@]}" "$heapref" analyze --threads 1 -o "$work/map.pb.gz" "$gen" "$work/map.hdump" 2> "$work/map.err" ||
   { cat "$work/map.err" >&2; exit 1; }
+# the views after the scan: retained sizes (dominators) and the leak suspects
+for cmd in retained suspects; do
+  "${runner[@]}" "$heapref" $cmd "$gen" "$work/map.hdump" > /dev/null 2> "$work/$cmd.err" ||
+    { cat "$work/$cmd.err" >&2; exit 1; }
+done
 rm -f "$work"/*.hdump "$work"/*.pb.gz "$work"/*.err "$gen"
-echo "heapref: trained on gen's list, slice, goroutines and map shapes"
+echo "heapref: trained on gen's list, slice, goroutines and map shapes (analyze, retained, suspects)"
