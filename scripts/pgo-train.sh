@@ -2,9 +2,10 @@
 # SPDX-License-Identifier: Apache-2.0
 # The training runs of a profile-guided build (scripts/build-pgo.sh): HEAPREF, built with
 # counters, analyses the dumps testprogs/gen writes for shapes the benchmarks do not time
-# (list, map, slice, goroutines; analyze, and retained and suspects of one), so that bench/bench_scale.sh's sets (small, records,
-# mixed) measure the build on heaps it was not trained on. The dumps (about 60 MB) are
-# written into WORK and removed after; what stays is the counts, where the build said.
+# (list, map, slice, goroutines; `retained` and `suspects` of the map too), so that
+# bench/bench_scale.sh's sets (small, records, mixed) measure the build on heaps it was
+# not trained on. The dumps (about 60 MB) are written into WORK and removed after; what
+# stays is the counts, where the build said.
 #   bash scripts/pgo-train.sh [--run-with CMD] HEAPREF WORK
 # --run-with: a command that runs HEAPREF (qemu-aarch64-static for an arm64 build).
 set -euo pipefail
