@@ -4,14 +4,16 @@
 # counters, analyses the dumps testprogs/gen writes for shapes the benchmarks do not time
 # (list, map, slice, goroutines; `retained` and `suspects` of the map too), so that
 # bench/bench_scale.sh's sets (small, records, mixed) measure the build on heaps it was
-# not trained on. The dumps (about 60 MB) are written into WORK and removed after; what
-# stays is the counts, where the build said.
+# not trained on; the default threads (one per processor) and one. The dumps (about 60
+# MB) are written into WORK, which is removed after, whether the training ends or fails;
+# what stays is the counts, where the build said.
 #   bash scripts/pgo-train.sh [--run-with CMD] HEAPREF WORK
 # --run-with: a command that runs HEAPREF (qemu-aarch64-static for an arm64 build).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runner=()
 if [ "${1:-}" = --run-with ]; then
+  [ $# -ge 2 ] || { echo "pgo-train.sh: --run-with needs a command" >&2; exit 2; }
   runner=("$2")
   shift 2
 fi
@@ -19,6 +21,7 @@ fi
 heapref=$(realpath "$1")
 mkdir -p "$2"
 work=$(realpath "$2")
+trap 'rm -rf "$work"' EXIT   # the dumps, whether the training ends or fails
 gen="$work/gen"
 (cd testprogs && go build -buildvcs=false -o "$gen" ./gen)
 
@@ -39,8 +42,7 @@ train list 300000
   { cat "$work/map.err" >&2; exit 1; }
 # the views after the scan: retained sizes (dominators) and the leak suspects
 for cmd in retained suspects; do
-  "${runner[@]}" "$heapref" $cmd "$gen" "$work/map.hdump" > /dev/null 2> "$work/$cmd.err" ||
+  "${runner[@]}" "$heapref" "$cmd" "$gen" "$work/map.hdump" > /dev/null 2> "$work/$cmd.err" ||
     { cat "$work/$cmd.err" >&2; exit 1; }
 done
-rm -f "$work"/*.hdump "$work"/*.pb.gz "$work"/*.err "$gen"
 echo "heapref: trained on gen's list, slice, goroutines and map shapes (analyze, retained, suspects)"

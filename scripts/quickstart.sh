@@ -7,8 +7,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 bash scripts/install-deps.sh
-# Release, from a profile of its own runs on generated heaps (about 40 s more; a plain
-# Release build is `cmake -S . -B build -DCMAKE_BUILD_TYPE=Release`, README "From source")
+# Release, from a profile of its own runs on generated heaps (about 40 s more; README,
+# "From source", has a plain Release build, in a fresh directory or with -DHEAPREF_PGO=)
 bash scripts/build-pgo.sh build >/dev/null
 echo "heapref: built build/heapref"
 
