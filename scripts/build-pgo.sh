@@ -43,9 +43,10 @@ trained_on() {
   {
     echo "$profile $*"
     find "${sources[@]}" -type f -print0 | sort -z | xargs -0 sha256sum
-    cmake -N -LA "$dir" 2>/dev/null | grep -E '^(HEAPREF_|CMAKE_C_|CMAKE_BUILD_TYPE|CMAKE_TOOLCHAIN)' |
+    cmake -N -LA "$dir" 2>/dev/null | grep -E '^(HEAPREF_|CMAKE_C_|CMAKE_BUILD_TYPE)' |
       grep -v '^HEAPREF_PGO:'
-    "$(cmake -N -LA "$dir" | sed -n 's/^CMAKE_C_COMPILER:[A-Z]*=//p')" --version | head -1
+    # the compiler CMake found (its path, id and version; a toolchain file's too)
+    cat "$dir"/CMakeFiles/*/CMakeCCompiler.cmake
   } | sha256sum | cut -d' ' -f1
 }
 
