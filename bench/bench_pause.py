@@ -48,6 +48,7 @@ import time
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 sys.path.insert(0, os.path.join(ROOT, "tests", "e2e"))
+import mutator_reach  # noqa: E402
 import profile  # noqa: E402
 HEAPREF = os.path.join(ROOT, "build-bench", "heapref")
 BUFFER = 1000  # bytes of each record's buffer: a record and its buffer are about 1 KiB
@@ -150,10 +151,7 @@ def run_gcore(m, work):
 
 def whole(p, records):
     """Whether a snapshot reaches each record and buffer once (as test_pause.py checks)."""
-    mine = {c: v for c, v in p.items() if c[0].startswith("main.")}
-    buffers = sum(o for c, (o, _) in mine.items() if c[-1].startswith("Buf. ([]uint8)"))
-    recs = sum(o for c, (o, _) in mine.items() if c[-1].endswith("(*main.Rec)"))
-    return (buffers, recs) == (records, records)
+    return mutator_reach.reached(p) == (records, records)
 
 
 def consistency(binary, work, n):

@@ -33,6 +33,7 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import mutator_reach  # noqa: E402
 import profile  # noqa: E402
 import progs  # noqa: E402
 
@@ -156,13 +157,6 @@ class LowPause(unittest.TestCase):
         """The profile's chains rooted at the program's own globals."""
         return {c: v for c, v in p.items() if c[0].startswith("main.")}
 
-    def invariant(self, p):
-        """(buffers, records) reachable from the program's own globals."""
-        mine = self.own(p)
-        buffers = sum(o for c, (o, _) in mine.items() if c[-1].startswith("Buf. ([]uint8)"))
-        records = sum(o for c, (o, _) in mine.items() if c[-1].endswith("(*main.Rec)"))
-        return buffers, records
-
     def test_snapshots_of_a_mutating_process_are_whole(self):
         """Each snapshot of a process rewriting its heap holds every record and buffer once."""
         m = self.started("-rate", "20")
@@ -170,7 +164,7 @@ class LowPause(unittest.TestCase):
             got, err = self.analyze(m.pid, "--pause-mode=" + mode)
             if mode == "auto":
                 self.assertRegex(err, TRACKED)
-            self.assertEqual(self.invariant(got), (RECORDS, RECORDS),
+            self.assertEqual(mutator_reach.reached(got), (RECORDS, RECORDS),
                              "a %s snapshot is torn:\n%s" % (mode, err))
         self.assertGreaterEqual(m.gap_ms(), 0)  # it still runs
 
@@ -209,7 +203,7 @@ class LowPause(unittest.TestCase):
                       % m.pid, err)
         self.assertRegex(err, r"process %d stopped for \d+\.\d+ s \(\d+ threads, [\d.]+ MB "
                          r"copied\)" % m.pid)
-        self.assertEqual(self.invariant(got), (RECORDS, RECORDS))
+        self.assertEqual(mutator_reach.reached(got), (RECORDS, RECORDS))
 
 
 def _heap_segment(path, addr):
