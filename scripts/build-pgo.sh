@@ -10,8 +10,8 @@
 # cross-compiled build (qemu-aarch64-static: scripts/build-static.sh arm64).
 # The profile is kept with a digest of what it was trained on (the sources' contents,
 # the arguments, the build's cached options and compiler, the profile's place) and
-# reused while that is the same. Needs Go on PATH for the training programs; without
-# it, builds without a profile and says so. If the training fails, BUILD_DIR is left
+# reused while that is the same and its counts are there. Needs Go on PATH for the
+# training programs; without it, builds without a profile and says so. If the training fails, BUILD_DIR is left
 # holding the counting build: run this again.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -56,9 +56,12 @@ if ! command -v go >/dev/null; then
   build
   exit 0
 fi
-configure "$@"
+# Trained again if what it was trained on changed, or its counts are gone (then a "use"
+# cached from before would stop the first configure: it is turned off).
+counts=$(compgen -G "$profile/*.gcda" | head -1 || true)
+if [ -n "$counts" ]; then configure "$@"; else configure "$@" -DHEAPREF_PGO=; fi
 digest=$(trained_on "$@")
-if [ "$(cat "$profile/trained-on" 2>/dev/null)" != "$digest" ]; then
+if [ -z "$counts" ] || [ "$(cat "$profile/trained-on" 2>/dev/null)" != "$digest" ]; then
   configure "$@" -DHEAPREF_PGO=generate
   build
   rm -rf "$profile"

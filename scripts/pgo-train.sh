@@ -25,24 +25,29 @@ trap 'rm -rf "$work"' EXIT   # the dumps, whether the training ends or fails
 gen="$work/gen"
 (cd testprogs && go build -buildvcs=false -o "$gen" ./gen)
 
-# train SHAPE OBJECTS [ANALYZE_ARGS...]: one dump, analysed as a user would.
+# run NAME CMD...: heapref run as a user would; its stderr shown, and the training
+# ended, if it fails.
+run() {
+  local name=$1
+  shift
+  "${runner[@]}" "$heapref" "$@" > /dev/null 2> "$work/$name.err" ||
+    { cat "$work/$name.err" >&2; exit 1; }
+}
+
+# train SHAPE OBJECTS [ANALYZE_ARGS...]: one dump, analysed.
 train() {
   local shape=$1 objects=$2 dump="$work/$1.hdump"
   shift 2
   "$gen" -shape "$shape" -objects "$objects" "$dump" > /dev/null
-  "${runner[@]}" "$heapref" analyze "$@" -o "$work/$shape.pb.gz" "$gen" "$dump" 2> "$work/$shape.err" ||
-    { cat "$work/$shape.err" >&2; exit 1; }
+  run "$shape" analyze "$@" -o "$work/$shape.pb.gz" "$gen" "$dump"
 }
 train slice 300000
 train goroutines 10000
 train map 300000
 train list 300000
 # pass 1 on one thread as well: a one-core machine's walk, without workers
-"${runner[@]}" "$heapref" analyze --threads 1 -o "$work/map.pb.gz" "$gen" "$work/map.hdump" 2> "$work/map.err" ||
-  { cat "$work/map.err" >&2; exit 1; }
+run map-1 analyze --threads 1 -o "$work/map.pb.gz" "$gen" "$work/map.hdump"
 # the views after the scan: retained sizes (dominators) and the leak suspects
-for cmd in retained suspects; do
-  "${runner[@]}" "$heapref" "$cmd" "$gen" "$work/map.hdump" > /dev/null 2> "$work/$cmd.err" ||
-    { cat "$work/$cmd.err" >&2; exit 1; }
-done
+run retained retained "$gen" "$work/map.hdump"
+run suspects suspects "$gen" "$work/map.hdump"
 echo "heapref: trained on gen's list, slice, goroutines and map shapes (analyze, retained, suspects)"

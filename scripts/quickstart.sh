@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 bash scripts/install-deps.sh
-# Release, from a profile of its own runs on generated heaps (about 40 s more; README,
+# Release, from a profile of its own runs on generated heaps (20-40 s more; README,
 # "From source", has a plain Release build, in a fresh directory or with -DHEAPREF_PGO=)
 bash scripts/build-pgo.sh build >/dev/null
 echo "heapref: built build/heapref"
