@@ -11,8 +11,8 @@
 # The profile is kept with a digest of what it was trained on (the sources' contents,
 # the arguments, the build's cached options and compiler, the profile's place) and
 # reused while that is the same and its counts are there. Needs Go on PATH for the
-# training programs; without it, builds without a profile and says so. If the training fails, BUILD_DIR is left
-# holding the counting build: run this again.
+# training programs; without it, builds without a profile and says so. If the
+# training fails, BUILD_DIR is left holding the counting build: run this again.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 run_with=()
