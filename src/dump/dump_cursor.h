@@ -9,6 +9,8 @@
 #ifndef HEAPREF_DUMP_CURSOR_H
 #define HEAPREF_DUMP_CURSOR_H
 
+#include <string.h>
+
 #include "dump_internal.h"
 
 struct half;
@@ -49,22 +51,51 @@ int cur_short(struct cursor *c, const uint8_t *at, uint64_t len, const char *wha
 
 int cur_uvarint_slow(struct cursor *c, uint64_t *v, const char *what);
 
+/*
+ * The uvarint of 2 to 8 bytes whose first 8 bytes are w (little-endian) and whose last
+ * byte is the first byte of w with its high bit clear (ends: that byte's high bit, set;
+ * nonzero): its value, the 7 bits of each byte put together without a loop. A dump's
+ * addresses are 6-byte uvarints; byte by byte, each took about 50 instructions.
+ */
+static inline uint64_t cur_uvarint_word(uint64_t w, uint64_t ends)
+{
+	uint64_t x = w & 0x7f7f7f7f7f7f7f7fu & (ends ^ (ends - 1)); /* its bytes, 7 bits each */
+
+	x = (x & 0x007f007f007f007fu) | (x & 0x7f007f007f007f00u) >> 1; /* 14 bits per 16 */
+	x = (x & 0x00003fff00003fffu) | (x & 0x3fff00003fff0000u) >> 2; /* 28 per 32 */
+	return (x & 0x000000000fffffffu) | (x & 0x0fffffff00000000u) >> 4;
+}
+
 /* Reads a uvarint (encoding/binary's), naming it `what` in errors. */
 static inline int cur_uvarint(struct cursor *c, uint64_t *v, const char *what)
 {
 	const uint8_t *p = c->pos;
-	uint64_t x = 0;
-	unsigned i;
 
 	if (c->end - p >= 10) { /* no bounds check per byte; 10 bytes is the longest */
-		for (i = 0; i < 9; i++) {
-			x |= (uint64_t)(p[i] & 0x7f) << (7 * i);
-			if (p[i] < 0x80) {
-				c->pos = p + i + 1;
-				*v = x;
-				return HR_OK;
-			}
+		uint64_t w, ends;
+
+		if (p[0] < 0x80) { /* most of them: field kinds and offsets, lengths */
+			c->pos = p + 1;
+			*v = p[0];
+			return HR_OK;
 		}
+		if (p[1] < 0x80) { /* lengths of up to 16 KiB */
+			c->pos = p + 2;
+			*v = (p[0] & 0x7fu) | (uint64_t)p[1] << 7;
+			return HR_OK;
+		}
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+		memcpy(&w, p, sizeof(w));
+		ends = ~w & 0x8080808080808080u;
+		if (ends) {
+			c->pos = p + (__builtin_ctzll(ends) >> 3) + 1;
+			*v = cur_uvarint_word(w, ends);
+			return HR_OK;
+		}
+#else
+		(void)w;
+		(void)ends;
+#endif
 	}
 	return cur_uvarint_slow(c, v, what);
 }

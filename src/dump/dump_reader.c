@@ -54,7 +54,7 @@ static int next_field(struct cursor *c, const uint8_t *contents, uint64_t region
 	rc = cur_uvarint(c, off, "field offset");
 	if (rc)
 		return rc;
-	if (*off % ptr)
+	if (*off & (ptr - 1)) /* ptr is 4 or 8 (params record): no division */
 		return cur_fail(c, at, "field offset %" PRIu64 " is not a multiple of the pointer size %" PRIu32,
 			        *off, ptr);
 	if (*off > region_len || region_len - *off < ptr)

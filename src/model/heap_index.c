@@ -195,6 +195,7 @@ int heap_index_init(struct heap_index *idx, uint32_t ptr_size)
 {
 	memset(idx, 0, sizeof(*idx));
 	idx->ptr_size = ptr_size;
+	idx->ptr_shift = (uint32_t)__builtin_ctz(ptr_size);
 	idx->block_words = (uint32_t)hr_bit_words(HEAP_PAGE_SIZE / ptr_size);
 	idx->page_slots = 1024;
 	idx->pages = alloc_page_table(idx->page_slots);
@@ -378,7 +379,7 @@ int heap_index_set_ptr(struct heap_index *idx, uint64_t addr)
 	bits = page_bits(idx, p);
 	if (!bits)
 		return HR_ENOMEM;
-	hr_bit_set(bits, (addr & (HEAP_PAGE_SIZE - 1)) / idx->ptr_size);
+	hr_bit_set(bits, (addr & (HEAP_PAGE_SIZE - 1)) >> idx->ptr_shift);
 	return HR_OK;
 }
 
@@ -955,7 +956,7 @@ static bool page_map(struct heap_index *idx, struct heap_page *p, uint32_t strid
 		map[slot / HEAP_MAP_BITS] |= UINT64_C(1) << (slot % HEAP_MAP_BITS);
 	}
 	for (w = 0; w < words; w++) {
-		uint64_t n = (uint64_t)__builtin_popcountll(map[w]);
+		uint64_t n = heap_popcount(map[w]);
 
 		map[w] |= before << HEAP_MAP_BITS;
 		before += n;
@@ -1157,7 +1158,7 @@ static int64_t grid_find(const struct heap_index *idx, const struct heap_page *p
 		if (!(w >> bit & 1))
 			return -1; /* a free slot */
 		i = (int64_t)(p->first + (w >> HEAP_MAP_BITS) +
-			      (size_t)__builtin_popcountll(w & ((UINT64_C(1) << bit) - 1)));
+			      heap_popcount(w & ((UINT64_C(1) << bit) - 1)));
 	}
 	span->addr = addr - off + p->start + (uint64_t)slot * p->stride;
 	span->size = p->stride;

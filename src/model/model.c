@@ -238,7 +238,7 @@ uint64_t hr_dump_heap_ptr_words(const struct hr_dump *d)
 	uint64_t n = 0, i, words = (uint64_t)d->heap.bit_blocks * d->heap.block_words;
 
 	for (i = 0; i < words; i++)
-		n += (uint64_t)__builtin_popcountll(d->heap.bit_pool[i]);
+		n += heap_popcount(d->heap.bit_pool[i]);
 	return n;
 }
 

@@ -156,6 +156,7 @@ struct heap_page {
 
 struct heap_index {
 	uint32_t ptr_size;
+	uint32_t ptr_shift;       /* log2(ptr_size): a word's index without a division */
 	uint32_t block_words;     /* uint64_t words of pointer bits per page */
 
 	struct heap_page *pages;  /* hash table, power-of-two size; or the direct array */

@@ -456,6 +456,61 @@ static void test_fault_truncated_record(void **state)
 	dumpbuf_release(&b);
 }
 
+/*
+ * Uvarints of every length, 1 to 10 bytes, at both ends of each length, and written
+ * longer than they need to be (Go's reader takes that): the reader's one-byte and
+ * word-at-a-time paths and its byte-by-byte one (the last few bytes of the file, where
+ * fewer than 10 are left) each give the values encoding/binary wrote.
+ */
+static void test_uvarints_of_every_length(void **state)
+{
+	uint64_t want[2 * 10 + 4];
+	size_t n = 0, got_n;
+	struct dumpbuf b;
+	struct hr_dump *d;
+
+	for (unsigned bits = 7; bits < 64; bits += 7) { /* the largest of a length, the next */
+		want[n++] = (UINT64_C(1) << bits) - 1;
+		want[n++] = UINT64_C(1) << bits;
+	}
+	want[n++] = 0;
+	want[n++] = UINT64_MAX;
+	want[n++] = UINT64_C(0x0123456789abcdef);
+	want[n++] = UINT64_C(0xc000123456); /* a heap address: 6 bytes */
+	start_dump(&b);
+	for (size_t i = 0; i < n; i++) {
+		db_uvarint(&b, 3); /* a type record whose size is the value */
+		db_uvarint(&b, 0x4a0000 + i);
+		db_uvarint(&b, want[i]);
+		db_string(&b, "T");
+		db_bool(&b, 0);
+	}
+	db_uvarint(&b, 3); /* sizes 5 and 300 written in 3 and 4 bytes */
+	db_uvarint(&b, 0x4b0000);
+	db_raw(&b, "\x85\x80\x00", 3);
+	db_string(&b, "T");
+	db_bool(&b, 0);
+	db_uvarint(&b, 3);
+	db_uvarint(&b, 0x4b0001);
+	db_raw(&b, "\xac\x82\x80\x00", 4);
+	db_string(&b, "T");
+	db_bool(&b, 0);
+	db_eof(&b);
+	d = open_ok(&b);
+
+	const struct hr_type_record *t = hr_dump_types(d, &got_n);
+	assert_int_equal(got_n, n + 2);
+	for (size_t i = 0; i < n; i++) {
+		assert_int_equal(t[i].addr, 0x4a0000 + i);
+		assert_true(t[i].size == want[i]);
+	}
+	assert_int_equal(t[n].size, 5);
+	assert_int_equal(t[n + 1].size, 300);
+	hr_dump_free(d);
+	dumpbuf_release(&b);
+	(void)state;
+}
+
 static void test_fault_varint_too_long(void **state)
 {
 	struct dumpbuf b;
@@ -776,6 +831,7 @@ int main(void)
 		cmocka_unit_test(test_fault_bad_header),
 		cmocka_unit_test(test_fault_no_eof),
 		cmocka_unit_test(test_fault_truncated_record),
+		cmocka_unit_test(test_uvarints_of_every_length),
 		cmocka_unit_test(test_fault_varint_too_long),
 		cmocka_unit_test(test_fault_length_past_end),
 		cmocka_unit_test(test_fault_unknown_kind),
