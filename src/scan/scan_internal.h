@@ -44,7 +44,7 @@ struct region {
 	uint64_t len;
 	const uint8_t *data;
 	uint64_t *bits;
-	uint64_t nwords;
+	uint64_t nwords;    /* words wholly in it: nwords * ps <= len (follow_word_to() reads so) */
 	unsigned ps;        /* bytes per word (a segment's length need not be a multiple) */
 };
 

@@ -529,8 +529,10 @@ static void follow_word_to(struct walker *wk, uint64_t addr, uint32_t type, uint
 		return;
 	if (count >= COUNT_FILL)
 		count = COUNT_FILL;
-	if (follow_charged(wk, region_word(tb, r, addr), type, (uint32_t)count, mode,
-			   elem_name, aux, typed, to))
+	/* read without region_word()'s checks: a word whose bit is set lies whole in the
+	 * region (its nwords words all do) */
+	if (follow_charged(wk, hr_dump_word(tb->dump, r->data + (addr - r->addr)), type,
+			   (uint32_t)count, mode, elem_name, aux, typed, to))
 		hr_bit_clear(r->bits, w);
 }
 
