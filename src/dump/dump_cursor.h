@@ -72,8 +72,6 @@ static inline int cur_uvarint(struct cursor *c, uint64_t *v, const char *what)
 	const uint8_t *p = c->pos;
 
 	if (c->end - p >= 10) { /* no bounds check per byte; 10 bytes is the longest */
-		uint64_t w, ends;
-
 		if (p[0] < 0x80) { /* most of them: field kinds and offsets, lengths */
 			c->pos = p + 1;
 			*v = p[0];
@@ -85,6 +83,8 @@ static inline int cur_uvarint(struct cursor *c, uint64_t *v, const char *what)
 			return HR_OK;
 		}
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+		uint64_t w, ends;
+
 		memcpy(&w, p, sizeof(w));
 		ends = ~w & 0x8080808080808080u;
 		if (ends) {
@@ -92,9 +92,6 @@ static inline int cur_uvarint(struct cursor *c, uint64_t *v, const char *what)
 			*v = cur_uvarint_word(w, ends);
 			return HR_OK;
 		}
-#else
-		(void)w;
-		(void)ends;
 #endif
 	}
 	return cur_uvarint_slow(c, v, what);
