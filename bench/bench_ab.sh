@@ -10,12 +10,12 @@
 # gen binary kept beside it (DUMP.gen). Each round runs every HEAPREF once, in the order
 # given, `analyze --stats`; N rounds (default 7). Prints per HEAPREF the min / median
 # of: the whole run's wall time, read+index, pass 1's wall time and its CPU time (s).
-# Outputs go to a temporary directory and are compared: a build whose profile differs
-# from the first one's is said so.
+# A build given twice is measured twice. The last round's profiles are compared,
+# decompressed: a build whose profile differs from the first one's is said so.
 set -euo pipefail
 runs=7
 if [ "${1:-}" = --runs ]; then
-  [ $# -ge 2 ] || { echo "bench_ab.sh: --runs needs a number" >&2; exit 2; }
+  [[ "${2:-}" =~ ^[1-9][0-9]*$ ]] || { echo "bench_ab.sh: --runs needs a number over 0" >&2; exit 2; }
   runs=$2
   shift 2
 fi
@@ -26,7 +26,7 @@ shift
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-declare -A total read pass1 pass1_cpu
+total=() read=() pass1=() pass1_cpu=() # by the build's place in the list
 for ((k = 0; k < runs; k++)); do
   i=0
   for b in "$@"; do
@@ -34,10 +34,10 @@ for ((k = 0; k < runs; k++)); do
     "$b" analyze --stats -o "$work/$i.pb.gz" "$dump.gen" "$dump" 2> "$work/err" ||
       { cat "$work/err" >&2; exit 1; }
     t1=$(date +%s%N)
-    total[$b]+="$(awk -v ns=$((t1 - t0)) 'BEGIN { printf "%.3f", ns / 1e9 }') "
-    read[$b]+="$(awk '/^stats: read\+index/ { print $3 }' "$work/err") "
-    pass1[$b]+="$(awk '/^stats: pass 1/ { print $4 }' "$work/err") "
-    pass1_cpu[$b]+="$(awk '/^stats: pass 1/ { print $7 }' "$work/err") "
+    total[$i]+="$(awk -v ns=$((t1 - t0)) 'BEGIN { printf "%.3f", ns / 1e9 }') "
+    read[$i]+="$(awk '/^stats: read\+index/ { print $3 }' "$work/err") "
+    pass1[$i]+="$(awk '/^stats: pass 1/ { print $4 }' "$work/err") "
+    pass1_cpu[$i]+="$(awk '/^stats: pass 1/ { print $7 }' "$work/err") "
     i=$((i + 1))
   done
 done
@@ -48,9 +48,9 @@ echo "$dump, $runs rounds, min / median (s):"
 i=0
 for b in "$@"; do
   same=""
-  if [ "$i" -gt 0 ] && ! cmp -s "$work/0.pb.gz" "$work/$i.pb.gz"; then
+  if [ "$i" -gt 0 ] && ! cmp -s <(gzip -dc "$work/0.pb.gz") <(gzip -dc "$work/$i.pb.gz"); then
     same="  (its profile differs from the first build's)"
   fi
-  echo "$b: total $(echo "${total[$b]}" | spread)  read+index $(echo "${read[$b]}" | spread)  pass 1 $(echo "${pass1[$b]}" | spread)  pass 1 CPU $(echo "${pass1_cpu[$b]}" | spread)$same"
+  echo "$b: total $(echo "${total[$i]}" | spread)  read+index $(echo "${read[$i]}" | spread)  pass 1 $(echo "${pass1[$i]}" | spread)  pass 1 CPU $(echo "${pass1_cpu[$i]}" | spread)$same"
   i=$((i + 1))
 done
