@@ -327,7 +327,8 @@ void hr_dump_memprof_shown(const struct hr_dump *dump, const struct hr_memprof_b
  * map is the file the memory images live in (object contents point into it, or into
  * memory the model owns, hr_dump_build_memory()); with owns_map, hr_dump_free() unmaps it. Strings passed in are copied into the model. Record
  * counts (hr_dump_record_count()) count what was built, by the kind of record a dump would
- * have used. All return 0 or HR_ENOMEM/HR_EINPUT with err naming `name`.
+ * have used. All return 0 or HR_ENOMEM/HR_EINPUT with err naming `name`; begin returns
+ * NULL (HR_EUSAGE, the mapping unmapped if owned) for a pointer size other than 4 or 8.
  */
 struct hr_dump *hr_dump_build_begin(const char *name, const uint8_t *map, size_t map_len,
 				    bool owns_map, const struct hr_dump_params *params,

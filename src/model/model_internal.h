@@ -294,6 +294,7 @@ void dump_build_release(struct hr_dump *d);
 /* A NUL-terminated copy of s in the model's strings; NULL when out of memory. */
 const char *model_copy_string(struct hr_dump *d, struct hr_bytes s);
 
+/* ptr_size is 4 or 8: each caller has checked it (the shift a word's index takes needs it). */
 int heap_index_init(struct heap_index *idx, uint32_t ptr_size);
 /*
  * Before any object is added: lays the page table out directly over the pages of

@@ -773,6 +773,39 @@ static void test_span_pointer_free(void **state)
 	heap_index_release(&idx);
 }
 
+/*
+ * The model built by another front end (the core reader) takes a pointer size of 4 or
+ * 8 only: the index finds a word by a shift. Any other size is the caller's mistake,
+ * one error naming it, and nothing built; 8 still builds (an empty heap).
+ */
+static void test_build_refuses_pointer_sizes(void **state)
+{
+	static const uint32_t bad[] = { 0, 1, 2, 3, 5, 6, 7, 12, 16, UINT32_MAX };
+	struct hr_dump_params params = { .ptr_size = 8, .heap_start = HEAP_START,
+					 .heap_end = HEAP_END };
+	struct hr_error err = { 0 };
+	struct hr_dump *d;
+
+	(void)state;
+	for (size_t k = 0; k < sizeof(bad) / sizeof(bad[0]); k++) {
+		char want[64];
+
+		params.ptr_size = bad[k];
+		err = (struct hr_error){ 0 };
+		assert_null(hr_dump_build_begin("t.core", NULL, 0, false, &params, &err));
+		assert_int_equal(err.code, HR_EUSAGE);
+		snprintf(want, sizeof(want), "t.core: pointer size %u (want 4 or 8)", bad[k]);
+		assert_string_equal(err.msg, want);
+	}
+	params.ptr_size = 8;
+	err = (struct hr_error){ 0 };
+	d = hr_dump_build_begin("t.core", NULL, 0, false, &params, &err);
+	assert_non_null(d);
+	assert_int_equal(hr_dump_build_finish(d, &err), HR_OK);
+	assert_int_equal(hr_dump_object_count(d), 0);
+	hr_dump_free(d);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -788,6 +821,7 @@ int main(void)
 		cmocka_unit_test(test_absorb_packing),
 		cmocka_unit_test(test_plan_pages_bounded),
 		cmocka_unit_test(test_span_pointer_free),
+		cmocka_unit_test(test_build_refuses_pointer_sizes),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
