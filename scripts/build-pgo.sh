@@ -57,11 +57,13 @@ if ! command -v go >/dev/null; then
   exit 0
 fi
 # Trained again if what it was trained on changed, or its counts are gone (then a "use"
-# cached from before would stop the first configure: it is turned off).
-counts=$(compgen -G "$profile/*.gcda" | head -1 || true)
-if [ -n "$counts" ]; then configure "$@"; else configure "$@" -DHEAPREF_PGO=; fi
+# cached from before would stop the first configure: it is turned off). The counts
+# looked for are the ones CMakeLists.txt's "use" check wants: main.c's, named by gcc
+# after the object's absolute path with each / as #.
+counts="$profile/$(realpath "$dir" | tr / '#')#CMakeFiles#heapref.dir#src#cli#main.c.gcda"
+if [ -f "$counts" ]; then configure "$@"; else configure "$@" -DHEAPREF_PGO=; fi
 digest=$(trained_on "$@")
-if [ -z "$counts" ] || [ "$(cat "$profile/trained-on" 2>/dev/null)" != "$digest" ]; then
+if [ ! -f "$counts" ] || [ "$(cat "$profile/trained-on" 2>/dev/null)" != "$digest" ]; then
   configure "$@" -DHEAPREF_PGO=generate
   build
   rm -rf "$profile"
