@@ -458,9 +458,9 @@ static void test_fault_truncated_record(void **state)
 
 /*
  * Uvarints of every length, 1 to 10 bytes, at both ends of each length, and written
- * longer than they need to be (Go's reader takes that): the reader's one-byte and
- * word-at-a-time paths and its byte-by-byte one (the last few bytes of the file, where
- * fewer than 10 are left) each give the values encoding/binary wrote.
+ * longer than they need to be (Go's reader takes that): the reader's one- and two-byte
+ * paths and its word-at-a-time one give the values encoding/binary wrote. (The file's
+ * last bytes, where fewer than 10 are left: test_uvarints_at_the_end.)
  */
 static void test_uvarints_of_every_length(void **state)
 {
@@ -509,6 +509,47 @@ static void test_uvarints_of_every_length(void **state)
 	hr_dump_free(d);
 	dumpbuf_release(&b);
 	(void)state;
+}
+
+/*
+ * A uvarint of each length 1 to 10 as the last value of the file but its end record (an
+ * OS thread's id, one byte before the end), in a buffer of exactly the file's size: with
+ * fewer than 10 bytes left the reader takes its checked byte-by-byte path (lengths 1 to
+ * 8), with 10 and 11 its unchecked one to the file's last bytes (lengths 9 and 10). Each
+ * gives the value written; reading past the buffer would be ASan's to report.
+ */
+static void test_uvarints_at_the_end(void **state)
+{
+	(void)state;
+	for (unsigned len = 1; len <= 10; len++) {
+		uint64_t want = len == 10 ? UINT64_MAX : (UINT64_C(1) << (7 * len)) - 1;
+		struct dumpbuf b;
+		struct hr_dump *d;
+		struct hr_error err = { 0 };
+		size_t n;
+		uint8_t *exact;
+
+		start_dump(&b);
+		db_uvarint(&b, 9); /* OS thread: address, id, OS id */
+		db_uvarint(&b, 0xc000300000);
+		db_uvarint(&b, 1);
+		db_uvarint(&b, want);
+		db_eof(&b);
+		assert_int_equal(b.bytes[b.len - 2] & 0x80, 0); /* the value's last byte */
+		exact = malloc(b.len);
+		assert_non_null(exact);
+		memcpy(exact, b.bytes, b.len);
+		d = hr_dump_open_bytes(exact, b.len, "t.dump", &err);
+		if (!d)
+			fail_msg("length %u: %s", len, err.msg);
+
+		const struct hr_os_thread *t = hr_dump_os_threads(d, &n);
+		assert_int_equal(n, 1);
+		assert_true(t[0].os_id == want);
+		hr_dump_free(d);
+		free(exact);
+		dumpbuf_release(&b);
+	}
 }
 
 static void test_fault_varint_too_long(void **state)
@@ -832,6 +873,7 @@ int main(void)
 		cmocka_unit_test(test_fault_no_eof),
 		cmocka_unit_test(test_fault_truncated_record),
 		cmocka_unit_test(test_uvarints_of_every_length),
+		cmocka_unit_test(test_uvarints_at_the_end),
 		cmocka_unit_test(test_fault_varint_too_long),
 		cmocka_unit_test(test_fault_length_past_end),
 		cmocka_unit_test(test_fault_unknown_kind),
