@@ -136,3 +136,54 @@ uint32_t gt_bucket_map(struct go_types *g, const char *name, const char *kname, 
 		.shape = HR_SHAPE_TYPEDEF, .size = 8, .target = gt_ptr(g, ptr_name, hash, 0),
 		.key = key, .elem = val });
 }
+
+uint32_t gt_swiss_map(struct go_types *g, const char *name, const char *kname, uint32_t key,
+		      uint64_t ksize, const char *vname, uint32_t val, uint64_t vsize)
+{
+	char n_slot[256], n_slots[264], n_group[256], n_group_ptr[260], n_ref[256], n_table[256],
+		n_table_ptr[260], n_dir[264], n_map[256], n_map_ptr[260];
+	uint32_t slot, group, ref, table, table_ptr, map, u64;
+	uint64_t slot_size = ksize + vsize;
+
+	snprintf(n_slot, sizeof(n_slot), "noalg.struct { key %s; elem %s }", kname, vname);
+	snprintf(n_slots, sizeof(n_slots), "noalg.[8]%s", n_slot + 6);
+	snprintf(n_group, sizeof(n_group), "noalg.map.group[%s]%s", kname, vname);
+	snprintf(n_group_ptr, sizeof(n_group_ptr), "*%s", n_group);
+	snprintf(n_ref, sizeof(n_ref), "groupReference<%s,%s>", kname, vname);
+	snprintf(n_table, sizeof(n_table), "table<%s,%s>", kname, vname);
+	snprintf(n_table_ptr, sizeof(n_table_ptr), "*%s", n_table);
+	snprintf(n_dir, sizeof(n_dir), "**%s", n_table);
+	snprintf(n_map, sizeof(n_map), "map<%s,%s>", kname, vname);
+	snprintf(n_map_ptr, sizeof(n_map_ptr), "*%s", n_map);
+	u64 = gt_base(g, "uint64", HR_KIND_UINT64, 8);
+	slot = gt_struct(g, n_slot, slot_size, 0);
+	binary_fixture_member(g->fx, slot, "key", 0, key);
+	binary_fixture_member(g->fx, slot, "elem", ksize, val);
+	group = gt_struct(g, n_group, 8 + 8 * slot_size, 0);
+	binary_fixture_member(g->fx, group, "ctrl", 0, u64);
+	binary_fixture_member(g->fx, group, "slots", 8, gt_array(g, n_slots, slot, 8, slot_size));
+	ref = gt_struct(g, n_ref, 16, 0);
+	binary_fixture_member(g->fx, ref, "data", 0, gt_ptr(g, n_group_ptr, group, 0));
+	binary_fixture_member(g->fx, ref, "lengthMask", 8, u64);
+	table = gt_struct(g, n_table, 32, 0);
+	binary_fixture_member(g->fx, table, "used", 0, g->u16);
+	binary_fixture_member(g->fx, table, "capacity", 2, g->u16);
+	binary_fixture_member(g->fx, table, "growthLeft", 4, g->u16);
+	binary_fixture_member(g->fx, table, "localDepth", 6, g->u8);
+	binary_fixture_member(g->fx, table, "index", 8, g->i64);
+	binary_fixture_member(g->fx, table, "groups", 16, ref);
+	table_ptr = gt_ptr(g, n_table_ptr, table, 0);
+	map = gt_struct(g, n_map, 48, 0);
+	binary_fixture_member(g->fx, map, "used", 0, u64);
+	binary_fixture_member(g->fx, map, "seed", 8, g->uintptr);
+	binary_fixture_member(g->fx, map, "dirPtr", 16, gt_ptr(g, n_dir, table_ptr, 0));
+	binary_fixture_member(g->fx, map, "dirLen", 24, g->i64);
+	binary_fixture_member(g->fx, map, "globalDepth", 32, g->u8);
+	binary_fixture_member(g->fx, map, "globalShift", 33, g->u8);
+	binary_fixture_member(g->fx, map, "writing", 34, g->u8);
+	binary_fixture_member(g->fx, map, "tombstonePossible", 35, g->u8);
+	binary_fixture_member(g->fx, map, "clearSeq", 40, u64);
+	return binary_fixture_type(g->fx, &(struct hr_type){ .name = name, .kind = HR_KIND_MAP,
+		.shape = HR_SHAPE_TYPEDEF, .size = 8, .target = gt_ptr(g, n_map_ptr, map, 0),
+		.key = key, .elem = val });
+}

@@ -50,5 +50,16 @@ uint32_t gt_iface(struct go_types *g, const char *name);
  */
 uint32_t gt_bucket_map(struct go_types *g, const char *name, const char *kname, uint32_t key,
 		       uint64_t ksize, const char *vname, uint32_t val, uint64_t vsize);
+/*
+ * A Go >= 1.24 (swiss) map[K]V called name, as the compiler's DWARF has it: a typedef
+ * (kind map, key K, elem V) of *map<K,V> {used uint64; seed uintptr; dirPtr
+ * **table<K,V>; dirLen int; globalDepth, globalShift, writing uint8; tombstonePossible
+ * bool; clearSeq uint64} (48 bytes). A table<K,V> is {used, capacity, growthLeft uint16;
+ * localDepth uint8; index int; groups groupReference<K,V> {data *group; lengthMask
+ * uint64}} (32 bytes); a group noalg.map.group[K]V {ctrl uint64; slots [8]struct { key
+ * K; elem V }}. K and V are whole words (ksize, vsize): no padding in a slot.
+ */
+uint32_t gt_swiss_map(struct go_types *g, const char *name, const char *kname, uint32_t key,
+		      uint64_t ksize, const char *vname, uint32_t val, uint64_t vsize);
 
 #endif

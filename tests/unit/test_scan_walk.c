@@ -14,14 +14,16 @@
  *     an iface's itab (the dump's itab record), a pointer stored directly, a struct
  *     behind the data word, a type word no type has;
  *   - a Go <= 1.23 bucket map (hash<K,V>, buckets, an overflow bucket): $mapkey, $mapval;
+ *   - Go >= 1.24 swiss maps, small (one group) and big (directory, tables, groups), with
+ *     empty slots and slots with one of their words nil;
  *   - pass 2: unsafe.Pointer words (as Go's DWARF types them), a view from inside an
  *     object, data and bss words outside every global (named by symbol, or by offset);
  *   - an unsafe.Pointer typed by the malloc header of the object it points into;
  *   - frames: a function's variables (parameter, local), words no variable covers.
  *
  * Every expected tree is worked out by hand from the heap each test builds (see the
- * comments); the heaps use Go's size classes. Not covered: swiss maps (Go >= 1.24),
- * channels, closures, sync containers, finalizers, location lists.
+ * comments); the heaps use Go's size classes. Not covered: channels, closures, sync
+ * containers, finalizers, location lists.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -439,6 +441,108 @@ static void test_bucket_map(void **state)
 	scene_end(&sc);
 }
 
+/*
+ * Go >= 1.24 (swiss) maps, map[string]*main.Entry (Entry as above), slots {key string;
+ * elem *main.Entry} of 24 B, groups of 200 B in objects of 208 (one) and 416 (two):
+ *   main.small: header Hs (48 B), dirLen 0: dirPtr is its one group G0 (a struct
+ *       walked member by member), whose slot 0 holds "k0" -> E0, slot 2 "k3" -> nil,
+ *       the rest empty;
+ *   main.big: header Hb (48 B), dirLen 2: dirPtr -> directory D (16 B) -> tables T0, T1
+ *       (32 B each); T0's one group GA holds "k2" -> E2 in slot 5, T1's two groups GB
+ *       (a run of groups, walked in place) hold "" (a nil key pointer) -> E1 in group
+ *       1's slot 7, the rest empty.
+ * E0.buf -> D0 (16 B), E1.buf nil, E2.buf -> D2 (64 B); keys' bytes 8 B each.
+ * An empty slot (both followed words nil) is ticked without its walk; a slot with one
+ * word nil (either one) is walked, the other word followed. The storage is the map's
+ * own: main.small Hs + G0 (2, 256 B), main.big Hb, D, T0, T1, GA, GB (6, 752 B).
+ */
+static void test_swiss_map(void **state)
+{
+	struct scene sc;
+	uint32_t entry, entry_ptr, map;
+	const uint64_t hs = H, hb = H + 0x40, g0 = H + 0x100, dir = H + 0x200;
+	const uint64_t table[2] = { H + 0x220, H + 0x240 }, groups[2] = { H + 0x300, H + 0x400 };
+	const uint64_t group_bytes[2] = { 208, 416 }, ent[3] = { H + 0x2000, H + 0x2020, H + 0x2040 };
+	const uint64_t buf[3] = { 16, 0, 64 };
+	/* each filled slot: its group's first byte, slot, key bytes (0: ""), entry (0: nil) */
+	const struct {
+		uint64_t group, slot, key, entry;
+	} filled[] = {
+		{ g0, 0, H + 0x1000, ent[0] }, { g0, 2, H + 0x1018, 0 },
+		{ groups[0], 5, H + 0x1010, ent[2] }, { groups[1] + 200, 7, 0, ent[1] },
+	};
+
+	(void)state;
+	scene_begin(&sc, "go1.26.8");
+	entry = gt_struct(&sc.g, "main.Entry", 32, 0);
+	binary_fixture_member(sc.g.fx, entry, "id", 0, sc.g.i64);
+	binary_fixture_member(sc.g.fx, entry, "buf", 8, sc.g.bytes);
+	entry_ptr = gt_ptr(&sc.g, "*main.Entry", entry, 0);
+	map = gt_swiss_map(&sc.g, "map[string]*main.Entry", "string", sc.g.string, 16,
+			   "*main.Entry", entry_ptr, 8);
+	binary_fixture_global(sc.g.fx, "main.small", DATA, map);
+	binary_fixture_global(sc.g.fx, "main.big", DATA + 8, map);
+
+	hm_segment(&sc.m, HM_DATA, DATA, 16);
+	hm_ptr(&sc.m, DATA, hs);
+	hm_ptr(&sc.m, DATA + 8, hb);
+	for (int k = 0; k < 2; k++) { /* headers: used (2 each), dirPtr, dirLen */
+		uint64_t h = k ? hb : hs;
+
+		hm_object(&sc.m, h, 48);
+		hm_word(&sc.m, h, 2);
+		hm_ptr(&sc.m, h + 16, k ? dir : g0);
+		hm_word(&sc.m, h + 24, k ? 2 : 0);
+	}
+	hm_object(&sc.m, dir, 16);
+	for (int t = 0; t < 2; t++) { /* tables: groups.data, groups.lengthMask */
+		hm_ptr(&sc.m, dir + 8 * t, table[t]);
+		hm_object(&sc.m, table[t], 32);
+		hm_ptr(&sc.m, table[t] + 16, groups[t]);
+		hm_word(&sc.m, table[t] + 24, (uint64_t)t);
+		hm_object(&sc.m, groups[t], group_bytes[t]);
+	}
+	hm_object(&sc.m, g0, 208);
+	for (int k = 0; k < 4; k++) { /* every group: ctrl (all empty), each slot's two words */
+		uint64_t g = k == 0 ? g0 : k == 1 ? groups[0] : groups[1] + 200 * (uint64_t)(k - 2);
+
+		hm_word(&sc.m, g, UINT64_C(0x8080808080808080));
+		for (uint64_t j = 0; j < 8; j++) {
+			hm_ptr(&sc.m, g + 8 + 24 * j, 0);
+			hm_ptr(&sc.m, g + 8 + 24 * j + 16, 0);
+		}
+	}
+	for (size_t f = 0; f < sizeof(filled) / sizeof(filled[0]); f++) {
+		uint64_t slot = filled[f].group + 8 + 24 * filled[f].slot;
+
+		hm_ptr(&sc.m, slot, filled[f].key);
+		hm_word(&sc.m, slot + 8, filled[f].key ? 2 : 0);
+		hm_ptr(&sc.m, slot + 16, filled[f].entry);
+		if (filled[f].key)
+			hm_object(&sc.m, filled[f].key, 8);
+	}
+	for (int e = 0; e < 3; e++) {
+		hm_object(&sc.m, ent[e], 32);
+		hm_word(&sc.m, ent[e], (uint64_t)e);
+		hm_ptr(&sc.m, ent[e] + 8, buf[e] ? H + 0x3000 + 0x40 * (uint64_t)e : 0);
+		hm_word(&sc.m, ent[e] + 16, buf[e]);
+		hm_word(&sc.m, ent[e] + 24, buf[e]);
+	}
+	hm_object(&sc.m, H + 0x3000, 16);       /* D0 */
+	hm_object(&sc.m, H + 0x3080, 64);       /* D2 */
+
+	scene_expect(&sc, true,
+		     "main.big -> $mapkey. (string): 1 8\n"
+		     "main.big -> $mapval. (*main.Entry) -> buf. ([]uint8): 1 64\n"
+		     "main.big -> $mapval. (*main.Entry): 2 64\n"
+		     "main.big: 6 752\n"
+		     "main.small -> $mapkey. (string): 2 16\n"
+		     "main.small -> $mapval. (*main.Entry) -> buf. ([]uint8): 1 16\n"
+		     "main.small -> $mapval. (*main.Entry): 1 32\n"
+		     "main.small: 2 256\n");
+	scene_end(&sc);
+}
+
 /* ---- pass 2 ---------------------------------------------------------------------------- */
 
 /*
@@ -630,6 +734,7 @@ int main(void)
 		cmocka_unit_test(test_fields_arrays_slices_strings),
 		cmocka_unit_test(test_interfaces),
 		cmocka_unit_test(test_bucket_map),
+		cmocka_unit_test(test_swiss_map),
 		cmocka_unit_test(test_pass2_untyped_words),
 		cmocka_unit_test(test_malloc_header),
 		cmocka_unit_test(test_frames),
