@@ -43,6 +43,12 @@ uint32_t gt_array(struct go_types *g, const char *name, uint32_t elem, uint64_t 
 		.flags = HR_TYPE_HAS_COUNT });
 }
 
+uint32_t gt_typedef(struct go_types *g, const char *name, uint32_t target)
+{
+	return binary_fixture_type(g->fx, &(struct hr_type){ .name = name, .kind = HR_KIND_INVALID,
+		.shape = HR_SHAPE_TYPEDEF, .target = target });
+}
+
 uint32_t gt_slice(struct go_types *g, const char *name, uint32_t elem, uint32_t ptr_to_elem)
 {
 	uint32_t id = binary_fixture_type(g->fx, &(struct hr_type){ .name = name,
@@ -161,9 +167,12 @@ uint32_t gt_swiss_map(struct go_types *g, const char *name, const char *kname, u
 	binary_fixture_member(g->fx, slot, "elem", ksize, val);
 	group = gt_struct(g, n_group, 8 + 8 * slot_size, 0);
 	binary_fixture_member(g->fx, group, "ctrl", 0, u64);
-	binary_fixture_member(g->fx, group, "slots", 8, gt_array(g, n_slots, slot, 8, slot_size));
+	/* as Go's DWARF has them: the group and its slots array reached through typedefs */
+	binary_fixture_member(g->fx, group, "slots", 8,
+			      gt_typedef(g, n_slots, gt_array(g, n_slots, slot, 8, slot_size)));
 	ref = gt_struct(g, n_ref, 16, 0);
-	binary_fixture_member(g->fx, ref, "data", 0, gt_ptr(g, n_group_ptr, group, 0));
+	binary_fixture_member(g->fx, ref, "data", 0,
+			      gt_ptr(g, n_group_ptr, gt_typedef(g, n_group, group), 0));
 	binary_fixture_member(g->fx, ref, "lengthMask", 8, u64);
 	table = gt_struct(g, n_table, 32, 0);
 	binary_fixture_member(g->fx, table, "used", 0, g->u16);

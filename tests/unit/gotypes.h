@@ -34,6 +34,8 @@ uint32_t gt_ptr(struct go_types *g, const char *name, uint32_t target, uint64_t 
 /* An array of count elements of elem, each elem_size bytes. */
 uint32_t gt_array(struct go_types *g, const char *name, uint32_t elem, uint64_t count,
 		  uint64_t elem_size);
+/* A typedef called name of target (no Go kind of its own). */
+uint32_t gt_typedef(struct go_types *g, const char *name, uint32_t target);
 /* A slice of elem: struct {array *elem; len int; cap int} named name ("[]*main.Item"). */
 uint32_t gt_slice(struct go_types *g, const char *name, uint32_t elem, uint32_t ptr_to_elem);
 /*
@@ -57,7 +59,8 @@ uint32_t gt_bucket_map(struct go_types *g, const char *name, const char *kname, 
  * bool; clearSeq uint64} (48 bytes). A table<K,V> is {used, capacity, growthLeft uint16;
  * localDepth uint8; index int; groups groupReference<K,V> {data *group; lengthMask
  * uint64}} (32 bytes); a group noalg.map.group[K]V {ctrl uint64; slots [8]struct { key
- * K; elem V }}. K and V are whole words (ksize, vsize): no padding in a slot.
+ * K; elem V }}, the group and its slots array each reached through a typedef of the
+ * same name. K and V are whole words (ksize, vsize): no padding in a slot.
  */
 uint32_t gt_swiss_map(struct go_types *g, const char *name, const char *kname, uint32_t key,
 		      uint64_t ksize, const char *vname, uint32_t val, uint64_t vsize);

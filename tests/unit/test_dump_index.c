@@ -5,6 +5,8 @@
  * pointer bits, checked against a brute-force search over the same objects; the packed
  * 4-byte entries and their fallbacks, and the merge of two indexes.
  */
+#define _DEFAULT_SOURCE /* MAP_ANONYMOUS */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -13,6 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "model_internal.h" /* the index itself, for the lookup fast paths */
 #include "dumpbuf.h"
@@ -776,7 +780,8 @@ static void test_span_pointer_free(void **state)
 /*
  * The model built by another front end (the core reader) takes a pointer size of 4 or
  * 8 only: the index finds a word by a shift. Any other size is the caller's mistake,
- * one error naming it, and nothing built; 8 still builds (an empty heap).
+ * one error naming it, and nothing built; a mapping handed over is unmapped (as on
+ * every failure of hr_dump_build_begin()). 4 and 8 build (an empty heap).
  */
 static void test_build_refuses_pointer_sizes(void **state)
 {
@@ -797,13 +802,23 @@ static void test_build_refuses_pointer_sizes(void **state)
 		snprintf(want, sizeof(want), "t.core: pointer size %u (want 4 or 8)", bad[k]);
 		assert_string_equal(err.msg, want);
 	}
-	params.ptr_size = 8;
-	err = (struct hr_error){ 0 };
-	d = hr_dump_build_begin("t.core", NULL, 0, false, &params, &err);
-	assert_non_null(d);
-	assert_int_equal(hr_dump_build_finish(d, &err), HR_OK);
-	assert_int_equal(hr_dump_object_count(d), 0);
-	hr_dump_free(d);
+	long page = sysconf(_SC_PAGESIZE);
+	uint8_t *map = mmap(NULL, (size_t)page, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	assert_true(map != MAP_FAILED);
+	params.ptr_size = 6;
+	assert_null(hr_dump_build_begin("t.core", map, (size_t)page, true, &params, &err));
+	assert_int_equal(msync(map, (size_t)page, MS_ASYNC), -1); /* no longer mapped */
+	assert_int_equal(errno, ENOMEM);
+	for (uint32_t size = 4; size <= 8; size += 4) {
+		params.ptr_size = size;
+		err = (struct hr_error){ 0 };
+		d = hr_dump_build_begin("t.core", NULL, 0, false, &params, &err);
+		assert_non_null(d);
+		assert_int_equal(hr_dump_build_finish(d, &err), HR_OK);
+		assert_int_equal(hr_dump_object_count(d), 0);
+		hr_dump_free(d);
+	}
 }
 
 int main(void)

@@ -3,6 +3,7 @@
  * test_dump_reader.c - the dump reader on hand-made byte sequences: every record kind
  * read back field by field, and every fault reported with its exact byte offset.
  */
+#include <inttypes.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -459,8 +460,9 @@ static void test_fault_truncated_record(void **state)
 /*
  * Uvarints of every length, 1 to 10 bytes, at both ends of each length, and written
  * longer than they need to be (Go's reader takes that): the reader's one- and two-byte
- * paths and its word-at-a-time one give the values encoding/binary wrote. (The file's
- * last bytes, where fewer than 10 are left: test_uvarints_at_the_end.)
+ * paths, its word-at-a-time one (3 to 8 bytes) and its byte-by-byte one (9 and 10: no
+ * word holds their end) give the values encoding/binary wrote. (The file's last bytes,
+ * where fewer than 10 are left: test_uvarints_at_the_end.)
  */
 static void test_uvarints_of_every_length(void **state)
 {
@@ -511,44 +513,67 @@ static void test_uvarints_of_every_length(void **state)
 	(void)state;
 }
 
+/* A dump ending in an OS thread record (address, id, OS id), in a buffer of exactly its size. */
+static struct hr_dump *open_thread_at_end(uint64_t id, uint64_t os_id, uint8_t **exact)
+{
+	struct hr_error err = { 0 };
+	struct dumpbuf b;
+	struct hr_dump *d;
+
+	start_dump(&b);
+	db_uvarint(&b, 9);
+	db_uvarint(&b, 0xc000300000);
+	db_uvarint(&b, id);
+	db_uvarint(&b, os_id);
+	db_eof(&b);
+	*exact = malloc(b.len);
+	assert_non_null(*exact);
+	memcpy(*exact, b.bytes, b.len);
+	d = hr_dump_open_bytes(*exact, b.len, "t.dump", &err);
+	if (!d)
+		fail_msg("id %" PRIu64 ", OS id %" PRIu64 ": %s", id, os_id, err.msg);
+	dumpbuf_release(&b);
+	return d;
+}
+
+/* The largest value a uvarint of len bytes holds. */
+static uint64_t uvarint_max(unsigned len)
+{
+	return len >= 10 ? UINT64_MAX : (UINT64_C(1) << (7 * len)) - 1;
+}
+
 /*
- * A uvarint of each length 1 to 10 as the last value of the file but its end record (an
- * OS thread's id, one byte before the end), in a buffer of exactly the file's size: with
- * fewer than 10 bytes left the reader takes its checked byte-by-byte path (lengths 1 to
- * 8), with 10 and 11 its unchecked one to the file's last bytes (lengths 9 and 10). Each
- * gives the value written; reading past the buffer would be ASan's to report.
+ * The file's last bytes, read from a buffer of exactly the file's size (reading past it
+ * is ASan's to report). An OS id of each length 1 to 10, one byte before the end: with
+ * fewer than 10 bytes left the reader takes its checked byte-by-byte path. Then an id of
+ * each length 1 to 8 with exactly 10 bytes left (the OS id after it takes the rest): its
+ * unchecked paths, up to the last byte they may read.
  */
 static void test_uvarints_at_the_end(void **state)
 {
 	(void)state;
 	for (unsigned len = 1; len <= 10; len++) {
-		uint64_t want = len == 10 ? UINT64_MAX : (UINT64_C(1) << (7 * len)) - 1;
-		struct dumpbuf b;
-		struct hr_dump *d;
-		struct hr_error err = { 0 };
-		size_t n;
 		uint8_t *exact;
-
-		start_dump(&b);
-		db_uvarint(&b, 9); /* OS thread: address, id, OS id */
-		db_uvarint(&b, 0xc000300000);
-		db_uvarint(&b, 1);
-		db_uvarint(&b, want);
-		db_eof(&b);
-		assert_int_equal(b.bytes[b.len - 2] & 0x80, 0); /* the value's last byte */
-		exact = malloc(b.len);
-		assert_non_null(exact);
-		memcpy(exact, b.bytes, b.len);
-		d = hr_dump_open_bytes(exact, b.len, "t.dump", &err);
-		if (!d)
-			fail_msg("length %u: %s", len, err.msg);
-
+		struct hr_dump *d = open_thread_at_end(1, uvarint_max(len), &exact);
+		size_t n;
 		const struct hr_os_thread *t = hr_dump_os_threads(d, &n);
+
 		assert_int_equal(n, 1);
-		assert_true(t[0].os_id == want);
+		assert_true(t[0].os_id == uvarint_max(len));
 		hr_dump_free(d);
 		free(exact);
-		dumpbuf_release(&b);
+	}
+	for (unsigned len = 1; len <= 8; len++) {
+		uint8_t *exact;
+		struct hr_dump *d = open_thread_at_end(uvarint_max(len), uvarint_max(9 - len), &exact);
+		size_t n;
+		const struct hr_os_thread *t = hr_dump_os_threads(d, &n);
+
+		assert_int_equal(n, 1);
+		assert_true(t[0].id == uvarint_max(len));
+		assert_true(t[0].os_id == uvarint_max(9 - len));
+		hr_dump_free(d);
+		free(exact);
 	}
 }
 

@@ -449,8 +449,8 @@ static void test_bucket_map(void **state)
  *       the rest empty;
  *   main.big: header Hb (48 B), dirLen 2: dirPtr -> directory D (16 B) -> tables T0, T1
  *       (32 B each); T0's one group GA holds "k2" -> E2 in slot 5, T1's two groups GB
- *       (a run of groups, walked in place) hold "" (a nil key pointer) -> E1 in group
- *       1's slot 7, the rest empty.
+ *       (a run of groups, walked in place) hold "k4" -> nil in group 0's slot 3 and ""
+ *       (a nil key pointer) -> E1 in group 1's slot 7, the rest empty.
  * E0.buf -> D0 (16 B), E1.buf nil, E2.buf -> D2 (64 B); keys' bytes 8 B each.
  * An empty slot (both followed words nil) is ticked without its walk; a slot with one
  * word nil (either one) is walked, the other word followed. The storage is the map's
@@ -469,8 +469,11 @@ static void test_swiss_map(void **state)
 		uint64_t group, slot, key, entry;
 	} filled[] = {
 		{ g0, 0, H + 0x1000, ent[0] }, { g0, 2, H + 0x1018, 0 },
-		{ groups[0], 5, H + 0x1010, ent[2] }, { groups[1] + 200, 7, 0, ent[1] },
+		{ groups[0], 5, H + 0x1010, ent[2] }, { groups[1], 3, H + 0x1020, 0 },
+		{ groups[1] + 200, 7, 0, ent[1] },
 	};
+	const uint64_t group_at[4] = { g0, groups[0], groups[1], groups[1] + 200 };
+	uint64_t ctrl[4]; /* a byte a slot: 0x80 empty, 7 bits of the key's hash if full */
 
 	(void)state;
 	scene_begin(&sc, "go1.26.8");
@@ -486,11 +489,11 @@ static void test_swiss_map(void **state)
 	hm_segment(&sc.m, HM_DATA, DATA, 16);
 	hm_ptr(&sc.m, DATA, hs);
 	hm_ptr(&sc.m, DATA + 8, hb);
-	for (int k = 0; k < 2; k++) { /* headers: used (2 each), dirPtr, dirLen */
+	for (int k = 0; k < 2; k++) { /* headers: used (2 and 3), dirPtr, dirLen */
 		uint64_t h = k ? hb : hs;
 
 		hm_object(&sc.m, h, 48);
-		hm_word(&sc.m, h, 2);
+		hm_word(&sc.m, h, k ? 3 : 2);
 		hm_ptr(&sc.m, h + 16, k ? dir : g0);
 		hm_word(&sc.m, h + 24, k ? 2 : 0);
 	}
@@ -503,24 +506,31 @@ static void test_swiss_map(void **state)
 		hm_object(&sc.m, groups[t], group_bytes[t]);
 	}
 	hm_object(&sc.m, g0, 208);
-	for (int k = 0; k < 4; k++) { /* every group: ctrl (all empty), each slot's two words */
-		uint64_t g = k == 0 ? g0 : k == 1 ? groups[0] : groups[1] + 200 * (uint64_t)(k - 2);
+	for (int k = 0; k < 4; k++) { /* every group: each slot's two words */
+		uint64_t g = group_at[k];
 
-		hm_word(&sc.m, g, UINT64_C(0x8080808080808080));
 		for (uint64_t j = 0; j < 8; j++) {
 			hm_ptr(&sc.m, g + 8 + 24 * j, 0);
 			hm_ptr(&sc.m, g + 8 + 24 * j + 16, 0);
 		}
 	}
+	for (int c = 0; c < 4; c++)
+		ctrl[c] = UINT64_C(0x8080808080808080);
 	for (size_t f = 0; f < sizeof(filled) / sizeof(filled[0]); f++) {
 		uint64_t slot = filled[f].group + 8 + 24 * filled[f].slot;
 
+		/* its control byte: 7 bits of its hash, here 0 (the walk reads none) */
+		for (int k = 0; k < 4; k++)
+			if (group_at[k] == filled[f].group)
+				ctrl[k] &= ~(UINT64_C(0xff) << (8 * filled[f].slot));
 		hm_ptr(&sc.m, slot, filled[f].key);
 		hm_word(&sc.m, slot + 8, filled[f].key ? 2 : 0);
 		hm_ptr(&sc.m, slot + 16, filled[f].entry);
 		if (filled[f].key)
 			hm_object(&sc.m, filled[f].key, 8);
 	}
+	for (int c = 0; c < 4; c++)
+		hm_word(&sc.m, group_at[c], ctrl[c]);
 	for (int e = 0; e < 3; e++) {
 		hm_object(&sc.m, ent[e], 32);
 		hm_word(&sc.m, ent[e], (uint64_t)e);
@@ -532,7 +542,7 @@ static void test_swiss_map(void **state)
 	hm_object(&sc.m, H + 0x3080, 64);       /* D2 */
 
 	scene_expect(&sc, true,
-		     "main.big -> $mapkey. (string): 1 8\n"
+		     "main.big -> $mapkey. (string): 2 16\n"
 		     "main.big -> $mapval. (*main.Entry) -> buf. ([]uint8): 1 64\n"
 		     "main.big -> $mapval. (*main.Entry): 2 64\n"
 		     "main.big: 6 752\n"
