@@ -90,16 +90,23 @@ def save_core(pid, core, binary):
     """
     p = subprocess.Popen([HEAPREF, "analyze", "--pid", str(pid), "--save-core", core, binary,
                           "-o", os.devnull], stdout=subprocess.DEVNULL,
-                         stderr=subprocess.PIPE, text=True)
-    lines = []
-    for line in p.stderr:
-        lines.append(line)
-        if "warning: the core" in line:
-            p.terminate()
-            print("core bigger than the memory beside the process: saved, analysed after it")
-            break
-    lines.append(p.stderr.read())
-    if p.wait() != 0 and "warning: the core" not in "".join(lines):
+                         stderr=subprocess.PIPE, text=True, errors="replace")
+    lines, warned = [], False
+    try:
+        for line in p.stderr:
+            lines.append(line)
+            if "warning: the core" in line:  # said once the core is whole and renamed
+                warned = True
+                p.terminate()
+                print("core bigger than the memory beside the process: saved, analysed after it")
+                break
+        lines.append(p.stderr.read())
+        rc = p.wait()
+    except BaseException:
+        p.kill()
+        p.wait()
+        raise
+    if rc != 0 and not warned:
         raise SystemExit("heapref --pid failed:\n" + "".join(lines))
     return "".join(lines)
 
