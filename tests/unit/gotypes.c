@@ -108,6 +108,14 @@ void gt_init(struct go_types *g, const char *go_version)
 								 "*internal/abi.Type"));
 }
 
+/* Go's map[K]V: a typedef (kind map, key K, elem V) of a pointer to the runtime's header. */
+static uint32_t map_typedef(struct go_types *g, const char *name, uint32_t header_ptr,
+			    uint32_t key, uint32_t val)
+{
+	return binary_fixture_type(g->fx, &(struct hr_type){ .name = name, .kind = HR_KIND_MAP,
+		.shape = HR_SHAPE_TYPEDEF, .size = 8, .target = header_ptr, .key = key, .elem = val });
+}
+
 uint32_t gt_bucket_map(struct go_types *g, const char *name, const char *kname, uint32_t key,
 		       uint64_t ksize, const char *vname, uint32_t val, uint64_t vsize)
 {
@@ -138,9 +146,7 @@ uint32_t gt_bucket_map(struct go_types *g, const char *name, const char *kname, 
 	binary_fixture_member(g->fx, hash, "nevacuate", 32, g->uintptr);
 	binary_fixture_member(g->fx, hash, "extra", 40, extra);
 	snprintf(ptr_name, sizeof(ptr_name), "*%s", bucket_name);
-	return binary_fixture_type(g->fx, &(struct hr_type){ .name = name, .kind = HR_KIND_MAP,
-		.shape = HR_SHAPE_TYPEDEF, .size = 8, .target = gt_ptr(g, ptr_name, hash, 0),
-		.key = key, .elem = val });
+	return map_typedef(g, name, gt_ptr(g, ptr_name, hash, 0), key, val);
 }
 
 uint32_t gt_swiss_map(struct go_types *g, const char *name, const char *kname, uint32_t key,
@@ -192,7 +198,5 @@ uint32_t gt_swiss_map(struct go_types *g, const char *name, const char *kname, u
 	binary_fixture_member(g->fx, map, "writing", 34, g->u8);
 	binary_fixture_member(g->fx, map, "tombstonePossible", 35, g->u8);
 	binary_fixture_member(g->fx, map, "clearSeq", 40, u64);
-	return binary_fixture_type(g->fx, &(struct hr_type){ .name = name, .kind = HR_KIND_MAP,
-		.shape = HR_SHAPE_TYPEDEF, .size = 8, .target = gt_ptr(g, n_map_ptr, map, 0),
-		.key = key, .elem = val });
+	return map_typedef(g, name, gt_ptr(g, n_map_ptr, map, 0), key, val);
 }

@@ -376,6 +376,30 @@ static void test_interfaces(void **state)
 
 /* ---- a bucket map (Go <= 1.23) ------------------------------------------------------- */
 
+/* The maps' value type: main.Entry{id int; buf []uint8} (32 B); its pointer type. */
+static uint32_t entry_ptr_type(struct scene *sc)
+{
+	uint32_t entry = gt_struct(&sc->g, "main.Entry", 32, 0);
+
+	binary_fixture_member(sc->g.fx, entry, "id", 0, sc->g.i64);
+	binary_fixture_member(sc->g.fx, entry, "buf", 8, sc->g.bytes);
+	return gt_ptr(&sc->g, "*main.Entry", entry, 0);
+}
+
+/* Entry e at `at` (id e), its buf the len bytes at H + 0x3000 + 0x40 * e (nil if none). */
+static void entry_object(struct scene *sc, uint64_t at, uint64_t e, uint64_t len)
+{
+	uint64_t bytes = H + 0x3000 + 0x40 * e;
+
+	hm_object(&sc->m, at, 32);
+	hm_word(&sc->m, at, e);
+	hm_ptr(&sc->m, at + 8, len ? bytes : 0);
+	hm_word(&sc->m, at + 16, len);
+	hm_word(&sc->m, at + 24, len);
+	if (len)
+		hm_object(&sc->m, bytes, len);
+}
+
 /*
  * main.cache map[string]*main.Entry at DATA, main.Entry{id int; buf []uint8} (32 B), in
  * a go1.23 dump: the header Hm (48 B, B = 0) -> its one bucket K0 (208 B) holding
@@ -386,15 +410,12 @@ static void test_interfaces(void **state)
 static void test_bucket_map(void **state)
 {
 	struct scene sc;
-	uint32_t entry, entry_ptr;
+	uint32_t entry_ptr;
 	const uint64_t hdr = H, bucket[2] = { H + 0x100, H + 0x200 }, buf[3] = { 16, 0, 64 };
 
 	(void)state;
 	scene_begin(&sc, "go1.23.12");
-	entry = gt_struct(&sc.g, "main.Entry", 32, 0);
-	binary_fixture_member(sc.g.fx, entry, "id", 0, sc.g.i64);
-	binary_fixture_member(sc.g.fx, entry, "buf", 8, sc.g.bytes);
-	entry_ptr = gt_ptr(&sc.g, "*main.Entry", entry, 0);
+	entry_ptr = entry_ptr_type(&sc);
 	binary_fixture_global(sc.g.fx, "main.cache", DATA,
 			      gt_bucket_map(&sc.g, "map[string]*main.Entry", "string", sc.g.string, 16,
 					    "*main.Entry", entry_ptr, 8));
@@ -423,14 +444,8 @@ static void test_bucket_map(void **state)
 		hm_word(&sc.m, bucket[e / 2] + 16 + 16 * (e % 2), 2);
 		hm_ptr(&sc.m, slot + 136, ent);
 		hm_object(&sc.m, key, 8);
-		hm_object(&sc.m, ent, 32);
-		hm_word(&sc.m, ent, e);
-		hm_ptr(&sc.m, ent + 8, buf[e] ? H + 0x3000 + 0x40 * e : 0);
-		hm_word(&sc.m, ent + 16, buf[e]);
-		hm_word(&sc.m, ent + 24, buf[e]);
+		entry_object(&sc, ent, e, buf[e]); /* D0, D2 */
 	}
-	hm_object(&sc.m, H + 0x3000, 16);       /* D0 */
-	hm_object(&sc.m, H + 0x3080, 64);       /* D2 */
 
 	scene_expect(&sc, true,
 		     "main.cache -> $mapkey. (string): 3 24\n"
@@ -459,7 +474,7 @@ static void test_bucket_map(void **state)
 static void test_swiss_map(void **state)
 {
 	struct scene sc;
-	uint32_t entry, entry_ptr, map;
+	uint32_t map;
 	const uint64_t hs = H, hb = H + 0x40, g0 = H + 0x100, dir = H + 0x200;
 	const uint64_t table[2] = { H + 0x220, H + 0x240 }, groups[2] = { H + 0x300, H + 0x400 };
 	const uint64_t group_bytes[2] = { 208, 416 }, ent[3] = { H + 0x2000, H + 0x2020, H + 0x2040 };
@@ -477,12 +492,8 @@ static void test_swiss_map(void **state)
 
 	(void)state;
 	scene_begin(&sc, "go1.26.8");
-	entry = gt_struct(&sc.g, "main.Entry", 32, 0);
-	binary_fixture_member(sc.g.fx, entry, "id", 0, sc.g.i64);
-	binary_fixture_member(sc.g.fx, entry, "buf", 8, sc.g.bytes);
-	entry_ptr = gt_ptr(&sc.g, "*main.Entry", entry, 0);
 	map = gt_swiss_map(&sc.g, "map[string]*main.Entry", "string", sc.g.string, 16,
-			   "*main.Entry", entry_ptr, 8);
+			   "*main.Entry", entry_ptr_type(&sc), 8);
 	binary_fixture_global(sc.g.fx, "main.small", DATA, map);
 	binary_fixture_global(sc.g.fx, "main.big", DATA + 8, map);
 
@@ -531,15 +542,8 @@ static void test_swiss_map(void **state)
 	}
 	for (int c = 0; c < 4; c++)
 		hm_word(&sc.m, group_at[c], ctrl[c]);
-	for (int e = 0; e < 3; e++) {
-		hm_object(&sc.m, ent[e], 32);
-		hm_word(&sc.m, ent[e], (uint64_t)e);
-		hm_ptr(&sc.m, ent[e] + 8, buf[e] ? H + 0x3000 + 0x40 * (uint64_t)e : 0);
-		hm_word(&sc.m, ent[e] + 16, buf[e]);
-		hm_word(&sc.m, ent[e] + 24, buf[e]);
-	}
-	hm_object(&sc.m, H + 0x3000, 16);       /* D0 */
-	hm_object(&sc.m, H + 0x3080, 64);       /* D2 */
+	for (int e = 0; e < 3; e++)
+		entry_object(&sc, ent[e], (uint64_t)e, buf[e]); /* D0, D2 */
 
 	scene_expect(&sc, true,
 		     "main.big -> $mapkey. (string): 2 16\n"
