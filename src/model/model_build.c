@@ -22,26 +22,26 @@ struct hr_dump *hr_dump_build_begin(const char *name, const uint8_t *map, size_t
 				    bool owns_map, const struct hr_dump_params *params,
 				    struct hr_error *err)
 {
-	struct hr_dump *d;
+	struct hr_dump *d = NULL;
+	int rc = HR_ENOMEM;
 
 	/* the index finds a word by a shift: only a power of two, and only Go's two sizes */
-	if (params->ptr_size != 4 && params->ptr_size != 8) {
-		if (owns_map && map)
-			munmap((void *)map, map_len);
-		hr_error_set(err, HR_EUSAGE, "%s: pointer size %" PRIu32 " (want 4 or 8)", name,
-			     params->ptr_size);
-		return NULL;
-	}
-	d = calloc(1, sizeof(*d));
-	if (d)
-		d->path = strdup(name);
-	if (!d || !d->path || heap_index_init(&d->heap, params->ptr_size)) {
+	if (params->ptr_size != 4 && params->ptr_size != 8)
+		rc = HR_EUSAGE;
+	else if ((d = calloc(1, sizeof(*d))) && (d->path = strdup(name)) &&
+		 !heap_index_init(&d->heap, params->ptr_size))
+		rc = HR_OK;
+	if (rc) { /* the mapping is ours from the call on, whatever fails */
 		if (d)
 			free(d->path);
 		free(d);
 		if (owns_map && map)
 			munmap((void *)map, map_len);
-		hr_error_set(err, HR_ENOMEM, "%s: out of memory", name);
+		if (rc == HR_EUSAGE)
+			hr_error_set(err, rc, "%s: pointer size %" PRIu32 " (want 4 or 8)", name,
+				     params->ptr_size);
+		else
+			hr_error_set(err, rc, "%s: out of memory", name);
 		return NULL;
 	}
 	d->map = map;
